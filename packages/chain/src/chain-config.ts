@@ -1,0 +1,38 @@
+import { ConfigLoader, z } from '@chain/config';
+
+export type ChainLetter = 'A' | 'B' | 'C' | 'D';
+
+export interface DownstreamConfig {
+  /** e.g. `https://api-b:7442` */
+  host: string;
+  /** e.g. `/v1/data` */
+  path: string;
+}
+
+const NEXT: Record<ChainLetter, ChainLetter | undefined> = { A: 'B', B: 'C', C: 'D', D: undefined };
+
+/**
+ * The downstream of a chain service from `api_<x>.yml` (`api_<y>_host`, `api_<y>_path`);
+ * api-d has none. A chain service other than D whose file is missing does not start.
+ */
+export function loadDownstreamConfig(
+  loader: ConfigLoader,
+  letter: ChainLetter,
+): DownstreamConfig | undefined {
+  const next = NEXT[letter];
+  if (!next) return undefined;
+  const x = letter.toLowerCase();
+  const y = next.toLowerCase();
+  const hostKey = `api_${y}_host`;
+  const pathKey = `api_${y}_path`;
+  const file = loader.load(
+    `api_${x}`,
+    () =>
+      z.strictObject({
+        [hostKey]: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
+        [pathKey]: z.string().startsWith('/'),
+      }),
+    { required: true },
+  ) as Record<string, string>;
+  return { host: file[hostKey], path: file[pathKey] };
+}

@@ -1,0 +1,15 @@
+/**
+ * The one shape of a configuration failure: it names the file and the key, never the value
+ * (a value may be a secret). A service that meets one at start prints its message and exits.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+
+  constructor(
+    readonly file: string,
+    readonly key: string | undefined,
+    readonly reason: string,
+  ) {
+    super(`Config error in ${file}${key ? ` at key "${key}"` : ''}: ${reason}`);
+  }
+}

@@ -1,0 +1,162 @@
+import { ConfigError } from '@chain/config';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export type ParamType = 'integer' | 'number' | 'string' | 'boolean';
+
+export interface PathParam {
+  name: string;
+  type: ParamType;
+}
+
+/** One operation of the spec, as the request pipeline needs it. */
+export interface Operation {
+  /** Spec path template with the server base path, e.g. `/v2/pet/{petId}`. */
+  path: string;
+  /** Lower-case HTTP method. */
+  method: string;
+  /** light-4j's endpoint name, `/v2/pet/{petId}@get`: the metrics tag. */
+  endpoint: string;
+  /** Scopes of the operation's security requirements; empty means no scope is required. */
+  scopes: string[];
+  params: PathParam[];
+}
+
+interface CompiledPath {
+  template: string;
+  regex: RegExp;
+  names: string[];
+  operations: Map<string, Operation>;
+}
+
+/** A compiled OpenAPI 3 document: built once at start, matched per request. */
+export class OpenApiSpec {
+  private readonly exact = new Map<string, CompiledPath>();
+  private readonly templated: CompiledPath[] = [];
+
+  constructor(document: unknown, file = 'openapi.yaml') {
+    const doc = asObject(document, file, undefined);
+    if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
+      throw new ConfigError(file, 'openapi', 'an OpenAPI 3 document is expected');
+    }
+    const basePath = serverBasePath(doc.servers);
+    const globalSecurity = doc.security;
+    const paths = asObject(doc.paths, file, 'paths');
+    for (const [template, item] of Object.entries(paths)) {
+      const pathItem = asObject(item, file, `paths.${template}`);
+      const full = (basePath + template).replace(/\/{2,}/g, '/');
+      const compiled = compile(full);
+      const shared = Array.isArray(pathItem.parameters) ? pathItem.parameters : [];
+      for (const method of METHODS) {
+        if (!(method in pathItem)) continue;
+        const op = asObject(pathItem[method], file, `paths.${template}.${method}`);
+        const own = Array.isArray(op.parameters) ? op.parameters : [];
+        compiled.operations.set(method, {
+          path: full,
+          method,
+          endpoint: `${full}@${method}`,
+          scopes: scopesOf(op.security ?? globalSecurity),
+          params: pathParams([...shared, ...own]),
+        });
+      }
+      if (compiled.names.length === 0) this.exact.set(full, compiled);
+      else this.templated.push(compiled);
+    }
+  }
+
+  /** Every operation, in spec order. */
+  operations(): Operation[] {
+    return [...this.exact.values(), ...this.templated].flatMap((p) => [...p.operations.values()]);
+  }
+
+  /**
+   * Matches a request. `path` is the decoded-or-raw URL path without the query string.
+   * Returns the operation and its raw path parameters, or which part did not match.
+   */
+  match(
+    method: string,
+    path: string,
+  ):
+    | { kind: 'found'; operation: Operation; params: Record<string, string> }
+    | { kind: 'no-path' }
+    | { kind: 'no-method' } {
+    const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const m = method.toLowerCase();
+    const exact = this.exact.get(normalized);
+    if (exact) return pick(exact, m, {});
+    for (const candidate of this.templated) {
+      const found = candidate.regex.exec(normalized);
+      if (!found) continue;
+      const params: Record<string, string> = {};
+      candidate.names.forEach((name, i) => (params[name] = found[i + 1]));
+      return pick(candidate, m, params);
+    }
+    return { kind: 'no-path' };
+  }
+}
+
+function pick(compiled: CompiledPath, method: string, params: Record<string, string>) {
+  const operation =
+    compiled.operations.get(method) ??
+    // HEAD is served by GET, as HTTP servers do.
+    (method === 'head' ? compiled.operations.get('get') : undefined);
+  return operation ? { kind: 'found' as const, operation, params } : { kind: 'no-method' as const };
+}
+
+function compile(template: string): CompiledPath {
+  const names: string[] = [];
+  const source = template
+    .split(/(\{[^}]+\})/)
+    .map((part) => {
+      const param = /^\{([^}]+)\}$/.exec(part);
+      if (param) {
+        names.push(param[1]);
+        return '([^/]+)';
+      }
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return { template, regex: new RegExp(`^${source}$`), names, operations: new Map() };
+}
+
+function serverBasePath(servers: unknown): string {
+  if (!Array.isArray(servers) || servers.length === 0) return '';
+  const url = (servers[0] as { url?: unknown }).url;
+  if (typeof url !== 'string') return '';
+  const path = url.replace(/^[a-z]+:\/\/[^/]*/i, '');
+  return path === '/' ? '' : path.replace(/\/$/, '');
+}
+
+function scopesOf(security: unknown): string[] {
+  if (!Array.isArray(security)) return [];
+  const scopes = new Set<string>();
+  for (const requirement of security) {
+    if (requirement && typeof requirement === 'object') {
+      for (const list of Object.values(requirement)) {
+        if (Array.isArray(list)) list.forEach((s) => typeof s === 'string' && scopes.add(s));
+      }
+    }
+  }
+  return [...scopes];
+}
+
+function pathParams(parameters: unknown[]): PathParam[] {
+  const out: PathParam[] = [];
+  for (const p of parameters) {
+    const param = p as { in?: unknown; name?: unknown; schema?: { type?: unknown } };
+    if (param?.in !== 'path' || typeof param.name !== 'string') continue;
+    const type = param.schema?.type;
+    out.push({
+      name: param.name,
+      type: type === 'integer' || type === 'number' || type === 'boolean' ? type : 'string',
+    });
+  }
+  return out;
+}
+
+function asObject(value: unknown, file: string, key: string | undefined): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(file, key, 'a map is expected');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,7 @@
+export { serverConfigSchema, type ServerConfig } from './server-config';
+export { createLogger, type Logger } from './logger';
+export { correlationMiddleware, traceOf, type Trace } from './correlation';
+export { errorHandler, sendError, sendBody } from './error-handler';
+export { loadServiceConfig, type ServiceConfig } from './service-config';
+export { createServiceApp, type ServiceApp, type ServiceAppOptions } from './service-app';
+export { startService, type RunningService, type ServiceDefinition } from './start-service';

@@ -1,0 +1,41 @@
+import { ConfigLoader, ConfigError, type ConfigLoaderOptions } from '@chain/config';
+import { OpenApiSpec } from '@chain/openapi';
+import {
+  clientConfigSchema,
+  secretConfigSchema,
+  type ClientConfig,
+  type SecretConfig,
+} from '@chain/oauth-client';
+import { metricsConfigSchema, type MetricsConfig } from '@chain/metrics';
+import { securityConfigSchema, type SecurityConfig } from '@chain/security';
+import { serverConfigSchema, type ServerConfig } from './server-config';
+
+/** Everything a service reads at start, checked: the files every service has. */
+export interface ServiceConfig {
+  server: ServerConfig;
+  security: SecurityConfig;
+  client: ClientConfig;
+  secret: SecretConfig;
+  metrics: MetricsConfig;
+  spec: OpenApiSpec;
+  loader: ConfigLoader;
+}
+
+/**
+ * Reads server.yml, security.yml, client.yml, secret.yml, metrics.yml and openapi.yaml through
+ * the one loader. Throws a ConfigError naming file and key on the first bad one.
+ */
+export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
+  const loader = new ConfigLoader(options);
+  const server = loader.load('server', serverConfigSchema, { required: true });
+  const security = loader.load('security', securityConfigSchema);
+  const client = loader.load('client', clientConfigSchema);
+  const secret = loader.load('secret', secretConfigSchema);
+  const metrics = loader.load('metrics', metricsConfigSchema);
+  const { source, value } = loader.raw('openapi');
+  if (value === undefined) {
+    throw new ConfigError(`${loader.bundledDir}/openapi.yaml`, undefined, 'file not found');
+  }
+  const spec = new OpenApiSpec(value, source.file);
+  return { server, security, client, secret, metrics, spec, loader };
+}

@@ -1,0 +1,21 @@
+import { StatusError } from './status-error';
+
+/**
+ * The token of an `Authorization: Bearer <token>` header. The scheme is case-insensitive and the
+ * header must be exactly two parts; anything else is ERR10002 (light-4j's MISSING_AUTH_TOKEN).
+ */
+export function extractBearer(header: string | string[] | undefined): string {
+  const token = parseBearer(header);
+  if (token === undefined) throw new StatusError('ERR10002');
+  return token;
+}
+
+/** Like extractBearer, but undefined instead of an error. */
+export function parseBearer(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const parts = header.trim().split(/\s+/);
+  if (parts.length !== 2 || parts[0].toLowerCase() !== 'bearer' || parts[1] === '') {
+    return undefined;
+  }
+  return parts[1];
+}

@@ -1,0 +1,63 @@
+import { errorBody, type ErrorBody, type StatusCode } from './status';
+
+export interface StatusErrorOptions {
+  /** Upstream failure that caused this one (token server, key server, downstream). Never rendered. */
+  cause?: unknown;
+  /** Extra response headers (RFC 6750 `WWW-Authenticate` is added for 401/403 automatically). */
+  headers?: Record<string, string>;
+  /** For 403 answers: the scopes the operation requires, echoed in `WWW-Authenticate`. */
+  requiredScopes?: readonly string[];
+}
+
+/**
+ * A request failure with its HTTP meaning: a catalogue row, the rendered body and the headers to
+ * send. Thrown by every layer; rendered by one error renderer.
+ */
+export class StatusError extends Error {
+  override readonly name = 'StatusError';
+  readonly body: ErrorBody;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: StatusCode,
+    args: string[] = [],
+    options: StatusErrorOptions = {},
+  ) {
+    const body = errorBody(code, ...args);
+    super(`${code} ${body.message}: ${body.description}`, { cause: options.cause });
+    this.body = body;
+    this.headers = { ...wwwAuthenticate(body, options.requiredScopes), ...options.headers };
+  }
+
+  get statusCode(): number {
+    return this.body.statusCode;
+  }
+}
+
+/** RFC 6750 section 3 challenge for 401 and 403 answers; none for other statuses. */
+export function wwwAuthenticate(
+  body: ErrorBody,
+  requiredScopes: readonly string[] = [],
+): Record<string, string> {
+  const description = body.description.replace(/["\\]/g, '');
+  if (body.statusCode === 401) {
+    // A request that carried no credentials gets the bare challenge (RFC 6750 3.1).
+    if (body.code === 'ERR10002') return { 'WWW-Authenticate': 'Bearer realm="api"' };
+    return {
+      'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"`,
+    };
+  }
+  if (body.statusCode === 403) {
+    const scope = requiredScopes.length ? `, scope="${requiredScopes.join(' ')}"` : '';
+    return {
+      'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", error_description="${description}"${scope}`,
+    };
+  }
+  return {};
+}
+
+/** Any thrown value as a StatusError: unknown errors become ERR10010 with nothing leaked. */
+export function toStatusError(err: unknown): StatusError {
+  if (err instanceof StatusError) return err;
+  return new StatusError('ERR10010', [], { cause: err });
+}

@@ -1,0 +1,141 @@
+/**
+ * The one status catalogue of the project: every error any service answers is a row here.
+ * Rows ERR10000-ERR10010 are light-4j's (same code, message and description text); rows
+ * ERR11xxx/ERR2xxxx are ours, in the same shape. Descriptions never carry a token, a secret
+ * or a stack trace: callers pass only names, paths, scopes and status codes as arguments.
+ */
+export interface ErrorBody {
+  statusCode: number;
+  code: string;
+  message: string;
+  description: string;
+}
+
+interface Row {
+  statusCode: number;
+  message: string;
+  description: (...args: string[]) => string;
+}
+
+const fixed = (text: string) => () => text;
+
+export const STATUS = {
+  ERR10000: {
+    statusCode: 401,
+    message: 'INVALID_AUTH_TOKEN',
+    description: fixed('Incorrect signature or malformed token in authorization header'),
+  },
+  ERR10001: {
+    statusCode: 401,
+    message: 'AUTH_TOKEN_EXPIRED',
+    description: fixed('Jwt token in authorization header expired'),
+  },
+  ERR10002: {
+    statusCode: 401,
+    message: 'MISSING_AUTH_TOKEN',
+    description: fixed('No Authorization header or the token is not bearer type'),
+  },
+  ERR10003: {
+    statusCode: 401,
+    message: 'INVALID_SCOPE_TOKEN',
+    description: fixed('Incorrect signature or malformed token in X-Scope-Token header'),
+  },
+  ERR10004: {
+    statusCode: 401,
+    message: 'SCOPE_TOKEN_EXPIRED',
+    description: fixed('Jwt token in X-Scope-Token expired'),
+  },
+  ERR10005: {
+    statusCode: 403,
+    message: 'AUTH_TOKEN_SCOPE_MISMATCH',
+    description: (tokenScopes = '[]', specScopes = '[]') =>
+      `Scopes ${tokenScopes} in authorization token and specification scopes ${specScopes} are not matched`,
+  },
+  ERR10006: {
+    statusCode: 403,
+    message: 'SCOPE_TOKEN_SCOPE_MISMATCH',
+    description: (tokenScopes = '[]', specScopes = '[]') =>
+      `Scopes ${tokenScopes} in scope token and specification scopes ${specScopes} are not matched`,
+  },
+  ERR10007: {
+    statusCode: 404,
+    message: 'INVALID_REQUEST_PATH',
+    description: (path = '') => `Request path ${path} cannot be found in the spec.`,
+  },
+  ERR10008: {
+    statusCode: 405,
+    message: 'METHOD_NOT_ALLOWED',
+    description: (method = '', path = '') =>
+      `Request method ${method} cannot be found in the path ${path}.`,
+  },
+  ERR10009: {
+    statusCode: 408,
+    message: 'CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
+    description: fixed('Could not get client credentials token in client module'),
+  },
+  ERR10010: {
+    statusCode: 500,
+    message: 'RUNTIME_EXCEPTION',
+    description: fixed('Unexpected runtime exception'),
+  },
+  // --- ours ---------------------------------------------------------------------------------
+  ERR11004: {
+    statusCode: 400,
+    message: 'VALIDATOR_SCHEMA',
+    description: (detail = '') => `Schema validation error: ${detail}`,
+  },
+  ERR11005: {
+    statusCode: 400,
+    message: 'MALFORMED_REQUEST',
+    description: (detail = 'The request cannot be parsed') => detail,
+  },
+  ERR20001: {
+    statusCode: 404,
+    message: 'RESOURCE_NOT_FOUND',
+    description: (what = 'The resource') => `${what} cannot be found.`,
+  },
+  ERR20002: {
+    statusCode: 502,
+    message: 'DOWNSTREAM_UNAVAILABLE',
+    description: (url = '') => `Downstream service ${url} could not be reached`,
+  },
+  ERR20003: {
+    statusCode: 504,
+    message: 'DOWNSTREAM_TIMEOUT',
+    description: (url = '', ms = '') => `Downstream service ${url} did not answer within ${ms} ms`,
+  },
+  ERR20004: {
+    statusCode: 502,
+    message: 'DOWNSTREAM_BAD_RESPONSE',
+    description: (url = '', what = 'an unexpected answer') =>
+      `Downstream service ${url} answered ${what}`,
+  },
+  ERR20005: {
+    statusCode: 503,
+    message: 'KEY_SERVER_UNAVAILABLE',
+    description: (kid = '') =>
+      `The verification key for kid ${kid} could not be fetched from the key distribution server`,
+  },
+  ERR20006: {
+    statusCode: 503,
+    message: 'SERVICE_STOPPING',
+    description: fixed('The service is shutting down'),
+  },
+} as const satisfies Record<string, Row>;
+
+export type StatusCode = keyof typeof STATUS;
+
+/** Builds the error body of a catalogue row. */
+export function errorBody(code: StatusCode, ...args: string[]): ErrorBody {
+  const row: Row = STATUS[code];
+  return {
+    statusCode: row.statusCode,
+    code,
+    message: row.message,
+    description: row.description(...args),
+  };
+}
+
+export function isStatusCode(code: unknown): code is StatusCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(STATUS, code);
+}
