@@ -13,6 +13,8 @@ step "build (tsc -b)"
 pnpm -s build
 step "lint (eslint + prettier)"
 pnpm -s lint
+step "test infrastructure"
+bash scripts/test-infra.sh
 step "tests (jest)"
 pnpm -s exec jest --coverage "$@"
 step "done"
