@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
 import { interpolate } from './interpolate';
@@ -86,11 +86,14 @@ export class ConfigLoader {
     } catch (err) {
       throw new ConfigError(source.file, undefined, `cannot be read (${(err as Error).message})`);
     }
-    const doc = parseDocument(text, { prettyErrors: false });
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(text, { prettyErrors: false, lineCounter });
     if (doc.errors.length > 0) {
       const first = doc.errors[0];
-      const where = first.linePos?.[0] ? ` (line ${first.linePos[0].line})` : '';
-      throw new ConfigError(source.file, undefined, `not valid YAML${where}: ${first.code}`);
+      const { line } = lineCounter.linePos(first.pos[0]);
+      // The parser's message only, never the offending text (it may hold a secret).
+      const what = first.message.split('\n')[0].replace(/ at line \d+.*$/, '');
+      throw new ConfigError(source.file, undefined, `not valid YAML (line ${line}): ${what}`);
     }
     const value = interpolate(doc.toJS(), this.env, source.file);
     return { source, value: value ?? undefined };

@@ -1,0 +1,163 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, ConfigLoader, z } from '../src';
+
+function folder(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-test-'));
+  for (const [name, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), content);
+  }
+  return dir;
+}
+
+const schema = ({ file }: { file: () => z.ZodType<string, string> }) =>
+  z.strictObject({
+    port: z.number().int().default(7441),
+    name: z.string().default('svc'),
+    cert: file().optional(),
+  });
+
+function loadError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('ConfigLoader', () => {
+  it('reads the bundled file when no override folder exists', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\nname: bundled\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: {} });
+    expect(loader.overrideDir).toBeUndefined();
+    expect(loader.load('server', schema)).toEqual({ port: 1, name: 'bundled' });
+  });
+
+  it('lets CONFIG_DIR replace a file whole, file by file', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\nname: bundled\n', 'other.yml': 'port: 5\n' });
+    const override = folder({ 'server.yml': 'port: 2\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: { CONFIG_DIR: override } });
+    // whole file replaced: `name` falls back to the schema default, not to the bundled value
+    expect(loader.load('server', schema)).toEqual({ port: 2, name: 'svc' });
+    expect(loader.load('other', schema)).toEqual({ port: 5, name: 'svc' });
+  });
+
+  it('accepts .yaml as well as .yml', () => {
+    const bundled = folder({ 'openapi.yaml': 'openapi: 3.0.0\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: {} });
+    expect(loader.raw('openapi').value).toEqual({ openapi: '3.0.0' });
+  });
+
+  it('skips a CONFIG_DIR that does not exist and reports it', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: { CONFIG_DIR: '/no/such/dir' } });
+    expect(loader.overrideDir).toBeUndefined();
+    expect(loader.missingOverride).toBe('/no/such/dir');
+    expect(loader.load('server', schema).port).toBe(1);
+  });
+
+  it('applies defaults for a missing optional file and refuses a missing required one', () => {
+    const loader = new ConfigLoader({ bundledDir: folder({}), env: {} });
+    expect(loader.load('server', schema)).toEqual({ port: 7441, name: 'svc' });
+    const err = loadError(() => loader.load('server', schema, { required: true }));
+    expect(err.message).toMatch(/server\.yml: file not found/);
+  });
+
+  it('resolves relative paths against the folder the file came from', () => {
+    const bundled = folder({ 'server.yml': 'cert: a.crt\n', 'a.crt': 'x' });
+    const override = folder({ 'server.yml': 'cert: certs/b.crt\n', 'certs/b.crt': 'y' });
+    expect(new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema).cert).toBe(
+      path.join(bundled, 'a.crt'),
+    );
+    expect(
+      new ConfigLoader({ bundledDir: bundled, env: { CONFIG_DIR: override } }).load(
+        'server',
+        schema,
+      ).cert,
+    ).toBe(path.join(override, 'certs/b.crt'));
+  });
+
+  it('names file and key for a value of the wrong type', () => {
+    const bundled = folder({ 'server.yml': 'port: "7441"\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.file).toBe(path.join(bundled, 'server.yml'));
+    expect(err.key).toBe('port');
+    expect(err.message).toBe(
+      `Config error in ${path.join(bundled, 'server.yml')} at key "port": expected number, received string`,
+    );
+  });
+
+  it('names file and key for a file path that does not exist', () => {
+    const bundled = folder({ 'server.yml': 'cert: missing.crt\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.key).toBe('cert');
+    expect(err.reason).toBe(`file not found: ${path.join(bundled, 'missing.crt')}`);
+  });
+
+  it('names the file and line of invalid YAML', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\n  name: [unclosed\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.file).toBe(path.join(bundled, 'server.yml'));
+    expect(err.message).toMatch(/not valid YAML \(line \d+\)/);
+  });
+
+  it('rejects unknown keys by name', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\nprot: 2\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.key).toBe('prot');
+    expect(err.reason).toBe('unknown key');
+  });
+
+  it('never puts a value in the message', () => {
+    const bundled = folder({ 'server.yml': 'name: 12345-secret-value\nport: "s3cr3t"\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.message).not.toMatch(/s3cr3t|12345/);
+  });
+
+  it('expands ${VAR} and ${VAR:default}, typed when the value is one expression', () => {
+    const bundled = folder({ 'server.yml': 'port: ${PORT:7441}\nname: svc-${SUFFIX}\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: { SUFFIX: 'x' } });
+    expect(loader.load('server', schema)).toEqual({ port: 7441, name: 'svc-x' });
+    const withPort = new ConfigLoader({ bundledDir: bundled, env: { SUFFIX: 'y', PORT: '9' } });
+    expect(withPort.load('server', schema)).toEqual({ port: 9, name: 'svc-y' });
+  });
+
+  it('names the key whose environment variable is missing', () => {
+    const bundled = folder({ 'server.yml': 'name: ${NOPE}\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.key).toBe('name');
+    expect(err.reason).toBe('environment variable NOPE is not set');
+  });
+
+  it('treats an empty file as an empty map', () => {
+    const bundled = folder({ 'server.yml': '# only a comment\n' });
+    expect(new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema)).toEqual({
+      port: 7441,
+      name: 'svc',
+    });
+  });
+
+  it('counts further problems without naming their values', () => {
+    const bundled = folder({ 'server.yml': 'port: "a"\nname: 3\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.message).toMatch(/\(and 1 more problem\(s\)\)$/);
+  });
+});

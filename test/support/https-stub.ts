@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { CERTS } from './service-process';
+
+export interface Stub {
+  url: string;
+  port: number;
+  /** Request headers of every request so far. */
+  requests: https.IncomingMessage['headers'][];
+  close(): Promise<void>;
+}
+
+/** A real HTTPS server (the dev server certificate) answering with the given handler. */
+export async function httpsStub(
+  handler: (req: https.IncomingMessage, res: import('node:http').ServerResponse) => void,
+  options: https.ServerOptions = {},
+): Promise<Stub> {
+  const requests: Stub['requests'] = [];
+  const server = https.createServer(
+    {
+      key: fs.readFileSync(path.join(CERTS, 'server.key')),
+      cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
+      ...options,
+    },
+    (req, res) => {
+      requests.push(req.headers);
+      handler(req, res);
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `https://localhost:${port}`,
+    port,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
