@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { httpsRequest } from '../support/https-get';
+import { httpsStub, json } from '../support/https-stub';
 import {
   CERTS,
   configDir,
@@ -156,5 +157,39 @@ describe('a broken config file stops the service with a message naming file and 
     expect(stderr).toBe(
       `Cannot start: Config error in ${path.join(dir, 'security.yml')} at key "jwt.certificate.100": file not found: ${path.join(dir, 'missing.crt')}\n`,
     );
+  });
+});
+
+describe('graceful stop', () => {
+  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const slow = await httpsStub((_req, res) => {
+      setTimeout(() => json(res, 200, ['API B: Message 1', 'API B: Message 2']), 700);
+    });
+    const a = await startService('api-a', {
+      configDir: configDir({
+        'server.yml': server(0),
+        'client.yml': client,
+        'api_a.yml': downstream('a', 'b', slow.port),
+      }),
+    });
+    try {
+      const inFlight = httpsRequest(`https://localhost:${a.port}/v1/data`);
+      await new Promise((r) => setTimeout(r, 200));
+      const exit = a.stop();
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual([
+        'API B: Message 1',
+        'API B: Message 2',
+        'API A: Message 1',
+        'API A: Message 2',
+      ]);
+      expect(await exit).toBe(0);
+      await expect(httpsRequest(`https://localhost:${a.port}/health`)).rejects.toThrow(
+        /ECONNREFUSED/,
+      );
+    } finally {
+      await slow.close();
+    }
   });
 });
