@@ -7,3 +7,13 @@ export {
 } from './client-config';
 export { tlsOptions, createHttpsAgent } from './tls-options';
 export { Downstream, type DownstreamOptions } from './downstream';
+export { TokenError, type TokenErrorCode, type TokenErrorDetails } from './token-error';
+export { TokenRequester, type AccessToken, type Grant, type TokenEndpoint } from './token-request';
+export {
+  TokenCache,
+  type RenewalPolicy,
+  type TokenCacheOptions,
+  type TokenState,
+} from './token-cache';
+export { TokenManager, type TokenManagerOptions } from './token-manager';
+export { credentialHeaders } from './call-headers';
