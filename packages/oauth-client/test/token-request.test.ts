@@ -1,0 +1,216 @@
+import util from 'node:util';
+import { TokenError, TokenRequester } from '../src';
+import {
+  closedPort,
+  fakeJwt,
+  httpsServer,
+  send,
+  trustingAgent,
+  type TestServer,
+} from './support/https-server';
+
+const SECRET = 'api-a-secret';
+const NOW = 1_700_000_000_000;
+
+let server: TestServer;
+let answer: (res: import('node:http').ServerResponse) => void;
+beforeAll(async () => {
+  server = await httpsServer((_req, res) => answer(res));
+});
+afterAll(() => server.close());
+beforeEach(() => server.seen.splice(0));
+
+const requester = (overrides: Partial<ConstructorParameters<typeof TokenRequester>[0]> = {}) =>
+  new TokenRequester({
+    serverUrl: server.url + '/',
+    uri: '/oauth2/token',
+    clientId: 'api-a-client',
+    clientSecret: SECRET,
+    timeoutMs: 1000,
+    httpsAgent: trustingAgent(),
+    now: () => NOW,
+    ...overrides,
+  });
+
+/** Neither the message nor anything reachable from the error shows the secret. */
+function expectNoSecret(err: unknown) {
+  const text = util.inspect(err, { depth: 10, showHidden: true });
+  expect(text).not.toContain(SECRET);
+  expect(text).not.toContain(Buffer.from(`api-a-client:${SECRET}`).toString('base64'));
+}
+
+async function failure(p: Promise<unknown>): Promise<TokenError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TokenError);
+  expectNoSecret(err);
+  return err as TokenError;
+}
+
+describe('TokenRequester', () => {
+  it('client_credentials: form POST with Basic auth and the scope space-joined', async () => {
+    answer = (res) =>
+      send(res, 200, {
+        access_token: 'jwt-1',
+        token_type: 'bearer',
+        expires_in: 600,
+        scope: 'api_b.r api_b.w',
+      });
+    const token = await requester().request({
+      grant_type: 'client_credentials',
+      scope: ['api_b.r', 'api_b.w'],
+    });
+    expect(token).toEqual({
+      value: 'jwt-1',
+      expiresAt: NOW + 600_000,
+      scope: ['api_b.r', 'api_b.w'],
+    });
+    const [req] = server.seen;
+    expect(req.method).toBe('POST');
+    expect(req.url).toBe('/oauth2/token');
+    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(req.headers.authorization).toBe(
+      'Basic ' + Buffer.from('api-a-client:api-a-secret').toString('base64'),
+    );
+    expect(Object.fromEntries(new URLSearchParams(req.body))).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'api_b.r api_b.w',
+    });
+  });
+
+  it('client_credentials without scope sends none (the registered default applies)', async () => {
+    answer = (res) =>
+      send(res, 200, { access_token: 'jwt-2', token_type: 'bearer', expires_in: '60' });
+    const token = await requester().request({ grant_type: 'client_credentials', scope: [] });
+    expect(token).toEqual({ value: 'jwt-2', expiresAt: NOW + 60_000, scope: undefined });
+    expect(server.seen[0].body).toBe('grant_type=client_credentials');
+  });
+
+  it('authorization_code: code and redirect_uri in the form', async () => {
+    answer = (res) =>
+      send(res, 200, { access_token: 'jwt-3', token_type: 'bearer', expires_in: 600 });
+    await requester().request({
+      grant_type: 'authorization_code',
+      code: 'abc',
+      redirect_uri: 'https://localhost:8080/authorization',
+    });
+    expect(Object.fromEntries(new URLSearchParams(server.seen[0].body))).toEqual({
+      grant_type: 'authorization_code',
+      code: 'abc',
+      redirect_uri: 'https://localhost:8080/authorization',
+    });
+  });
+
+  it('no expires_in: the lifetime comes from the JWT exp', async () => {
+    const jwt = fakeJwt({ exp: NOW / 1000 + 300 });
+    answer = (res) => send(res, 200, { access_token: jwt, token_type: 'bearer' });
+    await expect(requester().request({ grant_type: 'client_credentials' })).resolves.toEqual({
+      value: jwt,
+      expiresAt: NOW + 300_000,
+      scope: undefined,
+    });
+  });
+
+  it.each([
+    ['no lifetime at all', { access_token: fakeJwt({ sub: 'x' }) }, 'no expires_in or exp'],
+    [
+      'an exp in the past',
+      { access_token: fakeJwt({ exp: NOW / 1000 - 1 }) },
+      'no expires_in or exp',
+    ],
+    ['a token that is not a JWT', { access_token: 'opaque' }, 'no expires_in or exp'],
+    ['no access_token', { token_type: 'bearer', expires_in: 600 }, 'no access_token'],
+    ['not JSON', '<html>hello</html>', 'no access_token'],
+    ['a JSON array', [1, 2], 'no access_token'],
+  ])('a 200 with %s is bad_response', async (_what, body, cause) => {
+    answer = (res) => send(res, 200, body);
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err.code).toBe('bad_response');
+    expect(err.status).toBe(200);
+    expect((err.cause as Error).message).toBe(cause);
+  });
+
+  it('401 (wrong secret, unknown client) is unauthorized, with the server answer as cause', async () => {
+    answer = (res) =>
+      send(res, 401, {
+        error: 'invalid_client',
+        error_description: 'client authentication failed',
+      });
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err.code).toBe('unauthorized');
+    expect(err.message).toBe(
+      `Token for client api-a-client from ${server.url}/oauth2/token: the token server refused the client credentials (HTTP 401 invalid_client)`,
+    );
+    expect(err).toMatchObject({
+      clientId: 'api-a-client',
+      status: 401,
+      oauthError: 'invalid_client',
+    });
+    expect(err.cause).toEqual({
+      status: 401,
+      error: 'invalid_client',
+      description: 'client authentication failed',
+    });
+  });
+
+  it('another error answer is rejected; a non-JSON error body is kept as no detail', async () => {
+    answer = (res) => send(res, 400, { error: 'invalid_scope' });
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err).toMatchObject({ code: 'rejected', status: 400, oauthError: 'invalid_scope' });
+    answer = (res) => send(res, 503, 'Service Unavailable', 'text/plain');
+    const err2 = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err2).toMatchObject({ code: 'rejected', status: 503, oauthError: undefined });
+    expect(err2.message).toMatch(/\(HTTP 503\)$/);
+  });
+
+  it('no answer within the time-out is timeout', async () => {
+    answer = () => undefined; // never answers
+    const started = Date.now();
+    const err = await failure(
+      requester({ timeoutMs: 200 }).request({ grant_type: 'client_credentials' }),
+    );
+    expect(err.code).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('a refused connection is unreachable, the cause being the bare network error', async () => {
+    const port = await closedPort();
+    const err = await failure(
+      requester({ serverUrl: `https://127.0.0.1:${port}` }).request({
+        grant_type: 'client_credentials',
+      }),
+    );
+    expect(err.code).toBe('unreachable');
+    expect((err.cause as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
+    expect(err.message).toBe(
+      `Token for client api-a-client from https://127.0.0.1:${port}/oauth2/token: the token server could not be reached`,
+    );
+  });
+
+  it('an untrusted server certificate is unreachable', async () => {
+    const err = await failure(
+      requester({ httpsAgent: undefined }).request({ grant_type: 'client_credentials' }),
+    );
+    expect(err.code).toBe('unreachable');
+  });
+
+  it('a non-axios failure is unreachable too', async () => {
+    const r = requester();
+    (r as unknown as { http: { post: () => Promise<never> } }).http.post = () =>
+      Promise.reject(new Error('odd'));
+    const err = await failure(r.request({ grant_type: 'client_credentials' }));
+    expect(err).toMatchObject({ code: 'unreachable', cause: new Error('odd') });
+  });
+});
+
+describe('TokenError', () => {
+  it('describes a retry_later without URL or status', () => {
+    const err = new TokenError('retry_later', { clientId: 'c' });
+    expect(err.message).toBe(
+      'Token for client c: the last renewal failed; waiting for the retry delay',
+    );
+    expect(err.name).toBe('TokenError');
+  });
+});
