@@ -15,24 +15,25 @@ export interface Stub {
 /** A real HTTPS server (the dev server certificate) answering with the given handler. */
 export async function httpsStub(
   handler: (req: https.IncomingMessage, res: import('node:http').ServerResponse) => void,
-  options: https.ServerOptions = {},
+  options: https.ServerOptions & { host?: string } = {},
 ): Promise<Stub> {
+  const { host = '127.0.0.1', ...tls } = options;
   const requests: Stub['requests'] = [];
   const server = https.createServer(
     {
       key: fs.readFileSync(path.join(CERTS, 'server.key')),
       cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
-      ...options,
+      ...tls,
     },
     (req, res) => {
       requests.push(req.headers);
       handler(req, res);
     },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `https://localhost:${port}`,
+    url: `https://${host === '127.0.0.1' ? 'localhost' : host}:${port}`,
     port,
     requests,
     close: () =>

@@ -13,11 +13,11 @@ const DOWNSTREAM = [
   'API B: Message 2',
 ];
 
-function appFor(url: string, timeout = 3000) {
+function appFor(url: string, timeout = 3000, tls = '') {
   return createApp(
     serviceConfig('api-a', {
       'api_a.yml': `api_b_host: ${url}\napi_b_path: /v1/data\n`,
-      'client.yml': `tls:\n  trustStore: ${CERTS}/ca.crt\nrequest:\n  timeout: ${timeout}\n`,
+      'client.yml': `tls:\n  trustStore: ${CERTS}/ca.crt\n${tls}request:\n  timeout: ${timeout}\n`,
     }),
     silentLogger(),
   ).app;
@@ -102,6 +102,42 @@ describe('api-a', () => {
       code: 'ERR20002',
       message: 'DOWNSTREAM_UNAVAILABLE',
       description: 'Downstream service https://localhost:1/v1/data could not be reached',
+    });
+  });
+
+  describe('tls.verifyHostname', () => {
+    // 127.0.0.2 is loopback too, but not a name of the dev server certificate.
+    let other: Stub;
+    beforeAll(async () => {
+      other = await httpsStub((_req, res) => json(res, 200, []), { host: '127.0.0.2' });
+    });
+    afterAll(() => other.close());
+
+    it('refuses a certificate that does not name the host when true (the default)', async () => {
+      const res = await request(appFor(other.url)).get('/v1/data');
+      expect(res.status).toBe(502);
+      expect(res.body.code).toBe('ERR20002');
+    });
+
+    it('accepts it when false, still checking the chain against the trust store', async () => {
+      const res = await request(appFor(other.url, 3000, '  verifyHostname: false\n')).get(
+        '/v1/data',
+      );
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(['API A: Message 1', 'API A: Message 2']);
+    });
+
+    it('refuses an untrusted certificate even when false', async () => {
+      const untrusted = createApp(
+        serviceConfig('api-a', {
+          'api_a.yml': `api_b_host: ${other.url}\napi_b_path: /v1/data\n`,
+          'client.yml': `tls:\n  verifyHostname: false\n  loadTrustStore: false\n`,
+        }),
+        silentLogger(),
+      ).app;
+      const res = await request(untrusted).get('/v1/data');
+      expect(res.status).toBe(502);
+      expect(res.body.code).toBe('ERR20002');
     });
   });
 });
