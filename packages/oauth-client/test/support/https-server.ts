@@ -24,6 +24,7 @@ export interface TestServer {
 export async function httpsServer(
   handler: (req: SeenRequest, res: http.ServerResponse) => void,
   options: https.ServerOptions = {},
+  host = '127.0.0.1',
 ): Promise<TestServer> {
   const seen: SeenRequest[] = [];
   const server = https.createServer(
@@ -42,10 +43,10 @@ export async function httpsServer(
       });
     },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `https://localhost:${port}`,
+    url: `https://${host === '127.0.0.1' ? 'localhost' : host}:${port}`,
     port,
     seen,
     close: () =>

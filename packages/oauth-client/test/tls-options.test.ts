@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import type tls from 'node:tls';
+import path from 'node:path';
+import { Downstream, createHttpsAgent, tlsOptions, type ClientConfig } from '../src';
+import { CERTS, httpsServer, send, type TestServer } from './support/https-server';
+
+const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
+
+const TLS: ClientConfig['tls'] = {
+  verifyHostname: true,
+  loadTrustStore: true,
+  trustStore: path.join(CERTS, 'ca.crt'),
+  loadKeyStore: false,
+  keyStore: path.join(CERTS, 'client.pem'),
+};
+
+describe('tlsOptions', () => {
+  it('reads the trust store and, for two-way TLS, the key and certificate of the key store', () => {
+    const one = tlsOptions(TLS);
+    expect(one.ca).toBe(cert('ca.crt').toString());
+    expect(one.key).toBeUndefined();
+    expect(one.cert).toBeUndefined();
+    expect(one.checkServerIdentity).toBeUndefined();
+
+    const two = tlsOptions({ ...TLS, loadKeyStore: true });
+    expect(two.key).toMatch(/^-----BEGIN (RSA |EC )?PRIVATE KEY-----/);
+    expect(two.key).not.toContain('CERTIFICATE');
+    expect(two.cert).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(two.cert).not.toContain('PRIVATE KEY');
+  });
+
+  it('an empty key store gives no key, no trust store gives the system CAs', () => {
+    const empty = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'ks-')), 'x.pem');
+    fs.writeFileSync(empty, 'nothing here');
+    const opts = tlsOptions({ ...TLS, loadTrustStore: false, loadKeyStore: true, keyStore: empty });
+    expect(opts).toEqual({ rejectUnauthorized: true, key: '', cert: '' });
+  });
+
+  it('verifyHostname: false skips only the name check', () => {
+    const opts = tlsOptions({ ...TLS, verifyHostname: false });
+    expect(
+      opts.checkServerIdentity?.('some-other-name', {} as tls.PeerCertificate),
+    ).toBeUndefined();
+    expect(opts.rejectUnauthorized).toBe(true);
+  });
+});
+
+describe('two-way TLS: a downstream that demands a client certificate', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await httpsServer((_req, res) => send(res, 200, ['API D: Message 1']), {
+      requestCert: true,
+      rejectUnauthorized: true,
+      ca: cert('ca.crt'),
+    });
+  });
+  afterAll(() => server.close());
+
+  const call = (t: ClientConfig['tls'], host = 'localhost') =>
+    new Downstream({
+      url: `https://${host}:${server.port}/v1/data`,
+      timeoutMs: 2000,
+      httpsAgent: createHttpsAgent(t),
+    }).getJson({});
+
+  it('succeeds with loadKeyStore: true (certs/client.pem)', async () => {
+    await expect(call({ ...TLS, loadKeyStore: true })).resolves.toEqual({
+      status: 200,
+      body: ['API D: Message 1'],
+    });
+  });
+
+  it('fails without the key store: ERR20002, the handshake error as cause', async () => {
+    const err = await call(TLS).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'ERR20002',
+      body: {
+        statusCode: 502,
+        code: 'ERR20002',
+        message: 'DOWNSTREAM_UNAVAILABLE',
+        description: `Downstream service https://localhost:${server.port}/v1/data could not be reached`,
+      },
+    });
+    expect((err as Error).cause).toBeDefined();
+  });
+
+  it('hostname verification: a name not in the certificate is refused unless verifyHostname is false', async () => {
+    // 127.0.0.2 is a loopback address the dev certificate does not name (it has 127.0.0.1).
+    const other = await httpsServer((_req, res) => send(res, 200, ['ok']), {}, '127.0.0.2');
+    try {
+      const get = (verifyHostname: boolean) =>
+        new Downstream({
+          url: `${other.url}/v1/data`,
+          timeoutMs: 2000,
+          httpsAgent: createHttpsAgent({ ...TLS, verifyHostname }),
+        }).getJson({});
+      const err = await get(true).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'ERR20002' });
+      expect(((err as Error).cause as { code?: string }).code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
+      await expect(get(false)).resolves.toEqual({ status: 200, body: ['ok'] });
+    } finally {
+      await other.close();
+    }
+  });
+});
