@@ -1,2 +1,4 @@
-export { metricsConfigSchema, type MetricsConfig } from './metrics-config';
+export { metricsConfigSchema, reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 export { createMetrics, type Metrics, type MetricsOptions } from './metrics';
+export { type ReportResult } from './influx-reporter';
+export { type HostIdentity } from './host-identity';

@@ -1,6 +1,11 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { hostIdentity, type HostIdentity } from './host-identity';
+import { toInfluxPoints } from './influx-points';
+import { InfluxReporter, type ReportResult } from './influx-reporter';
+import { IntervalStats } from './interval-stats';
 import type { MetricsConfig } from './metrics-config';
+import { PrometheusMetrics } from './prometheus';
 
 export interface MetricsOptions {
   serviceId: string;
@@ -9,6 +14,12 @@ export interface MetricsOptions {
   endpointOf: (req: Request, res: Response) => string;
   /** client_id of the verified token, or `unknown`. */
   clientIdOf: (req: Request, res: Response) => string;
+  /** Paths that are not counted (the service's own probes). Default `/health`, `/metrics`. */
+  excludePaths?: readonly string[];
+  /** Clock in epoch milliseconds (fractions allowed): response times and point timestamps. */
+  now?: () => number;
+  /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
+  host?: HostIdentity;
 }
 
 export interface Metrics {
@@ -18,20 +29,74 @@ export interface Metrics {
   prometheus: RequestHandler;
   /** Starts the periodic InfluxDB reporter. */
   start(): void;
-  /** Stops the reporter. */
+  /** Stops the reporter, writing the last partial interval. */
   stop(): Promise<void>;
+  /** Ends the current interval now and writes it (tests, shutdown). */
+  report(): Promise<ReportResult>;
 }
 
-/** Placeholder until the metrics issue lands: counts nothing. */
-export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
-  void config;
-  void options;
+const highResolutionNow = () => performance.timeOrigin + performance.now();
+
+/** metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
+function disabledMetrics(): Metrics {
   return {
     middleware: (_req, _res, next) => next(),
-    prometheus: (_req, res) => {
-      res.type('text/plain').send('');
-    },
+    prometheus: (_req, _res, next) => next(),
     start: () => undefined,
     stop: async () => undefined,
+    report: async () => ({ written: 0 }),
+  };
+}
+
+/**
+ * Per-request metrics in light-4j's names: counted when the response finishes (so requests
+ * refused by the spec or security count too), reported to InfluxDB every interval and reset,
+ * and served to Prometheus. Nothing here waits on InfluxDB inside a request.
+ */
+export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
+  if (!config.enabled) return disabledMetrics();
+  const now = options.now ?? highResolutionNow;
+  const excluded = new Set(options.excludePaths ?? ['/health', '/metrics']);
+  const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
+  const stats = new IntervalStats();
+  const prometheus = new PrometheusMetrics();
+  const reporter = new InfluxReporter({
+    config,
+    logger: options.logger,
+    now: () => Math.round(now()),
+    collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
+  });
+
+  const middleware: RequestHandler = (req, res, next) => {
+    if (excluded.has(req.path)) {
+      next();
+      return;
+    }
+    const started = now();
+    res.once('finish', () => {
+      const elapsedMs = now() - started;
+      const endpoint = options.endpointOf(req, res);
+      const clientId = options.clientIdOf(req, res);
+      stats.record(endpoint, clientId, res.statusCode, elapsedMs);
+      prometheus.record(endpoint, clientId, res.statusCode, elapsedMs);
+    });
+    next();
+  };
+
+  const prometheusHandler: RequestHandler = async (_req, res, next) => {
+    try {
+      const { contentType, body } = await prometheus.render();
+      res.set('Content-Type', contentType).send(body);
+    } catch (err) {
+      next(err);
+    }
+  };
+
+  return {
+    middleware,
+    prometheus: prometheusHandler,
+    start: () => reporter.start(),
+    stop: () => reporter.stop(),
+    report: () => reporter.report(),
   };
 }

@@ -1,0 +1,22 @@
+import os from 'node:os';
+
+/** The `hostname` and `ipAddress` tags of every point: the container id and address in compose. */
+export interface HostIdentity {
+  hostname: string;
+  ipAddress: string;
+}
+
+/** The host name and its first non-internal IPv4 address (127.0.0.1 when it has none). */
+export function hostIdentity(
+  interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces(),
+  hostname: string = os.hostname(),
+): HostIdentity {
+  for (const addresses of Object.values(interfaces)) {
+    for (const address of addresses ?? []) {
+      if (address.family === 'IPv4' && !address.internal) {
+        return { hostname, ipAddress: address.address };
+      }
+    }
+  }
+  return { hostname, ipAddress: '127.0.0.1' };
+}

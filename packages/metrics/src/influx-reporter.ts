@@ -1,0 +1,138 @@
+import { InfluxDB, type IPoint } from 'influx';
+import type { Logger } from 'pino';
+import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
+
+/** What one report did: points written, or why the interval was discarded. */
+export type ReportResult =
+  { written: number } | { discarded: number; reason: 'write-failed' | 'previous-report-pending' };
+
+export interface InfluxReporterOptions {
+  config: MetricsConfig;
+  logger: Logger;
+  /** Collects the interval that just ended (and resets it). */
+  collect: (timestamp: number) => IPoint[];
+  /** Epoch milliseconds; the points' timestamp. */
+  now: () => number;
+}
+
+/** node-influx takes a host out of its pool after a failure; we report once per interval anyway. */
+const NO_BACKOFF = {
+  getDelay: () => 0,
+  next: () => NO_BACKOFF,
+  reset: () => NO_BACKOFF,
+};
+
+/**
+ * Writes each interval to InfluxDB 1.x off the request path. A report that fails (down, slow,
+ * credentials refused) is logged once and its interval discarded, as light-4j does; the next
+ * interval is tried again. The database is created when missing. The password is never logged.
+ */
+export class InfluxReporter {
+  readonly intervalMs: number;
+  /** `http://host:port/db` as logged: no credentials. */
+  readonly target: string;
+  private readonly influx: InfluxDB;
+  private readonly options: InfluxReporterOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private pending: Promise<ReportResult> | undefined;
+  private databaseReady = false;
+  private failing = false;
+
+  constructor(options: InfluxReporterOptions) {
+    const { config } = options;
+    this.options = options;
+    this.intervalMs = reportIntervalMsOf(config);
+    this.target = `${config.influxdbProtocol}://${config.influxdbHost}:${config.influxdbPort}/${config.influxdbName}`;
+    this.influx = new InfluxDB({
+      protocol: config.influxdbProtocol,
+      host: config.influxdbHost,
+      port: config.influxdbPort,
+      database: config.influxdbName,
+      username: config.influxdbUser,
+      password: config.influxdbPass,
+      pool: {
+        maxRetries: 0,
+        requestTimeout: Math.min(10_000, Math.max(1_000, this.intervalMs)),
+        backoff: NO_BACKOFF,
+      },
+    });
+  }
+
+  start(): void {
+    if (this.timer) return;
+    const { config, logger } = this.options;
+    logger.info(
+      { influxdb: this.target, user: config.influxdbUser, intervalMs: this.intervalMs },
+      'metrics: reporting to InfluxDB',
+    );
+    this.timer = setInterval(() => void this.report(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the schedule and writes the last, partial interval (waiting at most `flushMs`). */
+  async stop(flushMs = 1_000): Promise<void> {
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    let wait: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.report(),
+      new Promise<void>((resolve) => {
+        wait = setTimeout(resolve, flushMs);
+        wait.unref();
+      }),
+    ]);
+    clearTimeout(wait);
+  }
+
+  /** Ends the current interval now: collects it, resets it, writes it. Never rejects. */
+  report(): Promise<ReportResult> {
+    const points = this.options.collect(this.options.now());
+    if (this.pending) {
+      this.options.logger.warn(
+        { influxdb: this.target, points: points.length },
+        'metrics: previous report to InfluxDB still pending; interval discarded',
+      );
+      return Promise.resolve({ discarded: points.length, reason: 'previous-report-pending' });
+    }
+    const pending = this.write(points).finally(() => {
+      this.pending = undefined;
+    });
+    this.pending = pending;
+    return pending;
+  }
+
+  private async write(points: IPoint[]): Promise<ReportResult> {
+    const { config, logger } = this.options;
+    if (points.length === 0) return { written: 0 };
+    try {
+      if (!this.databaseReady) {
+        // CREATE DATABASE is idempotent in InfluxDB 1.x.
+        await this.influx.createDatabase(config.influxdbName);
+        this.databaseReady = true;
+      }
+      await this.influx.writePoints(points, { precision: 'ms' });
+      if (this.failing) {
+        this.failing = false;
+        logger.info({ influxdb: this.target }, 'metrics: reporting to InfluxDB resumed');
+      }
+      return { written: points.length };
+    } catch (err) {
+      const reason = this.describe(err);
+      if (/database not found/i.test(reason)) this.databaseReady = false;
+      this.failing = true;
+      logger.warn(
+        { influxdb: this.target, points: points.length, reason },
+        'metrics: cannot report to InfluxDB; interval discarded',
+      );
+      return { discarded: points.length, reason: 'write-failed' };
+    }
+  }
+
+  /** The error's message only: the error object holds the request, with its credentials. */
+  private describe(err: unknown): string {
+    const message = err instanceof Error ? err.message : String(err);
+    const secret = this.options.config.influxdbPass;
+    return secret ? message.split(secret).join('****') : message;
+  }
+}

@@ -1,0 +1,72 @@
+import { COUNTERS, outcomeOf, type CounterName } from './outcome';
+
+/** The figures of one series (endpoint x client) over one reporting interval. */
+export interface SeriesSnapshot {
+  endpoint: string;
+  clientId: string;
+  counts: Record<CounterName, number>;
+  /** Response times in milliseconds; absent when the series saw no request this interval. */
+  responseTime?: { count: number; min: number; max: number; mean: number };
+}
+
+interface Series {
+  endpoint: string;
+  clientId: string;
+  counts: Record<CounterName, number>;
+  timer: { count: number; min: number; max: number; sum: number };
+}
+
+const zeroCounts = (): Record<CounterName, number> =>
+  Object.fromEntries(COUNTERS.map((name) => [name, 0])) as Record<CounterName, number>;
+
+const emptyTimer = () => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
+
+/**
+ * Counters and the response-time timer of the current interval, per endpoint and client.
+ * `drain()` hands the interval over and resets it, as light-4j's reporter does: a series once
+ * seen keeps being reported, with zero counts, in later intervals.
+ */
+export class IntervalStats {
+  private readonly series = new Map<string, Series>();
+
+  record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
+    const key = `${endpoint}\u0000${clientId}`;
+    let entry = this.series.get(key);
+    if (!entry) {
+      entry = { endpoint, clientId, counts: zeroCounts(), timer: emptyTimer() };
+      this.series.set(key, entry);
+    }
+    entry.counts.request += 1;
+    const outcome = outcomeOf(statusCode);
+    if (outcome) entry.counts[outcome] += 1;
+    const { timer } = entry;
+    timer.count += 1;
+    timer.sum += elapsedMs;
+    if (elapsedMs < timer.min) timer.min = elapsedMs;
+    if (elapsedMs > timer.max) timer.max = elapsedMs;
+  }
+
+  /** The figures since the last drain; every counter and timer starts again from zero. */
+  drain(): SeriesSnapshot[] {
+    const out: SeriesSnapshot[] = [];
+    for (const entry of this.series.values()) {
+      const { timer } = entry;
+      out.push({
+        endpoint: entry.endpoint,
+        clientId: entry.clientId,
+        counts: { ...entry.counts },
+        ...(timer.count > 0 && {
+          responseTime: {
+            count: timer.count,
+            min: timer.min,
+            max: timer.max,
+            mean: timer.sum / timer.count,
+          },
+        }),
+      });
+      entry.counts = zeroCounts();
+      entry.timer = emptyTimer();
+    }
+    return out;
+  }
+}

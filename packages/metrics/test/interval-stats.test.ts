@@ -1,0 +1,77 @@
+import { IntervalStats } from '../src/interval-stats';
+import { outcomeOf } from '../src/outcome';
+
+describe('outcomeOf', () => {
+  it.each([
+    [101, undefined],
+    [200, 'success'],
+    [204, 'success'],
+    [302, 'success'],
+    [399, 'success'],
+    [400, 'request_error'],
+    [401, 'auth_error'],
+    [403, 'auth_error'],
+    [404, 'request_error'],
+    [405, 'request_error'],
+    [408, 'request_error'],
+    [500, 'server_error'],
+    [504, 'server_error'],
+  ])('%i is %s', (status, outcome) => {
+    expect(outcomeOf(status)).toBe(outcome);
+  });
+});
+
+describe('IntervalStats', () => {
+  it('counts per endpoint and client, then resets on drain', () => {
+    const stats = new IntervalStats();
+    stats.record('/v1/data@get', 'c1', 200, 4);
+    stats.record('/v1/data@get', 'c1', 401, 2);
+    stats.record('/v1/data@get', 'c1', 200, 9);
+    stats.record('unknown', 'unknown', 404, 1);
+    expect(stats.drain()).toEqual([
+      {
+        endpoint: '/v1/data@get',
+        clientId: 'c1',
+        counts: { request: 3, success: 2, auth_error: 1, request_error: 0, server_error: 0 },
+        responseTime: { count: 3, min: 2, max: 9, mean: 5 },
+      },
+      {
+        endpoint: 'unknown',
+        clientId: 'unknown',
+        counts: { request: 1, success: 0, auth_error: 0, request_error: 1, server_error: 0 },
+        responseTime: { count: 1, min: 1, max: 1, mean: 1 },
+      },
+    ]);
+    // Next interval: the series are still reported, from zero, without a timer.
+    stats.record('unknown', 'unknown', 503, 3);
+    expect(stats.drain()).toEqual([
+      {
+        endpoint: '/v1/data@get',
+        clientId: 'c1',
+        counts: { request: 0, success: 0, auth_error: 0, request_error: 0, server_error: 0 },
+      },
+      {
+        endpoint: 'unknown',
+        clientId: 'unknown',
+        counts: { request: 1, success: 0, auth_error: 0, request_error: 0, server_error: 1 },
+        responseTime: { count: 1, min: 3, max: 3, mean: 3 },
+      },
+    ]);
+  });
+
+  it('counts a 1xx as a request with no outcome', () => {
+    const stats = new IntervalStats();
+    stats.record('e', 'c', 101, 1);
+    expect(stats.drain()[0].counts).toEqual({
+      request: 1,
+      success: 0,
+      auth_error: 0,
+      request_error: 0,
+      server_error: 0,
+    });
+  });
+
+  it('has nothing to drain before the first request', () => {
+    expect(new IntervalStats().drain()).toEqual([]);
+  });
+});
