@@ -7,4 +7,15 @@ export {
 } from './status-error';
 export { extractBearer, parseBearer } from './bearer';
 export { securityConfigSchema, DEFAULT_CERTIFICATES, type SecurityConfig } from './security-config';
-export { createSecurityMiddleware, type SecurityMiddlewareOptions } from './express-adapter';
+export { systemClock, type Clock } from './clock';
+export { type KeyMaterial } from './public-key';
+export { DEFAULT_KEY_POLICY, type KeyResolver, type KeyResolverPolicy } from './key-store';
+export { type AuthInfo } from './authorizer';
+export { MOCK_KID, type TokenResponse } from './mock-jwt';
+export { createSecurity, type Security, type SecurityOptions } from './create-security';
+export {
+  createSecurityHandlers,
+  createSecurityMiddleware,
+  type SecurityHandlers,
+  type SecurityMiddlewareOptions,
+} from './express-adapter';

@@ -1,0 +1,71 @@
+import crypto, { type KeyObject } from 'node:crypto';
+import { ConfigError } from '@chain/config';
+import type { Clock } from './clock';
+
+export const MOCK_KID = 'mock-jwt';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  scope?: string;
+}
+
+/**
+ * `enableMockJwt`: a token issuer for tests and local work, with a key of its own made at start
+ * (kid `mock-jwt`, added to the service's key map). Its tokens carry light-oauth2's claims.
+ */
+export class MockTokenIssuer {
+  readonly kid = MOCK_KID;
+  readonly publicKey: KeyObject;
+  private readonly privateKey: KeyObject;
+
+  constructor(
+    private readonly now: Clock,
+    readonly expiresInSeconds = 600,
+  ) {
+    const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    this.publicKey = pair.publicKey;
+    this.privateKey = pair.privateKey;
+  }
+
+  issue(request: { clientId?: string; userId?: string; scopes?: string[] }): TokenResponse {
+    const iat = Math.floor(this.now() / 1000);
+    const claims: Record<string, unknown> = {
+      iss: 'urn:com:networknt:oauth2:v1',
+      aud: 'urn:com.networknt',
+      exp: iat + this.expiresInSeconds,
+      iat,
+      nbf: iat - 120,
+      jti: crypto.randomUUID(),
+      client_id: request.clientId ?? 'mock-client',
+      scope: request.scopes ?? [],
+    };
+    if (request.userId) claims.user_id = request.userId;
+    const encode = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url');
+    const input = `${encode({ alg: 'RS256', typ: 'JWT', kid: this.kid })}.${encode(claims)}`;
+    const signature = crypto.sign('RSA-SHA256', Buffer.from(input), this.privateKey);
+    const response: TokenResponse = {
+      access_token: `${input}.${signature.toString('base64url')}`,
+      token_type: 'bearer',
+      expires_in: this.expiresInSeconds,
+    };
+    if (request.scopes?.length) response.scope = request.scopes.join(' ');
+    return response;
+  }
+}
+
+/** A service with `enableMockJwt` refuses to start in production. */
+export function assertMockJwtAllowed(
+  enableMockJwt: boolean,
+  env: NodeJS.ProcessEnv,
+  file = 'security.yml',
+): void {
+  if (enableMockJwt && env.NODE_ENV === 'production') {
+    throw new ConfigError(
+      file,
+      'enableMockJwt',
+      'must be false when NODE_ENV=production (the mock token endpoint is for tests only)',
+    );
+  }
+}

@@ -1,0 +1,73 @@
+import crypto from 'node:crypto';
+import type { SigningKey } from './signing-key';
+import { b64url, signWith, standardClaims, type Claims } from './token';
+
+export interface HostileToken {
+  name: string;
+  token: string;
+}
+
+/**
+ * Tokens an attacker sends, each to be refused with 401 ERR10000 (never 5xx, never accepted).
+ * `key` is a key the service trusts, so that only the named defect makes a token bad.
+ */
+export function hostileTokens(
+  key: SigningKey,
+  options: { now?: number; scope?: string[]; skewSeconds?: number } = {},
+): HostileToken[] {
+  const now = options.now ?? Date.now();
+  const skew = options.skewSeconds ?? 60;
+  const good = standardClaims({ now, scope: options.scope });
+  const header = { alg: 'RS256', typ: 'JWT', kid: key.kid };
+  const signed = (h: Claims, p: Claims | string) => signWith(key.privateKey, h, p);
+  const hs256 = (secret: string) => {
+    const input = `${b64url({ alg: 'HS256', typ: 'JWT', kid: key.kid })}.${b64url(good)}`;
+    const mac = crypto.createHmac('sha256', secret).update(input).digest('base64url');
+    return `${input}.${mac}`;
+  };
+  const valid = signed(header, good);
+  const [h, p, s] = valid.split('.');
+  const withoutExp = { ...good };
+  delete withoutExp.exp;
+  return [
+    { name: 'alg none, no signature', token: `${b64url({ alg: 'none', typ: 'JWT' })}.${p}.` },
+    { name: 'alg none with kid', token: `${b64url({ ...header, alg: 'none' })}.${p}.${s}` },
+    { name: 'HS256 with the certificate as secret', token: hs256(key.certificatePem) },
+    {
+      name: 'HS256 with the public key as secret',
+      token: hs256(key.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
+    },
+    { name: 'path-like kid', token: signed({ ...header, kid: '../../../../etc/passwd' }, good) },
+    { name: 'dot-dot kid', token: signed({ ...header, kid: '..' }, good) },
+    { name: 'url-like kid', token: signed({ ...header, kid: 'https://evil.example/k' }, good) },
+    { name: 'no kid', token: signed({ alg: 'RS256', typ: 'JWT' }, good) },
+    {
+      name: '100 KB token',
+      token: signed(header, { ...good, pad: 'x'.repeat(100 * 1024) }),
+    },
+    { name: 'header segment not base64url', token: `${h}*.${p}.${s}` },
+    { name: 'payload segment not base64url', token: `${h}.${p}%.${s}` },
+    { name: 'signature segment not base64url', token: `${h}.${p}.${s}+/=` },
+    { name: 'two segments', token: `${h}.${p}` },
+    { name: 'four segments', token: `${valid}.${s}` },
+    { name: 'payload not JSON', token: signed(header, 'not json at all') },
+    { name: 'payload a JSON array', token: `${h}.${b64url('[1,2,3]')}.${s}` },
+    { name: 'payload a JSON string', token: signed(header, JSON.stringify('a string')) },
+    { name: 'payload null', token: signed(header, 'null') },
+    { name: 'header not JSON', token: `${b64url('{alg:RS256')}.${p}.${s}` },
+    { name: 'exp missing', token: signed(header, withoutExp) },
+    { name: 'exp a string', token: signed(header, { ...good, exp: String(good.exp) }) },
+    { name: 'exp null', token: signed(header, { ...good, exp: null }) },
+    { name: 'nbf not a number', token: signed(header, { ...good, nbf: 'soon' }) },
+    {
+      name: 'nbf in the future beyond the skew',
+      token: signed(header, { ...good, nbf: Math.floor(now / 1000) + skew + 30 }),
+    },
+    { name: 'crit header', token: signed({ ...header, crit: ['exp'] }, good) },
+    {
+      name: 'signature of another token',
+      token: `${h}.${b64url({ ...good, scope: ['admin'] })}.${s}`,
+    },
+    { name: 'signature truncated', token: `${h}.${p}.${s.slice(0, 20)}` },
+  ];
+}

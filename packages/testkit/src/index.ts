@@ -1,0 +1,12 @@
+export { createSigningKey, loadSigningKey, writeCertificate, type SigningKey } from './signing-key';
+export {
+  b64url,
+  mintToken,
+  signToken,
+  signWith,
+  standardClaims,
+  type ClaimOptions,
+  type Claims,
+} from './token';
+export { hostileTokens, type HostileToken } from './hostile-tokens';
+export { KeyServer, startKeyServer, type KeyServerMode, type KeyServerOptions } from './key-server';

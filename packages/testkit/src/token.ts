@@ -1,0 +1,55 @@
+import crypto, { type KeyObject } from 'node:crypto';
+import type { SigningKey } from './signing-key';
+
+export type Claims = Record<string, unknown>;
+
+export const b64url = (value: string | Buffer | object): string =>
+  Buffer.from(
+    typeof value === 'string' || Buffer.isBuffer(value) ? value : JSON.stringify(value),
+  ).toString('base64url');
+
+export interface ClaimOptions {
+  /** Milliseconds since the epoch (default Date.now()). */
+  now?: number;
+  /** Seconds until `exp` (default 600, light-oauth2's). */
+  expiresIn?: number;
+  clientId?: string;
+  userId?: string;
+  scope?: string[] | string;
+}
+
+/** The claims light-oauth2 puts in a token, for `now`. */
+export function standardClaims(options: ClaimOptions = {}): Claims {
+  const iat = Math.floor((options.now ?? Date.now()) / 1000);
+  const claims: Claims = {
+    iss: 'urn:com:networknt:oauth2:v1',
+    aud: 'urn:com.networknt',
+    exp: iat + (options.expiresIn ?? 600),
+    iat,
+    nbf: iat - 120,
+    jti: crypto.randomUUID(),
+    client_id: options.clientId ?? 'test-client',
+    scope: options.scope ?? [],
+  };
+  if (options.userId) claims.user_id = options.userId;
+  return claims;
+}
+
+/** An RS256 token signed by `key` (header kid = key.kid unless `header` says otherwise). */
+export function signToken(key: SigningKey, claims: Claims, header: Claims = {}): string {
+  return signWith(key.privateKey, { alg: 'RS256', typ: 'JWT', kid: key.kid, ...header }, claims);
+}
+
+/** A token with any header and payload, signed RS256 by a private key. */
+export function signWith(privateKey: KeyObject, header: Claims, payload: Claims | string): string {
+  const input = `${b64url(header)}.${b64url(payload)}`;
+  return `${input}.${crypto.sign('RSA-SHA256', Buffer.from(input), privateKey).toString('base64url')}`;
+}
+
+/** Shorthand: a token of light-oauth2's claims with the given options, signed by `key`. */
+export function mintToken(
+  key: SigningKey,
+  options: ClaimOptions & { claims?: Claims } = {},
+): string {
+  return signToken(key, { ...standardClaims(options), ...options.claims });
+}
