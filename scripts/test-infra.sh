@@ -3,3 +3,7 @@
 # Each block is idempotent; CI runs this on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# InfluxDB 1.x for the metrics end-to-end test (issue 5): the binary only; the test starts its own
+# influxd on loopback with its own ports and data folder, and no system service is left running.
+bash scripts/influxdb.sh install
