@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { Downstream, createHttpsAgent } from '@chain/oauth-client';
+import { ConfigError } from '@chain/config';
+import {
+  Downstream,
+  TokenManager,
+  createHttpsAgent,
+  credentialHeaders,
+  credentialSummary,
+} from '@chain/oauth-client';
 import { createServiceApp, traceOf, type ServiceApp, type ServiceConfig } from '@chain/runtime';
 import { StatusError } from '@chain/security';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
@@ -18,8 +25,37 @@ function isStringArray(body: unknown): body is string[] {
 }
 
 /**
+ * With security on, a chain service needs its own client-credentials token for the downstream
+ * call: client.yml must name the token server and the grant, secret.yml the secret. Checked at
+ * start, so a missing key stops the service with the file and key named.
+ */
+function tokenManagerFor(config: ServiceConfig, logger: Logger): TokenManager {
+  const fileOf = (name: string) =>
+    config.loader.locate(name).file ?? `${config.loader.bundledDir}/${name}.yml`;
+  const why = 'is required when security.yml enableVerifyJwt is true';
+  const { token } = config.client.oauth;
+  if (!token.server_url) throw new ConfigError(fileOf('client'), 'oauth.token.server_url', why);
+  if (!token.client_credentials) {
+    throw new ConfigError(fileOf('client'), 'oauth.token.client_credentials', why);
+  }
+  if (!config.secret.clientCredentialsClientSecret) {
+    throw new ConfigError(fileOf('secret'), 'clientCredentialsClientSecret', why);
+  }
+  return new TokenManager({
+    client: config.client,
+    secret: config.secret,
+    httpsAgent: createHttpsAgent(config.client.tls),
+    onBackgroundError: (err) =>
+      logger.warn({ err }, 'background token renewal failed; the current token is still used'),
+  });
+}
+
+/**
  * A chain service: `GET /v1/data` answers the downstream's messages followed by its own two.
- * The downstream client (TLS from client.yml, keep-alive, time-out) is built once here.
+ * The downstream client (TLS from client.yml, keep-alive, time-out) is built once here. With
+ * security on (DESIGN.md "Chain calls with security on") the caller's `Authorization` goes on
+ * unchanged with the service's own token as `X-Scope-Token` (or in `Authorization` when the
+ * caller sent none); a token that cannot be had within the call's time-out is ERR10009.
  */
 export function createChainApp(
   config: ServiceConfig,
@@ -28,26 +64,48 @@ export function createChainApp(
 ): ServiceApp {
   const target = loadDownstreamConfig(config.loader, letter);
   const own = ownMessages(letter);
+  const timeoutMs = config.client.request.timeout;
   const downstream = target
     ? new Downstream({
         url: target.host + target.path,
-        timeoutMs: config.client.request.timeout,
+        timeoutMs,
         httpsAgent: createHttpsAgent(config.client.tls),
       })
     : undefined;
+  const tokens =
+    downstream && config.security.enableVerifyJwt ? tokenManagerFor(config, logger) : undefined;
+
+  const credentials = async (
+    callerAuthorization: string | undefined,
+  ): Promise<Record<string, string>> => {
+    if (!tokens) return {};
+    const ownToken = await tokens.clientCredentialsWithin(timeoutMs);
+    return credentialHeaders(callerAuthorization, ownToken);
+  };
 
   return createServiceApp({
     config,
     logger,
     routes: (router) => {
-      router.get('/v1/data', async (_req, res, next) => {
+      router.get('/v1/data', async (req, res, next) => {
         try {
+          const trace = traceOf(res);
+          if (logger.isLevelEnabled('debug')) {
+            // What reached this service, for tracing a call through the chain: token
+            // fingerprints and client ids only, never a token.
+            logger.debug(
+              { correlationId: trace.correlationId, ...credentialSummary(req.headers) },
+              'chain request',
+            );
+          }
           if (!downstream) {
             res.json(own);
             return;
           }
-          const trace = traceOf(res);
-          const headers: Record<string, string> = { 'X-Correlation-Id': trace.correlationId };
+          const headers: Record<string, string> = {
+            ...(await credentials(req.headers.authorization)),
+            'X-Correlation-Id': trace.correlationId,
+          };
           if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
           const { body } = await downstream.getJson(headers);
           if (!isStringArray(body)) {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The credentials a service with security on sends downstream (light-4j's chain): the caller's
  * `Authorization` unchanged plus `X-Scope-Token: Bearer <own token>`; its own token in
@@ -11,4 +13,49 @@ export function credentialHeaders(
     return { Authorization: callerAuthorization, 'X-Scope-Token': `Bearer ${ownToken}` };
   }
   return { Authorization: `Bearer ${ownToken}` };
+}
+
+/**
+ * What a log line may say about the credentials of a request: per bearer token its client_id,
+ * user_id and a short SHA-256 fingerprint (enough to tell two tokens apart), never the token.
+ * The claims are read, not verified: this is for tracing only.
+ */
+export function credentialSummary(headers: {
+  authorization?: string | string[];
+  'x-scope-token'?: string | string[];
+}): { authorization?: TokenSummary; scopeToken?: TokenSummary } {
+  const summary: { authorization?: TokenSummary; scopeToken?: TokenSummary } = {};
+  const auth = summarize(headers.authorization);
+  const scope = summarize(headers['x-scope-token']);
+  if (auth) summary.authorization = auth;
+  if (scope) summary.scopeToken = scope;
+  return summary;
+}
+
+export interface TokenSummary {
+  fingerprint: string;
+  client_id?: string;
+  user_id?: string;
+}
+
+function summarize(header: string | string[] | undefined): TokenSummary | undefined {
+  if (typeof header !== 'string') return undefined;
+  const token = header.replace(/^\s*bearer\s+/i, '').trim();
+  const summary: TokenSummary = { fingerprint: tokenFingerprint(token) };
+  try {
+    const claims: unknown = JSON.parse(
+      Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'),
+    );
+    const { client_id, user_id } = (claims ?? {}) as Record<string, unknown>;
+    if (typeof client_id === 'string') summary.client_id = client_id;
+    if (typeof user_id === 'string') summary.user_id = user_id;
+  } catch {
+    // not a JWT: the fingerprint alone
+  }
+  return summary;
+}
+
+/** The first 16 hex digits of the token's SHA-256. */
+export function tokenFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 16);
 }

@@ -16,4 +16,9 @@ export {
   type TokenState,
 } from './token-cache';
 export { TokenManager, type TokenManagerOptions } from './token-manager';
-export { credentialHeaders } from './call-headers';
+export {
+  credentialHeaders,
+  credentialSummary,
+  tokenFingerprint,
+  type TokenSummary,
+} from './call-headers';
