@@ -22,3 +22,4 @@ export {
   tokenFingerprint,
   type TokenSummary,
 } from './call-headers';
+export { createKeyClient, KeyFetchError, type FetchKey, type KeyClientOptions } from './key-client';
