@@ -1,7 +1,8 @@
 import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { matchedOperation, openapiMiddleware } from '@chain/openapi';
-import { createSecurityMiddleware, StatusError } from '@chain/security';
+import { createHttpsAgent, createKeyClient } from '@chain/oauth-client';
+import { createSecurityHandlers, StatusError, type KeyResolver } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { correlationMiddleware } from './correlation';
 import { errorHandler } from './error-handler';
@@ -44,13 +45,17 @@ export function createServiceApp({ config, logger, routes }: ServiceAppOptions):
   });
   app.get('/metrics', metrics.prometheus);
 
+  const security = createSecurityHandlers({
+    config: config.security,
+    logger,
+    resolveKey: keyResolver(config),
+    keyPolicy: { timeoutMs: config.client.request.timeout },
+    requiredScopes: (_req, res) => matchedOperation(res)?.operation.scopes,
+  });
+  // enableMockJwt: POST /oauth2/token, outside the spec.
+  if (security.mockTokenRouter) app.use(security.mockTokenRouter);
   app.use(openapiMiddleware(config.spec));
-  app.use(
-    createSecurityMiddleware({
-      config: config.security,
-      requiredScopes: (_req, res) => matchedOperation(res)?.operation.scopes,
-    }),
-  );
+  app.use(security.middleware);
 
   const router = express.Router();
   routes(router);
@@ -60,4 +65,16 @@ export function createServiceApp({ config, logger, routes }: ServiceAppOptions):
   app.use((req, _res, next) => next(new StatusError('ERR10007', [req.path])));
   app.use(errorHandler(logger));
   return { app, metrics };
+}
+
+/** Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set. */
+function keyResolver(config: ServiceConfig): KeyResolver | undefined {
+  const { key } = config.client.oauth;
+  if (!config.security.enableVerifyJwt || !key.server_url) return undefined;
+  return createKeyClient({
+    key,
+    secret: config.secret.keyClientSecret,
+    httpsAgent: createHttpsAgent(config.client.tls),
+    timeoutMs: config.client.request.timeout,
+  });
 }
