@@ -2,7 +2,7 @@
 // sources (moduleNameMapper), so unit tests need no build; end-to-end tests start the built
 // services (dist/), which `pnpm test` builds first.
 const packages = ['config', 'security', 'openapi', 'oauth-client', 'metrics', 'runtime', 'chain'];
-const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore'];
+const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'];
 
 const base = {
   testEnvironment: 'node',

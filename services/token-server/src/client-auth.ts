@@ -1,0 +1,38 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ClientRegistration } from './token-server-config';
+
+/** The client id and secret of an `Authorization: Basic` header (RFC 6749 2.3.1 form-decoded). */
+export function basicCredentials(
+  header: string | undefined,
+): { clientId: string; secret: string } | undefined {
+  const match = /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  try {
+    return {
+      clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the header names a known client with its right secret (compared in constant time). */
+export function authenticates(
+  header: string | undefined,
+  clients: Record<string, ClientRegistration>,
+): string | undefined {
+  const credentials = basicCredentials(header);
+  if (!credentials || !Object.prototype.hasOwnProperty.call(clients, credentials.clientId)) {
+    return undefined;
+  }
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  const ok = timingSafeEqual(
+    digest(credentials.secret),
+    digest(clients[credentials.clientId].secret),
+  );
+  return ok ? credentials.clientId : undefined;
+}

@@ -1,0 +1,21 @@
+import path from 'node:path';
+import { ConfigError } from '@chain/config';
+import { startTokenServer } from './token-server';
+
+async function main() {
+  try {
+    const server = await startTokenServer({ bundledDir: path.join(__dirname, '..', 'config') });
+    const onSignal = (signal: NodeJS.Signals) => {
+      server.logger.info({ signal }, 'signal received');
+      void server.close().then(() => process.exit(0));
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : (err as Error).message;
+    process.stderr.write(`Cannot start: ${message}\n`);
+    process.exit(1);
+  }
+}
+
+void main();

@@ -1,0 +1,163 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
+import { createLogger, type Logger } from '@chain/runtime';
+import { basicCredentials } from './client-auth';
+import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
+import { createProvider } from './provider';
+import { loadTokenServerConfig, type ClientsConfig } from './token-server-config';
+import { TokenStats } from './token-stats';
+
+export interface RunningTokenServer {
+  tokenPort: number;
+  keyPort: number;
+  stats: TokenStats;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 64 * 1024;
+
+/**
+ * Starts the token server (port tokenPort: `POST /oauth2/token`) and the key server (port
+ * keyPort: `GET /oauth2/key/{kid}`, `GET /oauth2/jwks`), both HTTPS, both with `GET /health`
+ * and `GET /stats`. Throws ConfigError for a bad config file.
+ */
+export async function startTokenServer(options: ConfigLoaderOptions): Promise<RunningTokenServer> {
+  const { server: config, clients } = loadTokenServerConfig(new ConfigLoader(options));
+  const logger = createLogger('token-server');
+  const stats = new TokenStats();
+  const provider = await createProvider(config, clients);
+  provider.on('grant.success', (ctx) => {
+    const clientId = ctx.oidc.client?.clientId ?? 'unknown';
+    stats.issue(clientId);
+    logger.info({ clientId }, 'token issued');
+  });
+  provider.on('grant.error', (_ctx, err) => {
+    logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
+  });
+  provider.on('server_error', (_ctx, err) => logger.error({ err }, 'token server error'));
+  const oidc = provider.callback();
+  const keys = keyEndpoints(loadKeySet(config.certificates), clients.clients);
+
+  const common = (req: http.IncomingMessage, res: http.ServerResponse, name: string) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/health') {
+      sendJson(res, 200, { status: 'UP', serviceId: name });
+      return true;
+    }
+    if (req.method === 'GET' && path === '/stats') {
+      sendJson(res, 200, stats.snapshot());
+      return true;
+    }
+    return false;
+  };
+
+  const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
+  const tokenServer = https.createServer(tls, (req, res) => {
+    if (common(req, res, 'oauth2-token')) return;
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/oauth2/token') {
+      tokenRequest(req, res, clients, stats, logger, oidc);
+      return;
+    }
+    oidc(req, res);
+  });
+  const keyServer = https.createServer(tls, (req, res) => {
+    if (common(req, res, 'oauth2-key')) return;
+    if (!keys(req, res)) sendJson(res, 404, { error: 'not_found' });
+  });
+
+  const listen = async (server: https.Server, port: number) => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, config.ip, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return (server.address() as AddressInfo).port;
+  };
+  const tokenPort = await listen(tokenServer, config.tokenPort);
+  const keyPort = await listen(keyServer, config.keyPort);
+  // The token line first: test/support/service-process.ts takes the first https port logged.
+  logger.info(
+    { protocol: 'https', ip: config.ip, port: tokenPort, endpoint: 'token' },
+    `listening on https port ${tokenPort}`,
+  );
+  logger.info(
+    { protocol: 'https', ip: config.ip, port: keyPort, endpoint: 'key' },
+    `key server listening on https port ${keyPort}`,
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const force = setTimeout(() => {
+        tokenServer.closeAllConnections();
+        keyServer.closeAllConnections();
+      }, config.shutdownTimeoutMs);
+      force.unref();
+      await Promise.all(
+        [tokenServer, keyServer].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeIdleConnections();
+            }),
+        ),
+      );
+      clearTimeout(force);
+      logger.info('stopped');
+    })();
+    return closing;
+  };
+  return { tokenPort, keyPort, stats, logger, close };
+}
+
+/**
+ * Counts the request by client, applies light-oauth2's default scope (a client-credentials
+ * request without `scope` gets the client's registered scopes), then hands the request to
+ * oidc-provider with the body already read.
+ */
+function tokenRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  { clients }: ClientsConfig,
+  stats: TokenStats,
+  logger: Logger,
+  oidc: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_BODY) {
+      sendJson(res, 413, { error: 'invalid_request', error_description: 'body too large' });
+      req.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    const clientId =
+      basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
+    stats.request(clientId);
+    logger.info({ clientId, grantType: form.get('grant_type') }, 'token request');
+    const registered = Object.prototype.hasOwnProperty.call(clients, clientId)
+      ? clients[clientId].scope
+      : [];
+    if (
+      form.get('grant_type') === 'client_credentials' &&
+      !form.get('scope') &&
+      registered.length > 0
+    ) {
+      form.set('scope', registered.join(' '));
+    }
+    // oidc-provider reads an already-read body from `req.body`.
+    (req as http.IncomingMessage & { body?: string }).body = form.toString();
+    oidc(req, res);
+  });
+}
