@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** A free loopback port (bound, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Influxd {
+  port: number;
+  url: string;
+  /** Admin credentials (auth is on). */
+  user: string;
+  password: string;
+  /** InfluxQL against `/query`; rows by series, times in epoch milliseconds. */
+  query(db: string, q: string): Promise<InfluxSeries[]>;
+  /** Stops influxd and removes its data folder. */
+  stop(): Promise<void>;
+}
+
+export interface InfluxSeries {
+  name: string;
+  tags?: Record<string, string>;
+  columns: string[];
+  values: unknown[][];
+}
+
+/**
+ * Starts Debian's influxd (1.x, `scripts/influxdb.sh install`) on loopback: both the HTTP and
+ * the RPC bind-address on free ports, meta/data/wal in a temporary folder, HTTP auth on with
+ * one admin user. Never the system service on 8086.
+ */
+export async function startInfluxd(): Promise<Influxd> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'influxd-e2e-'));
+  const port = await freePort();
+  const rpcPort = await freePort();
+  const config = path.join(dir, 'influxdb.conf');
+  fs.writeFileSync(
+    config,
+    `reporting-disabled = true
+bind-address = "127.0.0.1:${rpcPort}"
+[meta]
+  dir = "${dir}/meta"
+[data]
+  dir = "${dir}/data"
+  wal-dir = "${dir}/wal"
+  query-log-enabled = false
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:${port}"
+  auth-enabled = true
+  log-enabled = false
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+[subscriber]
+  enabled = false
+[logging]
+  level = "warn"
+  suppress-logo = true
+`,
+  );
+  const child: ChildProcess = spawn('influxd', ['-config', config], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const user = 'admin';
+  const password = `e2e-${Math.random().toString(36).slice(2)}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+
+  const until = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`influxd exited: ${stderr}`);
+    const ok = await fetch(`${url}/ping`).then(
+      (r) => r.status === 204,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > until) {
+      await stop();
+      throw new Error(`influxd did not answer /ping in time: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  const post = async (q: string, params: Record<string, string> = {}, auth = true) => {
+    const res = await fetch(`${url}/query?${new URLSearchParams({ ...params, epoch: 'ms' })}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        ...(auth && {
+          Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+        }),
+      },
+      body: new URLSearchParams({ q }).toString(),
+    });
+    const body = (await res.json()) as {
+      error?: string;
+      results?: { error?: string; series?: InfluxSeries[] }[];
+    };
+    const error = body.error ?? body.results?.find((r) => r.error)?.error;
+    if (res.status !== 200 || error) throw new Error(`InfluxDB ${res.status}: ${error}`);
+    return body.results?.[0]?.series ?? [];
+  };
+  // With auth on and no user yet, InfluxDB 1.x accepts exactly this statement unauthenticated.
+  await post(`CREATE USER "${user}" WITH PASSWORD '${password}' WITH ALL PRIVILEGES`, {}, false);
+
+  return { port, url, user, password, query: (db, q) => post(q, { db }), stop };
+}
