@@ -1,0 +1,94 @@
+import pino from 'pino';
+import request from 'supertest';
+import { ConfigError } from '@chain/config';
+import { createApp } from '../src/app';
+import { serviceConfig } from '../../../test/support/service-config';
+import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
+import { describeSecurity, securityYml } from '../../../test/support/security-suite';
+
+const clientYml = (keyServerUrl: string) => `tls:
+  trustStore: ${CERTS}/ca.crt
+request:
+  timeout: 500
+oauth:
+  key:
+    server_url: ${keyServerUrl}
+    uri: /oauth2/key
+    client_id: petstore-client
+`;
+
+function linesLogger(lines: string[]) {
+  return pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+}
+
+describeSecurity('petstore', {
+  path: '/v2/pet/1',
+  required: ['read:pets'],
+  okBody: {
+    id: 1,
+    name: 'Rex',
+    photoUrls: ['https://example.com/photos/rex-1.jpg'],
+    category: { id: 1, name: 'Dogs' },
+    tags: [{ id: 1, name: 'friendly' }],
+    status: 'available',
+  },
+  keyClient: { id: 'petstore-client', secret: 'petstore-secret' },
+  createApp: ({ security, keyServerUrl }, lines) =>
+    createApp(
+      serviceConfig('petstore', {
+        'security.yml': security,
+        'client.yml': clientYml(keyServerUrl),
+      }),
+      linesLogger(lines),
+    ).app,
+});
+
+describe('petstore enableMockJwt', () => {
+  const files = {
+    'security.yml': securityYml('enableMockJwt: true\n'),
+    'client.yml': `tls:\n  trustStore: ${CERTS}/ca.crt\n`,
+  };
+
+  it('issues a token at POST /oauth2/token that the petstore accepts', async () => {
+    const { app } = createApp(serviceConfig('petstore', files), linesLogger([]));
+    const issued = await request(app)
+      .post('/oauth2/token')
+      .auth('petstore-client', 'x')
+      .type('form')
+      .send({ grant_type: 'client_credentials', scope: 'read:pets' })
+      .expect(200);
+    expect(issued.body).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 600,
+      scope: 'read:pets',
+    });
+    const res = await request(app)
+      .get('/v2/pet/2')
+      .set('Authorization', `Bearer ${issued.body.access_token}`);
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe('Tom');
+  });
+
+  it('is refused at build with NODE_ENV=production', () => {
+    const saved = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      expect(() => createApp(serviceConfig('petstore', files), linesLogger([]))).toThrow(
+        ConfigError,
+      );
+    } finally {
+      process.env.NODE_ENV = saved;
+    }
+  });
+
+  it('stops the built service at start with NODE_ENV=production, saying why', async () => {
+    const dir = configDir(files);
+    const { code, stderr } = await startExpectingFailure('petstore', dir, {
+      NODE_ENV: 'production',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      'Cannot start: Config error in security.yml at key "enableMockJwt": must be false when NODE_ENV=production (the mock token endpoint is for tests only)\n',
+    );
+  });
+});
