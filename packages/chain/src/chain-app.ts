@@ -94,7 +94,11 @@ export function createChainApp(
             // What reached this service, for tracing a call through the chain: token
             // fingerprints and client ids only, never a token.
             logger.debug(
-              { correlationId: trace.correlationId, ...credentialSummary(req.headers) },
+              {
+                correlationId: trace.correlationId,
+                traceabilityId: trace.traceabilityId,
+                ...credentialSummary(req.headers),
+              },
               'chain request',
             );
           }
