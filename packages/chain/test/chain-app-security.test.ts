@@ -1,0 +1,163 @@
+import path from 'node:path';
+import util from 'node:util';
+import request from 'supertest';
+import { loadSigningKey, mintToken } from '@chain/testkit';
+import { createLogger } from '@chain/runtime';
+import { createChainApp } from '../src';
+import { httpsStub, json, type Stub } from '../../../test/support/https-stub';
+import { SECURITY_ON, serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { CERTS } from '../../../test/support/service-process';
+
+const primary = loadSigningKey(
+  '100',
+  path.join(CERTS, 'primary.key'),
+  path.join(CERTS, 'primary.crt'),
+);
+const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
+
+describe('api-b with security on (DESIGN.md "Chain calls with security on")', () => {
+  let tokenServer: Stub;
+  let downstream: Stub;
+  let tokenAnswer: (res: import('node:http').ServerResponse) => void;
+  let issued = 0;
+  beforeAll(async () => {
+    tokenServer = await httpsStub((_req, res) => tokenAnswer(res));
+    downstream = await httpsStub((_req, res) => json(res, 200, ['API C: Message 1']));
+  });
+  afterAll(async () => {
+    await tokenServer.close();
+    await downstream.close();
+  });
+  beforeEach(() => {
+    tokenServer.requests.splice(0);
+    downstream.requests.splice(0);
+    issued = 0;
+    tokenAnswer = (res) =>
+      json(res, 200, {
+        access_token: `own-token-${++issued}`,
+        token_type: 'bearer',
+        expires_in: 600,
+      });
+  });
+
+  const files = (client: Partial<{ serverUrl: string; timeout: number; cc: boolean }> = {}) => ({
+    'security.yml': SECURITY_ON,
+    'api_b.yml': `api_c_host: ${downstream.url}\napi_c_path: /v1/data\n`,
+    'client.yml': `tls:
+  trustStore: ${CERTS}/ca.crt
+request:
+  timeout: ${client.timeout ?? 1000}
+oauth:
+  token:
+${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenServer.url}\n`}${
+      client.cc === false
+        ? ''
+        : `    client_credentials:
+      uri: /oauth2/token
+      client_id: api-b-client
+      scope: [api_c.r, api_c.w]
+`
+    }`,
+  });
+  const app = (f: Record<string, string> = files(), logger = silentLogger()) =>
+    createChainApp(serviceConfig('api-b', f), logger, { letter: 'B' }).app;
+
+  it("passes the caller's Authorization unchanged, its own token as X-Scope-Token, and the trace ids", async () => {
+    const res = await request(app())
+      .get('/v1/data')
+      .set('Authorization', `Bearer ${userToken}`)
+      .set('X-Correlation-Id', 'corr-1')
+      .set('X-Traceability-Id', 'trace-1');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(['API C: Message 1', 'API B: Message 1', 'API B: Message 2']);
+    expect(res.headers['x-correlation-id']).toBe('corr-1');
+    expect(res.headers['x-traceability-id']).toBe('trace-1');
+    expect(downstream.requests).toHaveLength(1);
+    expect(downstream.requests[0]).toMatchObject({
+      authorization: `Bearer ${userToken}`,
+      'x-scope-token': 'Bearer own-token-1',
+      'x-correlation-id': 'corr-1',
+      'x-traceability-id': 'trace-1',
+    });
+    expect(tokenServer.requests).toHaveLength(1);
+    expect(tokenServer.requests[0].authorization).toBe(
+      'Basic ' + Buffer.from('api-b-client:api-b-secret').toString('base64'),
+    );
+  });
+
+  it('50 concurrent requests on a cold cache share one token request', async () => {
+    const a = app();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        request(a).get('/v1/data').set('Authorization', `Bearer ${userToken}`),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(50).fill(200));
+    expect(tokenServer.requests).toHaveLength(1);
+    expect(new Set(downstream.requests.map((h) => h['x-scope-token']))).toEqual(
+      new Set(['Bearer own-token-1']),
+    );
+    // A correlation id is generated when the caller sent none, one per request.
+    expect(new Set(downstream.requests.map((h) => h['x-correlation-id'])).size).toBe(50);
+  });
+
+  it('a token refused by the token server is ERR10009 (408); the log names the cause, not the secret', async () => {
+    tokenAnswer = (res) => json(res, 401, { error: 'invalid_client' });
+    const lines: string[] = [];
+    const captured = createLogger('api-b', 'silent');
+    const spy = jest
+      .spyOn(captured, 'warn')
+      .mockImplementation(((o: object) => lines.push(util.inspect(o, { depth: 10 }))) as never);
+    const res = await request(app(files(), captured))
+      .get('/v1/data')
+      .set('Authorization', `Bearer ${userToken}`);
+    expect(res.status).toBe(408);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body).toEqual({
+      statusCode: 408,
+      code: 'ERR10009',
+      message: 'CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
+      description: 'Could not get client credentials token in client module',
+    });
+    expect(downstream.requests).toHaveLength(0);
+    expect(lines.join('\n')).toContain('refused the client credentials (HTTP 401 invalid_client)');
+    expect(lines.join('\n')).not.toContain('api-b-secret');
+    spy.mockRestore();
+  });
+
+  it('a token server that does not answer is ERR10009 within the time-out', async () => {
+    tokenAnswer = () => undefined;
+    const started = Date.now();
+    const res = await request(app(files({ timeout: 300 })))
+      .get('/v1/data')
+      .set('Authorization', `Bearer ${userToken}`);
+    expect(res.status).toBe(408);
+    expect(res.body.code).toBe('ERR10009');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('security off: no token is asked for and no credentials are sent', async () => {
+    const f = files();
+    delete (f as Record<string, string>)['security.yml'];
+    const res = await request(app(f)).get('/v1/data');
+    expect(res.status).toBe(200);
+    expect(tokenServer.requests).toHaveLength(0);
+    expect(downstream.requests[0].authorization).toBeUndefined();
+    expect(downstream.requests[0]['x-scope-token']).toBeUndefined();
+  });
+
+  it('security on without the token settings stops the service at start, naming file and key', () => {
+    const noServer = serviceConfig('api-b', files({ serverUrl: '' }));
+    expect(() => createChainApp(noServer, silentLogger(), { letter: 'B' })).toThrow(
+      `Config error in ${noServer.loader.overrideDir}/client.yml at key "oauth.token.server_url": is required when security.yml enableVerifyJwt is true`,
+    );
+    const noGrant = serviceConfig('api-b', files({ cc: false }));
+    expect(() => createChainApp(noGrant, silentLogger(), { letter: 'B' })).toThrow(
+      `at key "oauth.token.client_credentials": is required when security.yml enableVerifyJwt is true`,
+    );
+    const noSecret = serviceConfig('api-b', { ...files(), 'secret.yml': 'keyClientSecret: k\n' });
+    expect(() => createChainApp(noSecret, silentLogger(), { letter: 'B' })).toThrow(
+      `Config error in ${noSecret.loader.overrideDir}/secret.yml at key "clientCredentialsClientSecret": is required when security.yml enableVerifyJwt is true`,
+    );
+  });
+});
