@@ -9,6 +9,8 @@ import { createLogger } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
 
+const MAX_HEADER_SIZE = 128 * 1024;
+
 export interface ServiceDefinition {
   /** The service's bundled config folder. */
   bundledDir: string;
@@ -86,11 +88,18 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
       const tls = {
         key: fs.readFileSync(serverConfig.keyFile as string),
         cert: fs.readFileSync(serverConfig.certFile as string),
+        // Headers up to 128 KB reach the app (Node's default is 16 KB), so an oversized token
+        // gets the catalogue's 401 ERR10000 rather than a bare 431 (light-4j/Undertow allow 1 MB).
+        maxHeaderSize: MAX_HEADER_SIZE,
       };
       await listen(https.createServer(tls, built.app), serverConfig.httpsPort, 'https');
     }
     if (serverConfig.enableHttp) {
-      await listen(http.createServer(built.app), serverConfig.httpPort, 'http');
+      await listen(
+        http.createServer({ maxHeaderSize: MAX_HEADER_SIZE }, built.app),
+        serverConfig.httpPort,
+        'http',
+      );
     }
   } catch (err) {
     log.fatal({ err }, `cannot listen: ${(err as Error).message}`);

@@ -1,0 +1,229 @@
+#!/usr/bin/env node
+// Verified requests per second on one protected route (issue 3, issue 7 case 5). One Express app
+// per case, the same route (GET /v2/pet/1 needing scope read:pets) and the same RS256 token:
+//   none                       no security at all (the ceiling)
+//   chain-security cache on    @chain/security, enableJwtCache: true
+//   chain-security cache off   @chain/security, enableJwtCache: false (signature every request)
+//   express-oauth2-jwt-bearer  auth() + requiredScopes(), keys from a local JWKS
+// Each app is loaded in turn by autocannon in a separate process on loopback, in rounds whose
+// case order rotates (a shared 2-core machine is noisy); the script prints the median req/s and
+// p99 latency per case and its ratio to express-oauth2-jwt-bearer. Needs `pnpm build`.
+//
+//   node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N] [--rounds N]
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const quick = args.includes('--quick');
+const duration = option('duration', quick ? 1 : 5);
+const connections = option('connections', 20);
+const rounds = option('rounds', quick ? 1 : 3);
+
+const requireRoot = createRequire(path.join(root, 'package.json'));
+const requireRuntime = createRequire(path.join(root, 'packages', 'runtime', 'package.json'));
+const dist = (pkg) => path.join(root, 'packages', pkg, 'dist', 'index.js');
+for (const pkg of ['security', 'testkit']) {
+  if (!fs.existsSync(dist(pkg))) {
+    console.error(`${dist(pkg)} is missing: run pnpm build first`);
+    process.exit(2);
+  }
+}
+const express = requireRuntime('express');
+const { auth, requiredScopes } = requireRoot('express-oauth2-jwt-bearer');
+const { createSecurityMiddleware, toStatusError } = requireRoot(dist('security'));
+const { createSigningKey, writeCertificate, signToken, standardClaims } = requireRoot(
+  dist('testkit'),
+);
+const autocannon = requireRoot.resolve('autocannon/autocannon.js');
+
+const ISSUER = 'urn:com:networknt:oauth2:v1';
+const AUDIENCE = 'urn:com.networknt';
+const SCOPE = 'read:pets';
+const PET = {
+  id: 1,
+  name: 'Rex',
+  photoUrls: [],
+  category: { id: 1, name: 'Dogs' },
+  tags: [],
+  status: 'available',
+};
+
+const key = createSigningKey('100');
+const certificate = writeCertificate(key, fs.mkdtempSync(path.join(os.tmpdir(), 'bench-sec-')));
+// No `typ`: express-oauth2-jwt-bearer accepts only at+jwt or none; scope as a string, which
+// both read.
+const token = signToken(
+  key,
+  standardClaims({ expiresIn: 3600, clientId: 'bench-client', scope: SCOPE }),
+  { typ: undefined },
+);
+
+function listen(app) {
+  return new Promise((resolve) => {
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 30_000;
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+function petApp(guard) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  for (const handler of guard) app.use(handler);
+  app.get('/v2/pet/1', (_req, res) => res.json(PET));
+  app.use((err, _req, res, _next) => {
+    const status = err.status ?? err.statusCode ?? toStatusError(err).statusCode;
+    res
+      .status(status)
+      .set(err.headers ?? {})
+      .json({ code: err.code ?? 'error' });
+  });
+  return app;
+}
+
+function chainSecurity(enableJwtCache) {
+  return createSecurityMiddleware({
+    config: {
+      enableVerifyJwt: true,
+      enableVerifyScope: true,
+      enableMockJwt: false,
+      jwt: { certificate: { 100: certificate }, clockSkewInSeconds: 60, cacheMaxEntries: 10000 },
+      logJwtToken: false,
+      logClientUserScope: false,
+      oauthHttp2Support: true,
+      enableJwtCache,
+    },
+    requiredScopes: () => [SCOPE],
+  });
+}
+
+const jwks = await listen((_req, res) => {
+  const jwk = {
+    ...key.publicKey.export({ format: 'jwk' }),
+    kid: key.kid,
+    alg: 'RS256',
+    use: 'sig',
+  };
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ keys: [jwk] }));
+});
+const jwksUri = `http://127.0.0.1:${jwks.address().port}/jwks`;
+
+const cases = [
+  ['none', []],
+  ['chain-security cache on', [chainSecurity(true)]],
+  ['chain-security cache off', [chainSecurity(false)]],
+  [
+    'express-oauth2-jwt-bearer',
+    [
+      auth({ issuer: ISSUER, audience: AUDIENCE, jwksUri, tokenSigningAlg: 'RS256' }),
+      requiredScopes(SCOPE),
+    ],
+  ],
+];
+
+async function status(port, headers) {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/v2/pet/1', headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      })
+      .on('error', reject);
+  });
+}
+
+function load(port, seconds) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        autocannon,
+        '-j',
+        '-c',
+        String(connections),
+        '-d',
+        String(seconds),
+        '-H',
+        `Authorization=Bearer ${token}`,
+        `http://127.0.0.1:${port}/v2/pet/1`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
+      resolve(JSON.parse(out));
+    });
+  });
+}
+
+const running = [];
+for (const [name, guard] of cases) {
+  const server = await listen(petApp(guard));
+  const { port } = server.address();
+  const ok = await status(port, { Authorization: `Bearer ${token}` });
+  const refused = await status(port, {});
+  if (ok !== 200 || (name !== 'none' && refused !== 401)) {
+    console.error(`${name}: expected 200 with the token and 401 without, got ${ok} and ${refused}`);
+    process.exit(1);
+  }
+  if (!quick) await load(port, 1); // warm-up
+  running.push({ name, server, port, runs: [] });
+}
+for (let round = 0; round < rounds; round++) {
+  for (let i = 0; i < running.length; i++) {
+    const c = running[(i + round) % running.length];
+    const r = await load(c.port, duration);
+    const failed = r.non2xx + r.errors + r.timeouts;
+    if (failed > 0) {
+      console.error(
+        `${c.name}: ${failed} requests failed (non-2xx ${r.non2xx}, errors ${r.errors})`,
+      );
+      process.exit(1);
+    }
+    c.runs.push({ rps: r.requests.average, p99: r.latency.p99 });
+  }
+}
+const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const results = running.map((c) => ({
+  name: c.name,
+  rps: median(c.runs.map((r) => r.rps)),
+  p99: median(c.runs.map((r) => r.p99)),
+  all: c.runs.map((r) => r.rps.toFixed(0)).join(' '),
+}));
+for (const c of running) {
+  c.server.closeAllConnections();
+  c.server.close();
+}
+jwks.close();
+
+const baseline = results.find((r) => r.name === 'express-oauth2-jwt-bearer').rps;
+console.log(
+  `\nGET /v2/pet/1 with a verified RS256 token, ${connections} connections, ${duration} s each, ` +
+    `${rounds} round(s), ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}, ` +
+    `node ${process.version}`,
+);
+console.log(
+  'case                        req/s (median)  p99 ms  vs express-oauth2-jwt-bearer  rounds',
+);
+for (const r of results) {
+  console.log(
+    `${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(14)} ${String(r.p99).padStart(7)} ` +
+      `${((r.rps / baseline).toFixed(2) + 'x').padStart(29)}  ${r.all}`,
+  );
+}
