@@ -3,8 +3,15 @@ import request from 'supertest';
 import { ConfigError } from '@chain/config';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
-import { describeSecurity, securityYml } from '../../../test/support/security-suite';
+import { hostileTokens, mintToken } from '@chain/testkit';
+import { httpsRequest } from '../../../test/support/https-get';
+import {
+  CERTS,
+  configDir,
+  startExpectingFailure,
+  startService,
+} from '../../../test/support/service-process';
+import { describeSecurity, primary, securityYml } from '../../../test/support/security-suite';
 
 const clientYml = (keyServerUrl: string) => `tls:
   trustStore: ${CERTS}/ca.crt
@@ -90,5 +97,49 @@ describe('petstore enableMockJwt', () => {
     expect(stderr).toBe(
       'Cannot start: Config error in security.yml at key "enableMockJwt": must be false when NODE_ENV=production (the mock token endpoint is for tests only)\n',
     );
+  });
+});
+
+describe('the built petstore process with security on', () => {
+  it('answers a 100 KB token 401 ERR10000 over HTTPS and keeps serving', async () => {
+    const service = await startService('petstore', {
+      configDir: configDir({
+        'server.yml': `serviceId: petstore-test\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
+        'security.yml': securityYml(),
+        'client.yml': `tls:\n  trustStore: ${CERTS}/ca.crt\n`,
+      }),
+    });
+    try {
+      const url = `https://localhost:${service.port}/v2/pet/1`;
+      const big = hostileTokens(primary, { scope: ['read:pets'] }).find(
+        (t) => t.name === '100 KB token',
+      )!;
+      expect(big.token.length).toBeGreaterThan(100 * 1024);
+      const refused = await httpsRequest(url, {
+        headers: { Authorization: `Bearer ${big.token}` },
+      });
+      expect({
+        status: refused.status,
+        body: refused.body,
+        challenge: refused.headers['www-authenticate'],
+      }).toEqual({
+        status: 401,
+        body: {
+          statusCode: 401,
+          code: 'ERR10000',
+          message: 'INVALID_AUTH_TOKEN',
+          description: 'Incorrect signature or malformed token in authorization header',
+        },
+        challenge:
+          'Bearer realm="api", error="invalid_token", error_description="Incorrect signature or malformed token in authorization header"',
+      });
+      const served = await httpsRequest(url, {
+        headers: { Authorization: `Bearer ${mintToken(primary, { scope: ['read:pets'] })}` },
+      });
+      expect(served.status).toBe(200);
+      expect(service.lines.join('\n')).not.toContain(big.token);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
   });
 });
