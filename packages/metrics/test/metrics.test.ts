@@ -214,6 +214,23 @@ describe('createMetrics', () => {
     ]);
   });
 
+  it('answers requests while a write to InfluxDB hangs', async () => {
+    const built = appFor(configFor(stub.port));
+    metrics = built.metrics;
+    await call(built.app, '/v1/data', 200, 1).expect(200);
+    stub.mode = 'hold';
+    const hanging = built.metrics.report();
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) await call(built.app, '/v1/data', 200, 1).expect(200);
+    expect(Date.now() - started).toBeLessThan(900); // well inside the 1 s write time-out
+    expect(stub.requests.map((r) => r.path)).toEqual(['/query']); // still held
+    stub.mode = 'ok';
+    stub.release();
+    await expect(hanging).resolves.toEqual({ written: 16 });
+    await expect(built.metrics.report()).resolves.toEqual({ written: 16 });
+    expect(stub.writes().map((w) => /value=(\d+)/.exec(w)?.[1])).toEqual(['1', '20']);
+  });
+
   it('counts nothing and leaves /metrics to the next handler when disabled', async () => {
     const built = appFor(configFor(stub.port, false));
     await call(built.app, '/v1/data', 200, 1).expect(200);
