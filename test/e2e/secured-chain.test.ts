@@ -8,6 +8,7 @@ import {
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
+  waitForLine,
   type TokenServerProcess,
 } from '../support/local-token-server';
 import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
@@ -171,6 +172,13 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
     };
     for (const [letter, want] of Object.entries(expected)) {
       const proc = chain[letter as keyof typeof chain];
+      // Log lines come through a pipe and may trail the HTTP answer: wait for them.
+      for (const msg of ['chain request', 'jwt verified']) {
+        await waitForLine(
+          proc,
+          (l) => l.includes('"correlationId":"e2e-corr-1"') && l.includes(`"msg":"${msg}"`),
+        );
+      }
       // The chain handler's trace line: token fingerprints and client ids, never a token.
       const seen = logLines(proc, 'chain request', 'e2e-corr-1');
       expect(seen).toHaveLength(1);

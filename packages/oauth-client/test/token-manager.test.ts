@@ -6,7 +6,6 @@ import { ConfigLoader } from '@chain/config';
 import { StatusError } from '@chain/security';
 import {
   clientConfigSchema,
-  credentialHeaders,
   TokenError,
   TokenManager,
   type ClientConfig,
@@ -195,18 +194,5 @@ describe('TokenManager', () => {
       earlyRefreshRetryDelay: 4000,
       client_credentials: CC,
     });
-  });
-});
-
-describe('credentialHeaders', () => {
-  it("keeps the caller's Authorization and adds the own token as X-Scope-Token", () => {
-    expect(credentialHeaders('Bearer user-jwt', 'own')).toEqual({
-      Authorization: 'Bearer user-jwt',
-      'X-Scope-Token': 'Bearer own',
-    });
-  });
-  it('puts the own token in Authorization when the caller sent none', () => {
-    expect(credentialHeaders(undefined, 'own')).toEqual({ Authorization: 'Bearer own' });
-    expect(credentialHeaders('', 'own')).toEqual({ Authorization: 'Bearer own' });
   });
 });
