@@ -12,12 +12,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
 const securityOff = process.argv.includes('--security') && process.argv.includes('off');
 const logs = path.join(root, '.run', 'logs');
+const noOverride = path.join(root, '.run', 'no-override'); // empty: bundled config only
 fs.mkdirSync(logs, { recursive: true });
+fs.mkdirSync(noOverride, { recursive: true });
 
-const tokenServer = path.join(root, 'services', 'token-server', 'dist', 'index.js');
-const hasTokenServer = fs.existsSync(tokenServer);
 const services = [
-  ...(hasTokenServer ? [{ name: 'token-server', urls: ['https://localhost:6882/oauth2/token', 'https://localhost:6886/oauth2/key/100'] }] : []),
+  {
+    name: 'token-server',
+    urls: ['https://localhost:6882/oauth2/token', 'https://localhost:6886/oauth2/key/100'],
+  },
   { name: 'api-d', urls: ['https://localhost:7444/v1/data'] },
   { name: 'api-c', urls: ['https://localhost:7443/v1/data'] },
   { name: 'api-b', urls: ['https://localhost:7442/v1/data'] },
@@ -32,7 +35,7 @@ function start({ name }) {
   const configDir = path.join(root, 'config', 'local', name);
   const env = { ...process.env, CERTS_DIR: certs };
   if (!securityOff && fs.existsSync(configDir)) env.CONFIG_DIR = configDir;
-  else env.CONFIG_DIR = path.join(root, '.run', 'no-override');
+  else env.CONFIG_DIR = noOverride;
   const out = fs.openSync(path.join(logs, `${name}.log`), 'w');
   const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'index.js')], {
     env,
@@ -92,9 +95,6 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 console.log(`starting the chain (security ${securityOff ? 'off' : 'on'}); logs in .run/logs/`);
-if (!hasTokenServer && !securityOff) {
-  console.log('note: services/token-server is not built; tokens cannot be obtained locally');
-}
 try {
   for (const svc of services) {
     await start(svc);
@@ -116,8 +116,14 @@ if (securityOff) {
       `      -d grant_type=client_credentials -d 'scope=api_a.r read:pets' \\\n` +
       `      https://localhost:6882/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
   );
-  console.log(`  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`);
-  console.log(`  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`);
-  console.log(`  curl --cacert ${ca} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`);
+  console.log(
+    `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`,
+  );
+  console.log(
+    `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`,
+  );
+  console.log(
+    `  curl --cacert ${ca} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`,
+  );
 }
 console.log('\nCtrl-C stops everything.');
