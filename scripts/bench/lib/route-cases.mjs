@@ -1,0 +1,26 @@
+// Case 5 (security-route.mjs) and the metrics overhead (metrics-overhead.mjs): other engineers'
+// scripts, run as processes; their rows join the table under a prefix.
+import { runSubBench } from './sub-bench.mjs';
+
+const subBench = (name, prefix, extraArgs) => async (ctx) => {
+  const { opts, log } = ctx;
+  const args = [
+    ...(opts.quick ? ['--quick'] : []),
+    ...(opts.explicitDuration ? ['--duration', String(opts.durationS)] : []),
+    ...(opts.explicitConnections ? ['--connections', String(opts.connections)] : []),
+    ...extraArgs,
+  ];
+  log(`${prefix}: node scripts/bench/${name}.mjs ${args.join(' ')}`);
+  const { rows, code } = await runSubBench(name, args, log);
+  if (code === 'missing') throw new Error(`scripts/bench/${name}.mjs is not there`);
+  if (code !== 0) throw new Error(`${name}.mjs exited with ${code}`);
+  if (!rows.length) throw new Error(`${name}.mjs gave no rows`);
+  return rows.map((row) => ({
+    ...row,
+    case: `${prefix}: ${row.case}`,
+    baseline: row.baseline ? `${prefix}: ${row.baseline}` : null,
+  }));
+};
+
+export const route = subBench('security-route', 'route', []);
+export const metrics = subBench('metrics-overhead', 'metrics', []);

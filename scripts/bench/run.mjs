@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// pnpm bench (issue 7): starts what it measures as real processes on loopback, loads each with
+// autocannon from its own process, samples RSS from /proc, and prints one Markdown table (also
+// written as JSON to bench/results/) with the targets, PASS or MISS. Needs `pnpm certs` and
+// `pnpm build`. docs/benchmarks.md describes the cases.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as chainCases from './lib/chain-cases.mjs';
+import { startTokenServer } from './lib/chain.mjs';
+import { parseOptions, USAGE } from './lib/options.mjs';
+import { checkPrerequisites, RESULTS_DIR } from './lib/paths.mjs';
+import { stopAll } from './lib/processes.mjs';
+import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
+import { metrics, route } from './lib/route-cases.mjs';
+import { tokens } from './lib/token-case.mjs';
+
+const RUNNERS = {
+  baseline: chainCases.baseline,
+  'chain-open': chainCases.chainOpen,
+  'chain-cache': chainCases.chainSecured('cache'),
+  'chain-nocache': chainCases.chainSecured('nocache'),
+  route,
+  soak: chainCases.soak,
+  tokens,
+  metrics,
+};
+
+let opts;
+try {
+  opts = parseOptions(process.argv.slice(2));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+const t0 = Date.now();
+const log = (line) =>
+  console.log(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+
+const needsTokens = opts.only.some((c) => ['chain-cache', 'chain-nocache', 'soak'].includes(c));
+try {
+  checkPrerequisites([
+    'api-a',
+    'api-b',
+    'api-c',
+    'api-d',
+    ...(needsTokens ? ['token-server'] : []),
+  ]);
+} catch (err) {
+  console.error(err.message);
+  process.exit(2);
+}
+
+let tokenServer;
+const ctx = {
+  opts,
+  log,
+  async tokenServer() {
+    tokenServer ??= startTokenServer();
+    return tokenServer;
+  },
+};
+const stopTokenServer = async () => {
+  if (!tokenServer) return;
+  const ts = await tokenServer.catch(() => undefined);
+  await stopAll([ts]);
+};
+process.once('SIGINT', () => {
+  void stopTokenServer().then(() => process.exit(130));
+});
+
+log(
+  `${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(2)}, node ${process.version}; ` +
+    `cases ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}`,
+);
+const rows = [];
+let failures = 0;
+for (const name of opts.only) {
+  log(`== ${name}`);
+  try {
+    const result = await RUNNERS[name](ctx);
+    for (const row of [result].flat()) {
+      rows.push(row);
+      if (row.failed) failures++;
+    }
+  } catch (err) {
+    failures++;
+    log(`${name} failed: ${err.message}`);
+    rows.push({
+      case: name,
+      rps: null,
+      p50: null,
+      p99: null,
+      rssMb: null,
+      baseline: null,
+      error: err.message.split('\n')[0],
+    });
+  }
+}
+await stopTokenServer();
+
+const table = withRatios(rows);
+const goals = targets(table);
+const header =
+  `${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
+  `load average at the end ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ` +
+  `chain cases ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up`;
+console.log(
+  `\n${header}\n\n${markdownTable(table)}\n\nTargets (ratios from this run):\n${targetLines(goals).join('\n')}`,
+);
+
+fs.mkdirSync(RESULTS_DIR, { recursive: true });
+const file = path.join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+fs.writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        loadavg: os.loadavg(),
+        node: process.version,
+      },
+      options: opts,
+      rows: table,
+      targets: goals,
+    },
+    null,
+    2,
+  ) + '\n',
+);
+fs.copyFileSync(file, path.join(RESULTS_DIR, 'latest.json'));
+console.log(`\nwritten to ${path.relative(process.cwd(), file)}`);
+process.exit(failures ? 1 : 0);
