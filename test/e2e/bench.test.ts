@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/service-process';
+
+// Smoke of `pnpm bench` (issue 7): the quick mode starts the bare chain and the service chain as
+// processes, loads them for a second or two and prints the table. No figure is asserted: this
+// machine is shared and noisy; the figures live in docs/benchmarks.md.
+jest.setTimeout(90000);
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'bench', 'run.mjs'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('pnpm bench --quick', () => {
+  it('runs the baseline and the open chain and prints the table', async () => {
+    const { code, stdout, stderr } = await run(['--quick', '--only', 'baseline,chain-open']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toContain(
+      '| case | req/s | p50 ms | p99 ms | peak RSS MB | baseline | ratio | notes |',
+    );
+    expect(stdout).toMatch(
+      /^\| baseline \| \d+ \| [\d.]+ \| [\d.]+ \| a \d+, b \d+, c \d+, d \d+ \| – \| – \|/m,
+    );
+    expect(stdout).toMatch(
+      /^\| chain-open \| \d+ \| [\d.]+ \| [\d.]+ \| a \d+, b \d+, c \d+, d \d+ \| baseline \| [\d.]+ \|/m,
+    );
+    expect(stdout).toContain('chain security on (cache) / security off: – (target >= 0.85)');
+    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
+    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+      rows: { case: string; failed: number }[];
+    };
+    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([
+      ['baseline', 0],
+      ['chain-open', 0],
+    ]);
+  });
+
+  it('refuses an unknown case with the list of cases (exit 2)', async () => {
+    const { code, stderr } = await run(['--only', 'nonsense']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('unknown case(s) nonsense; cases: baseline, chain-open');
+  });
+});
