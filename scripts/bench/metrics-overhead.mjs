@@ -1,39 +1,36 @@
 #!/usr/bin/env node
-// What metrics cost a request while InfluxDB is down (issue 5): api-d (built, `pnpm build`) is
-// started twice on loopback, once with metrics off and once with metrics on pointing at a dead
-// InfluxDB port and reporting every 200 ms, so writes keep failing during the load. autocannon,
-// in a separate process, sends the same number of GET /v1/data to each, in alternating rounds;
-// the script prints the latency per mode and the on/off ratios, and fails when a
-// request failed or the reporter did not really try (and fail) to write.
+// What metrics cost a request while InfluxDB is down (issue 5). api-d (built: `pnpm build`) runs
+// twice on loopback: metrics off, and metrics on pointing at a dead InfluxDB port, reporting every
+// 200 ms so writes keep failing during the load. autocannon, in its own process, loads
+// GET /v1/data of each in alternating rounds (drift hits both alike). Prints latency per mode and
+// the on/off ratio; exits non-zero when a request failed, the reporter did not really try (and
+// fail) to write, or the InfluxDB password showed in a log line.
 //
-//   node scripts/bench/metrics-overhead.mjs [--quick] [--amount N] [--connections N] [--rounds N]
+//   node scripts/bench/metrics-overhead.mjs [--quick] [--duration S] [--connections N]
+//                                           [--rounds N] [--json FILE]
+// (--json: the row contract of scripts/bench/README.md.)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
+import { readRss, startProcess } from './lib/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
+  return i >= 0 ? args[i + 1] : fallback;
 };
 const quick = args.includes('--quick');
-const amount = option('amount', quick ? 500 : 4000);
-const connections = option('connections', 10);
-const rounds = option('rounds', quick ? 1 : 5);
-const autocannon = createRequire(path.join(root, 'package.json')).resolve(
+const durationS = Number(option('duration', quick ? 1 : 2));
+const connections = Number(option('connections', 10));
+const rounds = Number(option('rounds', quick ? 1 : 7));
+const jsonFile = option('json', undefined);
+const AUTOCANNON = createRequire(path.join(ROOT, 'package.json')).resolve(
   'autocannon/autocannon.js',
 );
-const entry = path.join(root, 'services', 'api-d', 'dist', 'index.js');
-if (!fs.existsSync(entry)) {
-  console.error(`${entry} is missing: run pnpm build first`);
-  process.exit(2);
-}
+const PASSWORD = 'bench-secret-never-logged';
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -46,112 +43,93 @@ function freePort() {
   });
 }
 
-function configDir(metricsYml) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-metrics-'));
-  fs.writeFileSync(
-    path.join(dir, 'server.yml'),
-    `serviceId: com.networknt.apid-1.0.0\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${certs}/server.key\ncertFile: ${certs}/server.crt\n`,
-  );
-  fs.writeFileSync(path.join(dir, 'metrics.yml'), metricsYml);
-  return dir;
-}
-
-/** Starts api-d with the given metrics.yml; resolves once it logs its port. */
-function startService(mode, metricsYml) {
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      CERTS_DIR: certs,
-      CONFIG_DIR: configDir(metricsYml),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines = [];
-  let buffer = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${mode}: api-d did not start\n${stderr}`)),
-      15000,
-    );
-    child.once('exit', (code) =>
-      reject(new Error(`${mode}: api-d exited with ${code}\n${stderr}`)),
-    );
-    child.stdout.on('data', (d) => {
-      buffer += d;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        lines.push(line);
-        const event = JSON.parse(line);
-        if (event.protocol === 'https' && /listening/.test(event.msg ?? '')) {
-          clearTimeout(timer);
-          resolve({
-            mode,
-            port: event.port,
-            lines,
-            stop: () =>
-              new Promise((done) => {
-                child.once('exit', done);
-                child.kill('SIGTERM');
-              }),
-          });
-        }
-      }
-    });
-  });
-}
-
 /** One autocannon run in its own process; resolves with its JSON result. */
-function load(port, count) {
+function load(port, seconds) {
+  const child = spawn(
+    process.execPath,
+    [
+      AUTOCANNON,
+      '-j',
+      '-n',
+      '-c',
+      String(connections),
+      '-d',
+      String(seconds),
+      `https://localhost:${port}/v1/data`,
+    ],
+    {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        autocannon,
-        '-j',
-        '-n',
-        '-c',
-        String(connections),
-        '-a',
-        String(count),
-        `https://localhost:${port}/v1/data`,
-      ],
-      {
-        env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(certs, 'ca.crt') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
     child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`autocannon exited with ${code}: ${err}`));
+      if (code !== 0) reject(new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`));
       else resolve(JSON.parse(out));
     });
   });
 }
 
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+function cpuMs(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks
+  } catch {
+    return NaN;
+  }
+}
+
+function startApiD(name, metricsYml) {
+  return startProcess(name, serviceEntry('api-d'), {
+    env: {
+      CERTS_DIR: CERTS,
+      CONFIG_DIR: configDir({
+        'server.yml': `serviceId: com.networknt.apid-1.0.0\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
+        'metrics.yml': metricsYml,
+      }),
+    },
+  });
+}
+
+checkPrerequisites(['api-d']);
 const deadPort = await freePort(); // released: nothing listens there
-const off = await startService('metrics off', 'enabled: false\n');
-const on = await startService(
+const off = await startApiD('metrics off', 'enabled: false\n');
+const on = await startApiD(
   'metrics on, InfluxDB down',
-  `enabled: true\ninfluxdbHost: 127.0.0.1\ninfluxdbPort: ${deadPort}\ninfluxdbName: bench\ninfluxdbUser: bench\ninfluxdbPass: bench-secret\nreportInMinutes: 1\nreportIntervalMs: 200\n`,
+  [
+    'enabled: true',
+    'influxdbHost: 127.0.0.1',
+    `influxdbPort: ${deadPort}`,
+    'influxdbName: bench',
+    'influxdbUser: bench',
+    `influxdbPass: ${PASSWORD}`,
+    'reportInMinutes: 1',
+    'reportIntervalMs: 200\n',
+  ].join('\n'),
 );
-const results = { [off.mode]: [], [on.mode]: [] };
+/** Per mode, one entry per round: autocannon's result and the CPU the service used meanwhile. */
+const runs = new Map([
+  [off, []],
+  [on, []],
+]);
+const peakMb = new Map();
 try {
-  // Warm both up (JIT, TLS session), then alternate so drift hits both modes alike.
-  await load(off.port, Math.min(500, amount));
-  await load(on.port, Math.min(500, amount));
+  // Warm both up (JIT, TLS sessions), then alternate the order round by round.
+  await load(off.port, 1);
+  await load(on.port, 1);
   for (let round = 0; round < rounds; round++) {
     for (const service of round % 2 === 0 ? [off, on] : [on, off]) {
-      results[service.mode].push(await load(service.port, amount));
+      const before = cpuMs(service.pid);
+      const result = await load(service.port, durationS);
+      runs.get(service).push({ result, cpuMs: cpuMs(service.pid) - before });
     }
   }
+  for (const service of [off, on]) peakMb.set(service, readRss(service.pid)?.hwmMb ?? null);
 } finally {
   await Promise.all([off.stop(), on.stop()]);
 }
@@ -161,29 +139,62 @@ const median = (values) => {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
-const summary = (runs) => ({
-  requests: runs.reduce((n, r) => n + r.requests.total, 0),
-  failed: runs.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0),
-  meanMs: median(runs.map((r) => r.latency.average)),
-  p50Ms: median(runs.map((r) => r.latency.p50)),
-  p99Ms: median(runs.map((r) => r.latency.p99)),
-});
-const a = summary(results[off.mode]);
-const b = summary(results[on.mode]);
+const round3 = (x) => Number(x.toFixed(3));
+const cpuPer1k = ({ result, cpuMs }) => (cpuMs * 1000) / result.requests.total;
+const summary = (service) => {
+  const rs = runs.get(service);
+  return {
+    requests: rs.reduce((n, r) => n + r.result.requests.total, 0),
+    failed: rs.reduce((n, r) => n + r.result.errors + r.result.timeouts + r.result.non2xx, 0),
+    meanMs: round3(median(rs.map((r) => r.result.latency.average))),
+    p50: median(rs.map((r) => r.result.latency.p50)),
+    p99: median(rs.map((r) => r.result.latency.p99)),
+    rps: Math.round(median(rs.map((r) => r.result.requests.average))),
+    // CPU the service spent per 1000 requests: steadier than latency on a shared machine.
+    cpuMsPer1k: Number(median(rs.map(cpuPer1k)).toFixed(1)),
+    rssMb: peakMb.get(service) === null ? null : Number(peakMb.get(service).toFixed(1)),
+  };
+};
+/** Median over the rounds of on/off, each round's pair run back to back: drift cancels. */
+const pairedRatio = (figure) =>
+  round3(median(runs.get(on).map((r, i) => figure(r) / figure(runs.get(off)[i]))));
+const a = summary(off);
+const b = summary(on);
+const ratios = {
+  meanLatency: pairedRatio((r) => r.result.latency.average),
+  p99: pairedRatio((r) => r.result.latency.p99),
+  rps: pairedRatio((r) => r.result.requests.average),
+  cpuPerRequest: pairedRatio(cpuPer1k),
+};
 const failedReports = on.lines.filter((l) => l.includes('cannot report to InfluxDB')).length;
-const leaked = on.lines.some((l) => l.includes('bench-secret'));
+const leaked = [...off.lines, ...on.lines].some((l) => l.includes(PASSWORD));
 
 console.log(
-  `GET /v1/data on api-d, ${rounds} round(s) x ${amount} requests, ${connections} connections, medians of the rounds`,
+  `GET /v1/data on api-d: ${rounds} round(s) of ${durationS} s per mode, ${connections} connections; medians of the rounds`,
 );
-console.table({ [off.mode]: a, [on.mode]: b });
-const ratio = (x, y) => (y === 0 ? NaN : x / y);
+console.table({ [off.name]: a, [on.name]: b });
 console.log(
-  `ratio on/off: mean latency ${ratio(b.meanMs, a.meanMs).toFixed(3)}, p99 ${ratio(b.p99Ms, a.p99Ms).toFixed(3)}`,
+  `ratio on/off (median of the rounds' pairs): mean latency ${ratios.meanLatency}, p99 ${ratios.p99}, rps ${ratios.rps}, CPU per request ${ratios.cpuPerRequest}`,
 );
 console.log(
-  `failed InfluxDB reports logged during the run: ${failedReports}; password in a log line: ${leaked}`,
+  `failed InfluxDB reports logged by the metrics-on service: ${failedReports}; password in a log line: ${leaked}`,
 );
+
+if (jsonFile) {
+  const rows = [
+    { case: 'metrics off', ...a, baseline: null, ratio: null },
+    {
+      case: 'metrics on, InfluxDB down',
+      ...b,
+      baseline: 'metrics off',
+      ratio: ratios.meanLatency,
+      metric: 'mean latency',
+      ratios,
+      failedReports,
+    },
+  ];
+  fs.writeFileSync(jsonFile, JSON.stringify(rows, null, 2));
+}
 
 const problems = [];
 if (a.failed || b.failed) problems.push(`${a.failed + b.failed} request(s) failed`);
