@@ -1,6 +1,4 @@
-import http from 'node:http';
 import https from 'node:https';
-import axios, { type AxiosInstance, isAxiosError } from 'axios';
 import { StatusError, isStatusCode } from '@chain/security';
 
 export interface DownstreamOptions {
@@ -13,39 +11,39 @@ export interface DownstreamOptions {
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH = new Set(['ERR10009', 'ERR20002', 'ERR20003', 'ERR20004', 'ERR20005']);
 
+/** The time-out of the whole call, told apart from the network errors it destroys the request with. */
+class CallTimeout extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
 /**
  * A JSON GET to one downstream service. Every failure becomes a catalogue StatusError that
  * keeps its cause: refused/unreachable ERR20002, time-out ERR20003, a non-2xx or malformed answer
  * ERR20004 (a downstream's own downstream failure is passed on as it came).
+ *
+ * node:https directly, not axios: this call is on every chain request, and axios costs about
+ * twice the client CPU per call (config merging, interceptors, adapters); see docs/benchmarks.md.
+ * The time-out covers the whole call (connect, answer and body), as axios's `timeout` did.
  */
 export class Downstream {
-  private readonly http: AxiosInstance;
+  private readonly target: URL;
 
   constructor(readonly options: DownstreamOptions) {
-    this.http = axios.create({
-      timeout: options.timeoutMs,
-      httpsAgent: options.httpsAgent,
-      httpAgent: new http.Agent({ keepAlive: true }),
-      // Status and body are judged here, not by axios.
-      validateStatus: () => true,
-      responseType: 'json',
-      maxRedirects: 0,
-      proxy: false,
-    });
+    this.target = new URL(options.url);
   }
 
   async getJson(headers: Record<string, string>): Promise<{ body: unknown; status: number }> {
     const { url, timeoutMs } = this.options;
-    let response;
+    let response: { status: number; text: string };
     try {
-      response = await this.http.get(url, { headers: { Accept: 'application/json', ...headers } });
+      response = await this.get(headers);
     } catch (err) {
-      if (isAxiosError(err) && (err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT')) {
+      if (err instanceof CallTimeout) {
         throw new StatusError('ERR20003', [url, String(timeoutMs)], { cause: err });
       }
       throw new StatusError('ERR20002', [url], { cause: err });
     }
-    const body: unknown = response.data;
+    const body = parseJson(response.text);
     if (response.status < 200 || response.status > 299) {
       const code = (body as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && PASS_THROUGH.has(code) && isStatusCode(code)) {
@@ -58,5 +56,41 @@ export class Downstream {
       throw new StatusError('ERR20004', [url, `HTTP ${what}`], { cause: body });
     }
     return { body, status: response.status };
+  }
+
+  private get(headers: Record<string, string>): Promise<{ status: number; text: string }> {
+    const { httpsAgent, timeoutMs } = this.options;
+    return new Promise((resolve, reject) => {
+      const req = https.get(
+        this.target,
+        { agent: httpsAgent, headers: { Accept: 'application/json', ...headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', reject);
+        },
+      );
+      const timer = setTimeout(
+        () => req.destroy(new CallTimeout(`no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+  }
+}
+
+/** The body as JSON when it is JSON, else the text itself (judged by the caller). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
   }
 }
