@@ -16,10 +16,6 @@ import { metrics, route } from './lib/route-cases.mjs';
 import { tokens } from './lib/token-case.mjs';
 
 const RUNNERS = {
-  baseline: chainCases.baseline,
-  'chain-open': chainCases.chainOpen,
-  'chain-cache': chainCases.chainSecured('cache'),
-  'chain-nocache': chainCases.chainSecured('nocache'),
   route,
   soak: chainCases.soak,
   tokens,
@@ -80,26 +76,40 @@ log(
 );
 const rows = [];
 let failures = 0;
-for (const name of opts.only) {
+const record = (result) => {
+  for (const row of [result].flat()) {
+    rows.push(row);
+    if (row.failed) failures++;
+  }
+};
+const failed = (name, err) => {
+  failures++;
+  log(`${name} failed: ${err.message}`);
+  record({
+    case: name,
+    rps: null,
+    p50: null,
+    p99: null,
+    rssMb: null,
+    baseline: null,
+    error: err.message.split('\n')[0],
+  });
+};
+const chainNames = chainCases.CHAIN_CASES.filter((c) => opts.only.includes(c));
+if (chainNames.length) {
+  log(`== ${chainNames.join(', ')}: ${opts.rounds} round(s) of ${opts.durationS} s each`);
+  try {
+    record(await chainCases.chainComparison(ctx, chainNames));
+  } catch (err) {
+    failed(chainNames.join(', '), err);
+  }
+}
+for (const name of opts.only.filter((c) => RUNNERS[c])) {
   log(`== ${name}`);
   try {
-    const result = await RUNNERS[name](ctx);
-    for (const row of [result].flat()) {
-      rows.push(row);
-      if (row.failed) failures++;
-    }
+    record(await RUNNERS[name](ctx));
   } catch (err) {
-    failures++;
-    log(`${name} failed: ${err.message}`);
-    rows.push({
-      case: name,
-      rps: null,
-      p50: null,
-      p99: null,
-      rssMb: null,
-      baseline: null,
-      error: err.message.split('\n')[0],
-    });
+    failed(name, err);
   }
 }
 await stopTokenServer();
@@ -112,7 +122,7 @@ const header =
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}; ` +
-  `chain cases ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up`;
+  `chain cases: median of ${opts.rounds} round(s) of ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up`;
 console.log(
   `\n${header}\n\n${markdownTable(table)}\n\nTargets (ratios from this run):\n${targetLines(goals).join('\n')}`,
 );

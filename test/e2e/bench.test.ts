@@ -25,13 +25,13 @@ describe('pnpm bench --quick', () => {
     const { code, stdout, stderr } = await run(['--quick', '--only', 'baseline,chain-open']);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain(
-      '| case | req/s | p50 ms | p99 ms | peak RSS MB | baseline | ratio | notes |',
+      '| case | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | baseline | ratio | notes |',
     );
     expect(stdout).toMatch(
-      /^\| baseline \| \d+ \| [\d.]+ \| [\d.]+ \| a \d+, b \d+, c \d+, d \d+ \| – \| – \|/m,
+      /^\| baseline \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \| a \d+, b \d+, c \d+, d \d+ \| – \| – \|/m,
     );
     expect(stdout).toMatch(
-      /^\| chain-open \| \d+ \| [\d.]+ \| [\d.]+ \| a \d+, b \d+, c \d+, d \d+ \| baseline \| [\d.]+ \|/m,
+      /^\| chain-open \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \| a \d+, b \d+, c \d+, d \d+ \| baseline \| [\d.]+ \|/m,
     );
     expect(stdout).toContain('chain security on (cache) / security off: – (target >= 0.85)');
     const written = /written to (\S+\.json)/.exec(stdout)?.[1];

@@ -2,7 +2,7 @@
 import { autocannon } from './autocannon.mjs';
 import { fetchToken, startBareChain, startServiceChain } from './chain.mjs';
 import { expectMessages } from './https-request.mjs';
-import { sampleRss, stopAll } from './processes.mjs';
+import { readCpuMs, sampleRss, stopAll } from './processes.mjs';
 
 const ALL = ['D', 'C', 'B', 'A'];
 const short = (name) => name.replace(/^(api|bare)-/, '');
@@ -15,21 +15,94 @@ const peaks = (rss) =>
 export const userToken = (tokenServer) =>
   fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r');
 
-async function measure(ctx, name, system, headers) {
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const SYSTEMS = {
+  baseline: { start: () => startBareChain(), baseline: null },
+  'chain-open': { start: () => startServiceChain({ security: 'off' }), baseline: 'baseline' },
+  'chain-cache': {
+    start: (tokenServer) => startServiceChain({ security: 'cache', tokenServer }),
+    baseline: 'chain-open',
+    secured: true,
+  },
+  'chain-nocache': {
+    start: (tokenServer) => startServiceChain({ security: 'nocache', tokenServer }),
+    baseline: 'chain-open',
+    secured: true,
+  },
+};
+export const CHAIN_CASES = Object.keys(SYSTEMS);
+
+/**
+ * Cases 1-4 side by side: every chain asked for is started (16 processes at most, idle ones cost
+ * no CPU), warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
+ * shared machine hits every case alike; each figure is the median of the rounds.
+ */
+export async function chainComparison(ctx, names) {
   const { opts, log } = ctx;
-  await expectMessages(system.url, headers, ALL);
-  log(`${name}: warm-up ${opts.warmupS} s`);
-  await autocannon(system.url, { connections: opts.connections, durationS: opts.warmupS, headers });
-  log(`${name}: ${opts.durationS} s at ${opts.connections} connections`);
-  const sampler = sampleRss(system.processes);
-  const r = await autocannon(system.url, {
-    connections: opts.connections,
-    durationS: opts.durationS,
-    headers,
-  });
-  const rss = sampler.stop();
-  log(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.failed} failed`);
-  return { case: name, rps: r.rps, p50: r.p50, p99: r.p99, rssMb: peaks(rss), failed: r.failed };
+  const running = [];
+  try {
+    const tokenServer = names.some((n) => SYSTEMS[n].secured) ? await ctx.tokenServer() : undefined;
+    const token = tokenServer ? await userToken(tokenServer) : undefined;
+    for (const name of names) {
+      log(`${name}: starting`);
+      const system = await SYSTEMS[name].start(tokenServer);
+      const headers = SYSTEMS[name].secured ? { Authorization: `Bearer ${token}` } : {};
+      running.push({ name, system, headers, runs: [], failed: 0, cpuMs: 0, requests: 0 });
+      await expectMessages(system.url, headers, ALL);
+      log(`${name}: warm-up ${opts.warmupS} s`);
+      await autocannon(system.url, {
+        connections: opts.connections,
+        durationS: opts.warmupS,
+        headers,
+      });
+    }
+    // One sampler per chain: the service chains share process names (api-a ... api-d).
+    for (const c of running) c.sampler = sampleRss(c.system.processes);
+    for (let round = 0; round < opts.rounds; round++) {
+      for (let i = 0; i < running.length; i++) {
+        const c = running[(i + round) % running.length];
+        const cpu = () => c.system.processes.reduce((sum, p) => sum + readCpuMs(p.pid), 0);
+        const cpuBefore = cpu();
+        const r = await autocannon(c.system.url, {
+          connections: opts.connections,
+          durationS: opts.durationS,
+          headers: c.headers,
+        });
+        c.cpuMs += cpu() - cpuBefore;
+        c.requests += r.total;
+        c.runs.push(r);
+        c.failed += r.failed;
+        log(
+          `round ${round + 1}/${opts.rounds} ${c.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, ` +
+            `p99 ${r.p99} ms, ${r.failed} failed`,
+        );
+      }
+    }
+    for (const c of running) c.rss = c.sampler.stop();
+    return running.map((c) => ({
+      case: c.name,
+      rps: median(c.runs.map((r) => r.rps)),
+      p50: median(c.runs.map((r) => r.p50)),
+      p99: median(c.runs.map((r) => r.p99)),
+      rssMb: peaks(c.rss),
+      baseline: SYSTEMS[c.name].baseline,
+      failed: c.failed,
+      // CPU of the whole chain (all four processes) per request: far less sensitive than req/s
+      // to the other work on a shared machine.
+      cpuUsPerRequest: c.requests ? (c.cpuMs * 1000) / c.requests : null,
+      rounds: c.runs.map((r) => Math.round(r.rps)),
+      notes:
+        (c.failed ? `${c.failed} failed; ` : '') +
+        `req/s per round: ${c.runs.map((r) => r.rps.toFixed(0)).join(' ')}`,
+    }));
+  } finally {
+    await stopAll(running.flatMap((r) => r.system.processes));
+  }
 }
 
 async function withSystem(start, body) {
@@ -40,26 +113,6 @@ async function withSystem(start, body) {
     await stopAll(system.processes);
   }
 }
-
-export const baseline = (ctx) => withSystem(startBareChain, (s) => measure(ctx, 'baseline', s, {}));
-
-export const chainOpen = (ctx) =>
-  withSystem(
-    () => startServiceChain({ security: 'off' }),
-    async (s) => ({ ...(await measure(ctx, 'chain-open', s, {})), baseline: 'baseline' }),
-  );
-
-export const chainSecured = (security) => async (ctx) => {
-  const tokenServer = await ctx.tokenServer();
-  const name = security === 'cache' ? 'chain-cache' : 'chain-nocache';
-  return withSystem(
-    () => startServiceChain({ security, tokenServer }),
-    async (s) => {
-      const headers = { Authorization: `Bearer ${await userToken(tokenServer)}` };
-      return { ...(await measure(ctx, name, s, headers)), baseline: 'chain-open' };
-    },
-  );
-};
 
 /** Case 6: the secured chain (cache on) at 64 connections for a minute; RSS after warm-up, end. */
 export const soak = async (ctx) => {

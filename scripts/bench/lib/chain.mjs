@@ -33,9 +33,10 @@ async function startHops(startHop) {
 }
 
 /** Case 1: four bare node:https hops. */
-export function startBareChain() {
+export function startBareChain({ nodeArgs = [] } = {}) {
   return startHops((letter, downstreamPort) =>
     startProcess(`bare-${letter}`, path.join(BENCH_DIR, 'bare-hop.mjs'), {
+      nodeArgs,
       args: [
         '--letter',
         letter.toUpperCase(),
@@ -162,7 +163,7 @@ ${oauth}`;
  * The built chain api-a ... api-d. `security`: off | cache | nocache; a token server is needed
  * when security is on (each service fetches its own client-credentials token there).
  */
-export function startServiceChain({ security, tokenServer, only }) {
+export function startServiceChain({ security, tokenServer, only, nodeArgs = [] }) {
   const startOne = (letter, downstreamPort) => {
     const files = {
       'server.yml': serverYml(letter),
@@ -177,6 +178,7 @@ export function startServiceChain({ security, tokenServer, only }) {
     }
     return startProcess(`api-${letter}`, serviceEntry(`api-${letter}`), {
       env: { CONFIG_DIR: configDir(files), CERTS_DIR: CERTS },
+      nodeArgs,
     });
   };
   if (only) {

@@ -11,7 +11,8 @@ export const CASES = [
 ];
 
 export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [options])
-  --duration S       seconds of load per chain case (default 10; --quick 2)
+  --duration S       seconds of load per chain case and round (default 4; --quick 2)
+  --rounds N         rounds of the chain cases, in rotating order; medians (default 5; --quick 1)
   --connections N    autocannon connections for the chain cases (default 32)
   --only a,b         cases to run, of: ${CASES.join(', ')}
   --tokens N         distinct tokens in the memory case (default 1000000; --quick 2000)
@@ -45,7 +46,7 @@ export function parseOptions(argv) {
   const unknown = only.filter((c) => !CASES.includes(c));
   if (unknown.length)
     throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
-  const durationS = number('duration', quick ? 2 : 10);
+  const durationS = number('duration', quick ? 2 : 4);
   return {
     help: has('help'),
     quick,
@@ -53,6 +54,7 @@ export function parseOptions(argv) {
     durationS,
     warmupS: quick ? 1 : Math.min(3, durationS),
     connections: number('connections', 32),
+    rounds: Math.floor(number('rounds', quick ? 1 : 5)),
     explicitDuration: value('duration') !== undefined,
     explicitConnections: value('connections') !== undefined,
     tokens: Math.floor(number('tokens', quick ? 2000 : 1_000_000)),

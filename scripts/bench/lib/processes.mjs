@@ -15,6 +15,19 @@ export function readRss(pid) {
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
 }
 
+/** CPU time (user + system) a process has used so far, in milliseconds, or 0 once gone. */
+export function readCpuMs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
 /**
  * Starts `node <script> [...args]` and resolves once it logs a JSON line with `protocol: https`
  * and a port (the runtime's "listening on https port N"; the first such line wins). Every stdout

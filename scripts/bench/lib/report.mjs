@@ -22,8 +22,8 @@ const rssCell = (rss) => {
 
 export function markdownTable(rows) {
   const lines = [
-    '| case | req/s | p50 ms | p99 ms | peak RSS MB | baseline | ratio | notes |',
-    '|---|---:|---:|---:|---|---|---:|---|',
+    '| case | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | baseline | ratio | notes |',
+    '|---|---:|---:|---:|---:|---|---|---:|---|',
   ];
   for (const r of rows) {
     const ratio =
@@ -34,7 +34,7 @@ export function markdownTable(rows) {
       ? `FAILED: ${r.error}`
       : (r.notes ?? (r.failed ? `${r.failed} failed` : ''));
     lines.push(
-      `| ${r.case} | ${num(r.rps)} | ${num(r.p50, r.p50 < 10 ? 1 : 0)} | ${num(r.p99, r.p99 < 10 ? 1 : 0)} | ${rssCell(r.rssMb)} | ${r.baseline ?? '–'} | ${ratio} | ${notes.replace(/\|/g, '/')} |`,
+      `| ${r.case} | ${num(r.rps)} | ${num(r.p50, r.p50 < 10 ? 1 : 0)} | ${num(r.p99, r.p99 < 10 ? 1 : 0)} | ${num(r.cpuUsPerRequest)} | ${rssCell(r.rssMb)} | ${r.baseline ?? '–'} | ${ratio} | ${notes.replace(/\|/g, '/')} |`,
     );
   }
   return lines.join('\n');
