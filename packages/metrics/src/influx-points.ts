@@ -1,4 +1,4 @@
-import type { IPoint } from 'influx';
+import { escape, type IPoint } from 'influx';
 import type { HostIdentity } from './host-identity';
 import type { SeriesSnapshot } from './interval-stats';
 import { COUNTERS } from './outcome';
@@ -16,6 +16,7 @@ export interface PointContext extends HostIdentity {
  *
  * Counters have the suffix `count`; the `response_time` timer has `min`, `max` and `mean` in
  * milliseconds (only for a series that saw requests in the interval). One field, `value`.
+ * Measurement names are escaped here: the influx package escapes tags but not measurements.
  */
 export function toInfluxPoints(
   snapshot: readonly SeriesSnapshot[],
@@ -30,13 +31,13 @@ export function toInfluxPoints(
     const clientTags = { endpoint, apiName: serviceId, hostname, ipAddress };
     const add = (name: string, value: number) => {
       points.push({
-        measurement: `${serviceId}.${name}`,
+        measurement: escape.measurement(`${serviceId}.${name}`),
         tags: serviceTags,
         fields: { value },
         timestamp,
       });
       points.push({
-        measurement: `${clientId}.${name}`,
+        measurement: escape.measurement(`${clientId}.${name}`),
         tags: clientTags,
         fields: { value },
         timestamp,

@@ -4,7 +4,8 @@ import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 
 /** What one report did: points written, or why the interval was discarded. */
 export type ReportResult =
-  { written: number } | { discarded: number; reason: 'write-failed' | 'previous-report-pending' };
+  | { written: number }
+  | { discarded: number; reason: 'write-failed' | 'previous-report-pending' | 'collect-failed' };
 
 export interface InfluxReporterOptions {
   config: MetricsConfig;
@@ -87,7 +88,17 @@ export class InfluxReporter {
 
   /** Ends the current interval now: collects it, resets it, writes it. Never rejects. */
   report(): Promise<ReportResult> {
-    const points = this.options.collect(this.options.now());
+    let points: IPoint[];
+    try {
+      points = this.options.collect(this.options.now());
+    } catch (err) {
+      // Runs from a timer: a throw here would end the process.
+      this.options.logger.warn(
+        { reason: this.describe(err) },
+        'metrics: cannot collect the interval; interval discarded',
+      );
+      return Promise.resolve({ discarded: 0, reason: 'collect-failed' });
+    }
     if (this.pending) {
       this.options.logger.warn(
         { influxdb: this.target, points: points.length },

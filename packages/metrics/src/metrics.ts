@@ -35,6 +35,12 @@ export interface Metrics {
   report(): Promise<ReportResult>;
 }
 
+/** A tag value InfluxDB accepts (never empty) from whatever a token's claim held. */
+const tagValue = (value: unknown): string => {
+  const text = value == null ? '' : String(value);
+  return text === '' ? 'unknown' : text;
+};
+
 const highResolutionNow = () => performance.timeOrigin + performance.now();
 
 /** metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
@@ -75,8 +81,8 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     const started = now();
     res.once('finish', () => {
       const elapsedMs = now() - started;
-      const endpoint = options.endpointOf(req, res);
-      const clientId = options.clientIdOf(req, res);
+      const endpoint = tagValue(options.endpointOf(req, res));
+      const clientId = tagValue(options.clientIdOf(req, res));
       stats.record(endpoint, clientId, res.statusCode, elapsedMs);
       prometheus.record(endpoint, clientId, res.statusCode, elapsedMs);
     });

@@ -154,6 +154,27 @@ describe('InfluxReporter', () => {
     expect(log.lines()[0].reason).toBe('Request timed out');
   });
 
+  it('logs an interval it cannot collect instead of throwing from the timer', async () => {
+    const log = captureLogger();
+    const reporter = new InfluxReporter({
+      config: configFor(stub.port),
+      logger: log.logger,
+      now: () => 1,
+      collect: () => {
+        throw new Error('bad point');
+      },
+    });
+    await expect(reporter.report()).resolves.toEqual({ discarded: 0, reason: 'collect-failed' });
+    expect(log.lines()).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'metrics: cannot collect the interval; interval discarded',
+        reason: 'bad point',
+      }),
+    ]);
+    expect(stub.requests).toEqual([]);
+  });
+
   it('reports on its schedule and flushes the last interval on stop', async () => {
     const { reporter, log } = reporterFor(configFor(stub.port, { reportIntervalMs: 20 }));
     expect(reporter.intervalMs).toBe(20);

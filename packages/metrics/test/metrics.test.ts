@@ -231,6 +231,37 @@ describe('createMetrics', () => {
     expect(stub.writes().map((w) => /value=(\d+)/.exec(w)?.[1])).toEqual(['1', '20']);
   });
 
+  it('never tags with an empty or non-string client id', async () => {
+    const log = captureLogger();
+    const ids: unknown[] = ['', 42, undefined, null, 'c 1,x=y'];
+    let i = 0;
+    metrics = createMetrics(configFor(stub.port), {
+      serviceId: SERVICE,
+      logger: log.logger,
+      endpointOf: () => '/v1/data@get',
+      clientIdOf: () => ids[i++] as string,
+      host: HOST,
+    });
+    const app = express();
+    app.use(metrics.middleware);
+    app.get('/v1/data', (_req, res) => void res.json([]));
+    for (const _ of ids) await request(app).get('/v1/data').expect(200);
+    await expect(metrics.report()).resolves.toEqual({ written: 48 });
+    const measurements = stub
+      .writes()[0]
+      .split('\n')
+      .filter((l) => l.includes('.request.count'))
+      .map((l) => l.replace(/ value=(\d+) \d+$/, ' $1'));
+    expect(measurements).toEqual([
+      `${SERVICE}.request.count,endpoint=/v1/data@get,clientId=unknown,hostname=box,ipAddress=10.1.2.3 3`,
+      `unknown.request.count,endpoint=/v1/data@get,apiName=${SERVICE},hostname=box,ipAddress=10.1.2.3 3`,
+      `${SERVICE}.request.count,endpoint=/v1/data@get,clientId=42,hostname=box,ipAddress=10.1.2.3 1`,
+      `42.request.count,endpoint=/v1/data@get,apiName=${SERVICE},hostname=box,ipAddress=10.1.2.3 1`,
+      `${SERVICE}.request.count,endpoint=/v1/data@get,clientId=c\\ 1\\,x\\=y,hostname=box,ipAddress=10.1.2.3 1`,
+      `c\\ 1\\,x=y.request.count,endpoint=/v1/data@get,apiName=${SERVICE},hostname=box,ipAddress=10.1.2.3 1`,
+    ]);
+  });
+
   it('counts nothing and leaves /metrics to the next handler when disabled', async () => {
     const built = appFor(configFor(stub.port, false));
     await call(built.app, '/v1/data', 200, 1).expect(200);
