@@ -118,9 +118,10 @@ async function main() {
   const statuses = {};
   let sent = 0;
   let ok = 0;
+  let answered = 0;
   const started = performance.now();
   const progress = setInterval(() => {
-    console.log(JSON.stringify({ progress: true, sent, ok, failed: sent - ok }));
+    console.log(JSON.stringify({ progress: true, sent: answered, ok, failed: answered - ok }));
   }, 2000);
   const sender = async () => {
     while (sent < total) {
@@ -130,6 +131,7 @@ async function main() {
       const status = await get(token);
       latencies[index] = performance.now() - t0;
       statuses[status] = (statuses[status] ?? 0) + 1;
+      answered++;
       if (status === 200) ok++;
     }
   };

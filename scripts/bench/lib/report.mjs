@@ -68,7 +68,7 @@ export function targets(rows) {
     },
     { what: 'soak: failed requests', value: row('soak')?.failed, max: 0, unit: '' },
     {
-      what: 'memory: RSS growth over the token run (MB)',
+      what: 'memory: RSS growth over the token run once the cache is full (MB)',
       value: row('tokens')?.rssGrowthMb,
       max: 100,
       unit: ' MB',
