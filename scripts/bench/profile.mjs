@@ -11,7 +11,7 @@ import path from 'node:path';
 import { autocannon } from './lib/autocannon.mjs';
 import { fetchToken, startBareChain, startServiceChain, startTokenServer } from './lib/chain.mjs';
 import { splitProfile } from './lib/cpu-profile.mjs';
-import { stopAll } from './lib/processes.mjs';
+import { readCpuMs, stopAll } from './lib/processes.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -38,7 +38,11 @@ try {
       headers.Authorization = `Bearer ${await fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
     }
     chain.push(
-      await startServiceChain({ security: system, tokenServer, nodeArgs: nodeArgs('services') }),
+      await startServiceChain({
+        security: system === 'open' ? 'off' : system,
+        tokenServer,
+        nodeArgs: nodeArgs('services'),
+      }),
     );
   }
   const [{ url, processes }] = chain;
@@ -46,7 +50,11 @@ try {
     `profiling ${system} chain: warm-up 2 s, then ${durationS} s at ${connections} connections`,
   );
   await autocannon(url, { connections, durationS: 2, headers });
+  const cpuBefore = processes.map((p) => readCpuMs(p.pid));
   const r = await autocannon(url, { connections, durationS, headers });
+  const cpuByName = Object.fromEntries(
+    processes.map((p, i) => [p.name, readCpuMs(p.pid) - cpuBefore[i]]),
+  );
   console.log(`${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.failed} failed`);
   const pids = Object.fromEntries(processes.map((p) => [p.pid, p.name]));
   await stopAll(processes);
@@ -66,7 +74,13 @@ try {
   const share = (n, p) => (100 * (hops[n].ms[p] ?? 0)) / hops[n].busyMs;
   parts.sort((a, b) => names.reduce((s, n) => s + share(n, b) - share(n, a), 0));
   const rows = {
-    'CPU µs per request': Object.fromEntries(
+    // From /proc/<pid>/stat over the measured run: what the hop really burnt per request.
+    'CPU µs per request (/proc)': Object.fromEntries(
+      names.map((n) => [n, Math.round((cpuByName[n] * 1000) / r.total)]),
+    ),
+    // From the profile (warm-up + run): wall-clock samples, so time a hop was preempted at a
+    // syscall counts too (mostly socket writes, which wake the peer on a 2-core machine).
+    'profiled µs per request': Object.fromEntries(
       names.map((n) => [n, Math.round((hops[n].busyMs * 1000) / requests)]),
     ),
   };

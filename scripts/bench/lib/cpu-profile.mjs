@@ -11,7 +11,7 @@ const PARTS = [
   ['verification (@chain/security)', (f) => /packages\/security\/|jsonwebtoken|jose/.test(f.url)],
   ['token client (@chain/oauth-client)', (f) => /packages\/oauth-client\/dist\/token/.test(f.url)],
   [
-    'downstream client (axios)',
+    'downstream client (oauth-client/axios)',
     (f) => /axios|packages\/oauth-client\/|follow-redirects|form-data/.test(f.url),
   ],
   ['logging (pino)', (f) => /pino|sonic-boom/.test(f.url)],
@@ -29,7 +29,7 @@ const PARTS = [
   ['TLS', (f) => /node:(_tls|tls|internal\/tls|https)|_tls_wrap/.test(f.url)],
   ['HTTP (node core)', (f) => /node:(_http|http|internal\/http)/.test(f.url)],
   [
-    'sockets, streams, timers',
+    'socket I/O: TLS encrypt + syscalls',
     (f) =>
       /node:(net|internal\/stream|stream|internal\/streams|internal\/timers|timers|events|internal\/process|internal\/async_hooks)/.test(
         f.url,
