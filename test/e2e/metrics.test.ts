@@ -270,4 +270,48 @@ describe('metrics of the four chain services in a real InfluxDB and on GET /metr
       expect(log).toContain('"msg":"metrics: reporting to InfluxDB"');
     }
   });
+
+  // Last: it changes what InfluxDB holds.
+  it('goes on reporting after InfluxDB was down, and the requests never noticed', async () => {
+    const a = `https://localhost:${services.a.port}`;
+    const good = () =>
+      httpsRequest(`${a}/v1/data`, { headers: { Authorization: `Bearer ${GOOD}` } });
+    const failedReports = () =>
+      services.a.lines.filter((l) => l.includes('cannot report to InfluxDB')).length;
+
+    await influx.pause();
+    const downAt = Date.now();
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      expect((await good()).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    await waitFor(() => failedReports() >= 2);
+    await influx.resume();
+    // Logged once per interval while down, not per request or per retry.
+    expect(failedReports()).toBeLessThanOrEqual(Math.ceil((Date.now() - downAt) / INTERVAL_MS) + 1);
+    await waitFor(() => services.a.lines.some((l) => l.includes('reporting to InfluxDB resumed')));
+
+    const resumedAt = Date.now();
+    expect((await good()).status).toBe(200);
+    expect((await good()).status).toBe(200);
+    const requests = async (since: number) => {
+      const [series] = await influx.query(
+        DB,
+        `SELECT sum("value") FROM "${serviceId('a')}.request.count" WHERE "clientId" = 'e2e-client' AND time > ${since}ms`,
+      );
+      return series?.values[0][1];
+    };
+    await waitFor(async () => (await requests(resumedAt)) === 2);
+    // The intervals InfluxDB missed were discarded (as light-4j does), not written twice later.
+    expect(await requests(0)).toBe(3 + 2);
+  });
 });
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`not in time: ${condition.toString()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -24,6 +24,10 @@ export interface Influxd {
   password: string;
   /** InfluxQL against `/query`; rows by series, times in epoch milliseconds. */
   query(db: string, q: string): Promise<InfluxSeries[]>;
+  /** Stops influxd, keeping its data. */
+  pause(): Promise<void>;
+  /** Starts it again on the same ports with the same data; resolves once it answers. */
+  resume(): Promise<void>;
   /** Stops influxd and removes its data folder. */
   stop(): Promise<void>;
 }
@@ -71,35 +75,44 @@ bind-address = "127.0.0.1:${rpcPort}"
   suppress-logo = true
 `,
   );
-  const child: ChildProcess = spawn('influxd', ['-config', config], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const user = 'admin';
   const password = `e2e-${Math.random().toString(36).slice(2)}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let stderr = '';
+  const kill = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
+    child = undefined;
+  };
+  /** Starts influxd on the same ports and data, and waits until it answers /ping. */
+  const launch = async () => {
+    const started = spawn('influxd', ['-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = started;
+    started.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+    const until = Date.now() + 10_000;
+    for (;;) {
+      if (started.exitCode !== null) throw new Error(`influxd exited: ${stderr}`);
+      const ok = await fetch(`${url}/ping`).then(
+        (r) => r.status === 204,
+        () => false,
+      );
+      if (ok) return;
+      if (Date.now() > until) {
+        await kill();
+        throw new Error(`influxd did not answer /ping in time: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const stop = async () => {
+    await kill();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-
-  const until = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`influxd exited: ${stderr}`);
-    const ok = await fetch(`${url}/ping`).then(
-      (r) => r.status === 204,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > until) {
-      await stop();
-      throw new Error(`influxd did not answer /ping in time: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await launch();
 
   const post = async (q: string, params: Record<string, string> = {}, auth = true) => {
     const res = await fetch(`${url}/query?${new URLSearchParams({ ...params, epoch: 'ms' })}`, {
@@ -123,5 +136,14 @@ bind-address = "127.0.0.1:${rpcPort}"
   // With auth on and no user yet, InfluxDB 1.x accepts exactly this statement unauthenticated.
   await post(`CREATE USER "${user}" WITH PASSWORD '${password}' WITH ALL PRIVILEGES`, {}, false);
 
-  return { port, url, user, password, query: (db, q) => post(q, { db }), stop };
+  return {
+    port,
+    url,
+    user,
+    password,
+    query: (db, q) => post(q, { db }),
+    pause: kill,
+    resume: launch,
+    stop,
+  };
 }

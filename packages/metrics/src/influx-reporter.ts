@@ -5,7 +5,9 @@ import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 /** What one report did: points written, or why the interval was discarded. */
 export type ReportResult =
   | { written: number }
-  | { discarded: number; reason: 'write-failed' | 'previous-report-pending' | 'collect-failed' };
+  | { discarded: number; reason: 'write-failed' | 'collect-failed' }
+  /** The previous write is still pending: this interval goes on into the next report. */
+  | { deferred: true };
 
 export interface InfluxReporterOptions {
   config: MetricsConfig;
@@ -14,6 +16,8 @@ export interface InfluxReporterOptions {
   collect: (timestamp: number) => IPoint[];
   /** Epoch milliseconds; the points' timestamp. */
   now: () => number;
+  /** Time-out of one request to InfluxDB (default 10 s). */
+  timeoutMs?: number;
 }
 
 /** node-influx takes a host out of its pool after a failure; we report once per interval anyway. */
@@ -24,9 +28,12 @@ const NO_BACKOFF = {
 };
 
 /**
- * Writes each interval to InfluxDB 1.x off the request path. A report that fails (down, slow,
- * credentials refused) is logged once and its interval discarded, as light-4j does; the next
- * interval is tried again. The database is created when missing. The password is never logged.
+ * Writes each interval to InfluxDB 1.x off the request path. A report that fails (down, past the
+ * time-out, credentials refused) is logged once and its interval discarded, as light-4j does; the
+ * next interval is tried again. A report due while the previous write is still pending (a slow
+ * InfluxDB) is deferred, as light-4j's fixed-rate scheduler does: nothing is collected, so that
+ * interval goes into the next report. The database is created when missing. The password is
+ * never logged.
  */
 export class InfluxReporter {
   readonly intervalMs: number;
@@ -53,7 +60,7 @@ export class InfluxReporter {
       password: config.influxdbPass,
       pool: {
         maxRetries: 0,
-        requestTimeout: Math.min(10_000, Math.max(1_000, this.intervalMs)),
+        requestTimeout: options.timeoutMs ?? 10_000,
         backoff: NO_BACKOFF,
       },
     });
@@ -86,25 +93,29 @@ export class InfluxReporter {
     clearTimeout(wait);
   }
 
-  /** Ends the current interval now: collects it, resets it, writes it. Never rejects. */
+  /**
+   * Ends the current interval now: collects it, resets it, writes it. Never rejects. While the
+   * previous write is pending, nothing is collected (`deferred`).
+   */
   report(): Promise<ReportResult> {
+    const { logger } = this.options;
+    if (this.pending) {
+      logger.warn(
+        { influxdb: this.target },
+        'metrics: previous report to InfluxDB still pending; this interval goes into the next',
+      );
+      return Promise.resolve({ deferred: true });
+    }
     let points: IPoint[];
     try {
       points = this.options.collect(this.options.now());
     } catch (err) {
       // Runs from a timer: a throw here would end the process.
-      this.options.logger.warn(
+      logger.warn(
         { reason: this.describe(err) },
         'metrics: cannot collect the interval; interval discarded',
       );
       return Promise.resolve({ discarded: 0, reason: 'collect-failed' });
-    }
-    if (this.pending) {
-      this.options.logger.warn(
-        { influxdb: this.target, points: points.length },
-        'metrics: previous report to InfluxDB still pending; interval discarded',
-      );
-      return Promise.resolve({ discarded: points.length, reason: 'previous-report-pending' });
     }
     const pending = this.write(points).finally(() => {
       this.pending = undefined;

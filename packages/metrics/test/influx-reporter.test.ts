@@ -32,7 +32,7 @@ describe('InfluxReporter', () => {
   });
   afterEach(() => stub.stop());
 
-  function reporterFor(config: MetricsConfig, values: number[] = [1]) {
+  function reporterFor(config: MetricsConfig, values: number[] = [1], timeoutMs?: number) {
     const log = captureLogger();
     let n = 0;
     const reporter = new InfluxReporter({
@@ -40,6 +40,7 @@ describe('InfluxReporter', () => {
       logger: log.logger,
       now: () => 1_700_000_000_000 + n,
       collect: (timestamp) => values.map((v) => ({ ...point(v + n++), timestamp })),
+      timeoutMs,
     });
     return { reporter, log };
   }
@@ -126,32 +127,36 @@ describe('InfluxReporter', () => {
     );
   });
 
-  it('discards an interval while the previous write is still pending', async () => {
+  it('defers an interval while the previous write is still pending, losing nothing', async () => {
     const { reporter, log } = reporterFor(configFor(stub.port));
-    await reporter.report(); // database created
+    await reporter.report(); // database created, value 1
     stub.mode = 'hold';
-    const slow = reporter.report();
-    await waitFor(() => stub.requests.length === 2);
-    await expect(reporter.report()).resolves.toEqual({
-      discarded: 1,
-      reason: 'previous-report-pending',
-    });
+    const slow = reporter.report(); // value 2, held
+    await waitFor(() => stub.requests.length === 3);
+    await expect(reporter.report()).resolves.toEqual({ deferred: true });
     expect(log.lines().at(-1)).toMatchObject({
       level: 40,
-      msg: 'metrics: previous report to InfluxDB still pending; interval discarded',
+      msg: 'metrics: previous report to InfluxDB still pending; this interval goes into the next',
     });
     stub.mode = 'ok';
     stub.release();
     await expect(slow).resolves.toEqual({ written: 1 });
+    await expect(reporter.report()).resolves.toEqual({ written: 1 });
+    // The deferred tick collected nothing: the next report holds it (one collect per write).
+    expect(stub.writes().map((w) => /value=(\d+)/.exec(w)?.[1])).toEqual(['1', '2', '3']);
   });
 
   it('gives up on a write that does not answer within the time-out', async () => {
-    const { reporter, log } = reporterFor(configFor(stub.port, { reportIntervalMs: 100 }));
+    const { reporter, log } = reporterFor(configFor(stub.port), [1], 200);
     stub.mode = 'hold';
     const started = Date.now();
     await expect(reporter.report()).resolves.toEqual({ discarded: 1, reason: 'write-failed' });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expect(Date.now() - started).toBeLessThan(1500);
     expect(log.lines()[0].reason).toBe('Request timed out');
+    // The next interval is tried again.
+    stub.mode = 'ok';
+    await expect(reporter.report()).resolves.toEqual({ written: 1 });
   });
 
   it('logs an interval it cannot collect instead of throwing from the timer', async () => {
