@@ -3,7 +3,8 @@
 // twice on loopback: metrics off, and metrics on pointing at a dead InfluxDB port, reporting every
 // 200 ms so writes keep failing during the load. autocannon, in its own process, loads
 // GET /v1/data of each in alternating rounds (drift hits both alike). Prints latency per mode and
-// the on/off ratio; exits non-zero when a request failed, the reporter did not really try (and
+// the on/off ratio. A third process, metrics off again, is the control: its ratio to the first
+// shows how much two identical processes differ on this machine (the noise floor). Exits non-zero when a request failed, the reporter did not really try (and
 // fail) to write, or the InfluxDB password showed in a log line.
 //
 //   node scripts/bench/metrics-overhead.mjs [--quick] [--duration S] [--connections N]
@@ -99,6 +100,7 @@ function startApiD(name, metricsYml) {
 checkPrerequisites(['api-d']);
 const deadPort = await freePort(); // released: nothing listens there
 const off = await startApiD('metrics off', 'enabled: false\n');
+const control = await startApiD('control: metrics off again', 'enabled: false\n');
 const on = await startApiD(
   'metrics on, InfluxDB down',
   [
@@ -115,23 +117,25 @@ const on = await startApiD(
 /** Per mode, one entry per round: autocannon's result and the CPU the service used meanwhile. */
 const runs = new Map([
   [off, []],
+  [control, []],
   [on, []],
 ]);
 const peakMb = new Map();
 try {
   // Warm both up (JIT, TLS sessions), then alternate the order round by round.
-  await load(off.port, 1);
-  await load(on.port, 1);
+  for (const service of runs.keys()) await load(service.port, 1);
   for (let round = 0; round < rounds; round++) {
-    for (const service of round % 2 === 0 ? [off, on] : [on, off]) {
+    const order = [off, control, on];
+    for (let k = 0; k < order.length; k++) {
+      const service = order[(k + round) % order.length];
       const before = cpuMs(service.pid);
       const result = await load(service.port, durationS);
       runs.get(service).push({ result, cpuMs: cpuMs(service.pid) - before });
     }
   }
-  for (const service of [off, on]) peakMb.set(service, readRss(service.pid)?.hwmMb ?? null);
+  for (const service of runs.keys()) peakMb.set(service, readRss(service.pid)?.hwmMb ?? null);
 } finally {
-  await Promise.all([off.stop(), on.stop()]);
+  await Promise.all([...runs.keys()].map((service) => service.stop()));
 }
 
 const median = (values) => {
@@ -155,26 +159,31 @@ const summary = (service) => {
     rssMb: peakMb.get(service) === null ? null : Number(peakMb.get(service).toFixed(1)),
   };
 };
-/** Median over the rounds of on/off, each round's pair run back to back: drift cancels. */
-const pairedRatio = (figure) =>
-  round3(median(runs.get(on).map((r, i) => figure(r) / figure(runs.get(off)[i]))));
+/** Median over the rounds of x/off, each round's runs back to back: drift cancels. */
+const pairedRatio = (service, figure) =>
+  round3(median(runs.get(service).map((r, i) => figure(r) / figure(runs.get(off)[i]))));
+const ratiosOf = (service) => ({
+  meanLatency: pairedRatio(service, (r) => r.result.latency.average),
+  p99: pairedRatio(service, (r) => r.result.latency.p99),
+  rps: pairedRatio(service, (r) => r.result.requests.average),
+  cpuPerRequest: pairedRatio(service, cpuPer1k),
+});
 const a = summary(off);
+const c = summary(control);
 const b = summary(on);
-const ratios = {
-  meanLatency: pairedRatio((r) => r.result.latency.average),
-  p99: pairedRatio((r) => r.result.latency.p99),
-  rps: pairedRatio((r) => r.result.requests.average),
-  cpuPerRequest: pairedRatio(cpuPer1k),
-};
+const ratios = ratiosOf(on);
+const noise = ratiosOf(control);
 const failedReports = on.lines.filter((l) => l.includes('cannot report to InfluxDB')).length;
-const leaked = [...off.lines, ...on.lines].some((l) => l.includes(PASSWORD));
+const leaked = [...runs.keys()].some((service) => service.lines.some((l) => l.includes(PASSWORD)));
 
 console.log(
   `GET /v1/data on api-d: ${rounds} round(s) of ${durationS} s per mode, ${connections} connections; medians of the rounds`,
 );
-console.table({ [off.name]: a, [on.name]: b });
+console.table({ [off.name]: a, [control.name]: c, [on.name]: b });
+const describe = (r) =>
+  `mean latency ${r.meanLatency}, p99 ${r.p99}, rps ${r.rps}, CPU per request ${r.cpuPerRequest}`;
 console.log(
-  `ratio on/off (median of the rounds' pairs): mean latency ${ratios.meanLatency}, p99 ${ratios.p99}, rps ${ratios.rps}, CPU per request ${ratios.cpuPerRequest}`,
+  `ratio on/off (median of the rounds' pairs): ${describe(ratios)}\nnoise floor, control/off: ${describe(noise)}`,
 );
 console.log(
   `failed InfluxDB reports logged by the metrics-on service: ${failedReports}; password in a log line: ${leaked}`,
@@ -183,6 +192,14 @@ console.log(
 if (jsonFile) {
   const rows = [
     { case: 'metrics off', ...a, baseline: null, ratio: null },
+    {
+      case: 'control: metrics off again',
+      ...c,
+      baseline: 'metrics off',
+      ratio: noise.meanLatency,
+      metric: 'mean latency',
+      ratios: noise,
+    },
     {
       case: 'metrics on, InfluxDB down',
       ...b,
@@ -197,7 +214,8 @@ if (jsonFile) {
 }
 
 const problems = [];
-if (a.failed || b.failed) problems.push(`${a.failed + b.failed} request(s) failed`);
+const failed = a.failed + b.failed + c.failed;
+if (failed) problems.push(`${failed} request(s) failed`);
 if (failedReports === 0) problems.push('the reporter never tried (and failed) to write');
 if (leaked) problems.push('the InfluxDB password appeared in a log line');
 if (problems.length) {
