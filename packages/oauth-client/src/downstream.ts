@@ -1,3 +1,4 @@
+import http from 'node:http';
 import https from 'node:https';
 import { StatusError, isStatusCode } from '@chain/security';
 
@@ -6,7 +7,13 @@ export interface DownstreamOptions {
   url: string;
   timeoutMs: number;
   httpsAgent: https.Agent;
+  /** Largest body accepted from the downstream (default 1 MiB); a larger one is ERR20004. */
+  maxBodyBytes?: number;
 }
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+/** Plain-HTTP downstreams (an `http://` host in api_x.yml) share one keep-alive agent. */
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH = new Set(['ERR10009', 'ERR20002', 'ERR20003', 'ERR20004', 'ERR20005']);
@@ -15,6 +22,9 @@ const PASS_THROUGH = new Set(['ERR10009', 'ERR20002', 'ERR20003', 'ERR20004', 'E
 class CallTimeout extends Error {
   readonly code = 'ETIMEDOUT';
 }
+
+/** A body past `maxBodyBytes`: the call is cut off rather than buffered. */
+class BodyTooLarge extends Error {}
 
 /**
  * A JSON GET to one downstream service. Every failure becomes a catalogue StatusError that
@@ -41,6 +51,9 @@ export class Downstream {
       if (err instanceof CallTimeout) {
         throw new StatusError('ERR20003', [url, String(timeoutMs)], { cause: err });
       }
+      if (err instanceof BodyTooLarge) {
+        throw new StatusError('ERR20004', [url, err.message], { cause: err });
+      }
       throw new StatusError('ERR20002', [url], { cause: err });
     }
     const body = parseJson(response.text);
@@ -59,14 +72,28 @@ export class Downstream {
   }
 
   private get(headers: Record<string, string>): Promise<{ status: number; text: string }> {
-    const { httpsAgent, timeoutMs } = this.options;
+    const { httpsAgent, timeoutMs, maxBodyBytes = DEFAULT_MAX_BODY } = this.options;
+    const secure = this.target.protocol === 'https:';
     return new Promise((resolve, reject) => {
-      const req = https.get(
+      const req = (secure ? https : http).get(
         this.target,
-        { agent: httpsAgent, headers: { Accept: 'application/json', ...headers } },
+        {
+          agent: secure ? httpsAgent : httpAgent,
+          headers: { Accept: 'application/json', ...headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > maxBodyBytes) {
+              clearTimeout(timer);
+              reject(new BodyTooLarge(`a body larger than ${maxBodyBytes} bytes`));
+              res.destroy();
+              return;
+            }
+            chunks.push(chunk);
+          });
           res.on('end', () => {
             clearTimeout(timer);
             resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });

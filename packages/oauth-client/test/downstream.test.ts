@@ -1,4 +1,5 @@
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Downstream } from '../src';
 import {
   closedPort,
@@ -85,5 +86,36 @@ describe('Downstream', () => {
     await expect(downstream().getJson({})).rejects.toMatchObject({
       body: { code: 'ERR20002', description: 'Downstream service  could not be reached' },
     });
+  });
+
+  it('a body past maxBodyBytes is ERR20004, not buffered whole', async () => {
+    answer = (res) => send(res, 200, ['x'.repeat(5000)]);
+    const small = new Downstream({
+      url: `${server.url}/v1/data`,
+      timeoutMs: 1000,
+      httpsAgent: trustingAgent(),
+      maxBodyBytes: 1000,
+    });
+    await expect(small.getJson({})).rejects.toMatchObject({
+      body: {
+        statusCode: 502,
+        code: 'ERR20004',
+        description: `Downstream service ${server.url}/v1/data answered a body larger than 1000 bytes`,
+      },
+    });
+  });
+
+  it('speaks plain HTTP to an http:// downstream', async () => {
+    const plain = http.createServer((_req, res) => send(res, 200, ['API D: Message 1']));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const { port } = plain.address() as AddressInfo;
+    try {
+      await expect(downstream(`http://127.0.0.1:${port}/v1/data`).getJson({})).resolves.toEqual({
+        status: 200,
+        body: ['API D: Message 1'],
+      });
+    } finally {
+      plain.close();
+    }
   });
 });
