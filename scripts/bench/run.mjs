@@ -124,7 +124,7 @@ const header =
     .join(' ')}; ` +
   `chain cases: median of ${opts.rounds} round(s) of ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up`;
 console.log(
-  `\n${header}\n\n${markdownTable(table)}\n\nTargets (ratios from this run):\n${targetLines(goals).join('\n')}`,
+  `\n${header}\n\n${markdownTable(table)}\n\nTargets (ratios from this run; chain cases: median of the per-round ratios):\n${targetLines(goals).join('\n')}`,
 );
 
 fs.mkdirSync(RESULTS_DIR, { recursive: true });

@@ -2,13 +2,31 @@
 const num = (v, digits = 0) =>
   typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '–';
 
-/** Fills `ratio` (rps / rps of the baseline row) where a row did not bring its own. */
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * The ratio of two rows' req/s. Rows measured in the same rounds (the chain cases) are compared
+ * round by round and the median of those ratios is taken: neighbours in time share the
+ * background load of the machine, so drift across rounds cancels out.
+ */
+export function rpsRatio(row, base) {
+  if (!row?.rps || !base?.rps) return null;
+  if (row.rounds?.length && row.rounds.length === base.rounds?.length) {
+    return median(row.rounds.map((rps, i) => rps / base.rounds[i]));
+  }
+  return row.rps / base.rps;
+}
+
+/** Fills `ratio` (req/s against the baseline row) where a row did not bring its own. */
 export function withRatios(rows) {
   const byCase = new Map(rows.map((r) => [r.case, r]));
   return rows.map((r) => {
     if (r.ratio !== undefined && r.ratio !== null) return r;
-    const base = r.baseline && byCase.get(r.baseline);
-    return { ...r, ratio: base && base.rps && r.rps ? r.rps / base.rps : null };
+    return { ...r, ratio: r.baseline ? rpsRatio(r, byCase.get(r.baseline)) : null };
   });
 }
 
@@ -42,19 +60,25 @@ export function markdownTable(rows) {
 
 /** The targets of issue 7, each a ratio (or a size) from this run. */
 export function targets(rows) {
-  const rps = (name) => rows.find((r) => r.case === name && !r.error)?.rps;
   const row = (name) => rows.find((r) => r.case === name && !r.error);
-  const ratio = (a, b) => (rps(a) && rps(b) ? rps(a) / rps(b) : undefined);
+  const ratio = (a, b) => rpsRatio(row(a), row(b)) ?? undefined;
+  // The same comparison in CPU per request (base / case): steadier on a busy machine.
+  const cpu = (a, b) =>
+    row(a)?.cpuUsPerRequest && row(b)?.cpuUsPerRequest
+      ? row(b).cpuUsPerRequest / row(a).cpuUsPerRequest
+      : undefined;
   const list = [
     {
       what: 'chain security on (cache) / bare baseline',
       value: ratio('chain-cache', 'baseline'),
       min: 0.5,
+      cpu: cpu('chain-cache', 'baseline'),
     },
     {
       what: 'chain security on (cache) / security off',
       value: ratio('chain-cache', 'chain-open'),
       min: 0.85,
+      cpu: cpu('chain-cache', 'chain-open'),
     },
     {
       what: '@chain/security cache on / express-oauth2-jwt-bearer',
@@ -86,6 +110,7 @@ export function targets(rows) {
       value: measured ? t.value : null,
       target: t.min !== undefined ? `>= ${t.min}` : t.max === 0 ? '0' : `< ${t.max}`,
       verdict: measured ? (pass ? 'PASS' : 'MISS') : 'not run',
+      cpuRatio: t.cpu ?? null,
     };
   });
 }
@@ -93,6 +118,7 @@ export function targets(rows) {
 export function targetLines(list) {
   return list.map(
     (t) =>
-      `- ${t.verdict.padEnd(7)} ${t.what}: ${t.value === null ? '–' : num(t.value, Number.isInteger(t.value) ? 0 : 2)} (target ${t.target})`,
+      `- ${t.verdict.padEnd(7)} ${t.what}: ${t.value === null ? '–' : num(t.value, Number.isInteger(t.value) ? 0 : 2)} (target ${t.target})` +
+      (t.cpuRatio ? `; in CPU per request ${num(t.cpuRatio, 2)}` : ''),
   );
 }
