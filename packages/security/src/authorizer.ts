@@ -30,6 +30,16 @@ export interface Authorized {
 
 export type Authorizer = (request: AuthRequest) => Promise<Authorized>;
 
+/**
+ * The verified caller behind a scope mismatch (ERR10005/ERR10006): the token itself was good,
+ * so metrics can count the 403 under its client, as light-4j does.
+ */
+const refusedCallers = new WeakMap<StatusError, AuthInfo>();
+
+export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
+  return err instanceof StatusError ? refusedCallers.get(err) : undefined;
+}
+
 const CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = {
   auth: { invalid: 'ERR10000', expired: 'ERR10001' },
   scope: { invalid: 'ERR10003', expired: 'ERR10004' },
@@ -74,17 +84,24 @@ export function createAuthorizer(verify: JwtVerifier, enableVerifyScope: boolean
       const scoped = await check(scopeJwt, 'scope');
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
-        throw mismatch('ERR10006', scoped.scopes, requiredScopes);
+        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth);
       }
     } else if (!hasAnyScope(main.scopes, requiredScopes)) {
-      throw mismatch('ERR10005', main.scopes, requiredScopes);
+      throw mismatch('ERR10005', main.scopes, requiredScopes, auth);
     }
     return { auth, token };
   };
 }
 
-function mismatch(code: StatusCode, held: readonly string[], required: readonly string[]) {
-  return new StatusError(code, [formatScopes(held), formatScopes(required)], {
+function mismatch(
+  code: StatusCode,
+  held: readonly string[],
+  required: readonly string[],
+  caller: AuthInfo,
+) {
+  const error = new StatusError(code, [formatScopes(held), formatScopes(required)], {
     requiredScopes: required,
   });
+  refusedCallers.set(error, caller);
+  return error;
 }

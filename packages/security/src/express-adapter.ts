@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { auditRecord, type AuditLogger } from './audit-log';
+import { verifiedCallerOf } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
 import type { MockTokenIssuer } from './mock-jwt';
 
@@ -32,15 +33,23 @@ export function createSecurityHandlers(options: SecurityMiddlewareOptions): Secu
       authorization: req.headers.authorization,
       scopeToken: req.headers['x-scope-token'],
       requiredScopes: requiredScopes?.(req, res),
-    }).then(({ auth, token }) => {
-      res.locals.auth = auth;
-      const record = logger && auditRecord(config, token, auth);
-      if (record) {
-        const trace = res.locals.trace as { correlationId?: string } | undefined;
-        logger!.info({ ...record, correlationId: trace?.correlationId }, 'jwt verified');
-      }
-      next();
-    }, next);
+    }).then(
+      ({ auth, token }) => {
+        res.locals.auth = auth;
+        const record = logger && auditRecord(config, token, auth);
+        if (record) {
+          const trace = res.locals.trace as { correlationId?: string } | undefined;
+          logger!.info({ ...record, correlationId: trace?.correlationId }, 'jwt verified');
+        }
+        next();
+      },
+      (err: unknown) => {
+        // A scope mismatch still tells who the (verified) caller was, for metrics.
+        const caller = verifiedCallerOf(err);
+        if (caller) res.locals.auth = caller;
+        next(err);
+      },
+    );
   };
   return { middleware, mockTokenRouter };
 }

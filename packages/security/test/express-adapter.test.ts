@@ -26,6 +26,8 @@ function appWith(config: SecurityConfig, logs: object[] = []) {
   app.get('/pets', (_req, res) => res.json(res.locals.auth));
   const render: ErrorRequestHandler = (err, _req, res, _next) => {
     const e = toStatusError(err);
+    const caller = (res.locals.auth as { clientId?: string } | undefined)?.clientId;
+    if (caller) res.set('X-Test-Caller', caller);
     res.status(e.statusCode).set(e.headers).json(e.body);
   };
   app.use(render);
@@ -45,6 +47,24 @@ describe('createSecurityHandlers', () => {
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(res.body).toMatchObject({ clientId: 'c1', userId: 'u1', scopes: ['read:pets'] });
+  });
+
+  it('keeps the verified caller of a scope mismatch in res.locals.auth', async () => {
+    const token = mintToken(primary, { clientId: 'c2', scope: ['write:pets'] });
+    const res = await request(appWith(securityConfig(certificate)))
+      .get('/pets')
+      .set('Authorization', `Bearer ${token}`)
+      .expect(403);
+    expect(res.body.code).toBe('ERR10005');
+    expect(res.headers['x-test-caller']).toBe('c2');
+  });
+
+  it('leaves res.locals.auth empty for a refused token', async () => {
+    const res = await request(appWith(securityConfig(certificate)))
+      .get('/pets')
+      .set('Authorization', 'Bearer a.b.c')
+      .expect(401);
+    expect(res.headers['x-test-caller']).toBeUndefined();
   });
 
   it('answers the catalogue error through next(err)', async () => {
