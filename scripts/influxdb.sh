@@ -4,10 +4,13 @@
 # its own, and is stopped by whoever started it.
 #
 #   scripts/influxdb.sh install                      install the package when influxd is missing
+#   scripts/influxdb.sh config DIR HTTP_PORT RPC_PORT [AUTH]
+#                                                    write DIR/influxdb.conf (AUTH: true|false)
 #   scripts/influxdb.sh start DIR HTTP_PORT RPC_PORT start influxd on 127.0.0.1 with data in DIR
 #   scripts/influxdb.sh stop DIR                     stop the influxd started with DIR
 #
-# The end-to-end test (test/e2e/metrics.test.ts) starts its own influxd the same way from Node.
+# The end-to-end test (test/e2e/metrics.test.ts) writes its config with `config` (auth on) and
+# runs influxd itself.
 set -euo pipefail
 
 install() {
@@ -25,7 +28,7 @@ install() {
 }
 
 write_config() {
-  local dir=$1 http_port=$2 rpc_port=$3
+  local dir=$1 http_port=$2 rpc_port=$3 auth=${4:-false}
   mkdir -p "$dir/meta" "$dir/data" "$dir/wal"
   cat >"$dir/influxdb.conf" <<EOF
 reporting-disabled = true
@@ -39,7 +42,7 @@ bind-address = "127.0.0.1:${rpc_port}"
 [http]
   enabled = true
   bind-address = "127.0.0.1:${http_port}"
-  auth-enabled = false
+  auth-enabled = ${auth}
   log-enabled = false
 [monitor]
   store-enabled = false
@@ -87,7 +90,12 @@ stop() {
 
 case "${1:-}" in
   install) install ;;
+  config)
+    [ $# -ge 4 ] || { echo "usage: $0 config DIR HTTP_PORT RPC_PORT [AUTH]" >&2; exit 2; }
+    mkdir -p "$2"
+    write_config "$(cd "$2" && pwd)" "$3" "$4" "${5:-false}"
+    ;;
   start) [ $# -eq 4 ] || { echo "usage: $0 start DIR HTTP_PORT RPC_PORT" >&2; exit 2; }; start "$2" "$3" "$4" ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop "$2" ;;
-  *) echo "usage: $0 install | start DIR HTTP_PORT RPC_PORT | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 install | config DIR HTTP_PORT RPC_PORT [AUTH] | start DIR HTTP_PORT RPC_PORT | stop DIR" >&2; exit 2 ;;
 esac

@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+
+const SCRIPT = path.resolve(__dirname, '..', '..', 'scripts', 'influxdb.sh');
 
 /** A free loopback port (bound, then released). */
 export function freePort(): Promise<number> {
@@ -49,32 +51,8 @@ export async function startInfluxd(): Promise<Influxd> {
   const port = await freePort();
   const rpcPort = await freePort();
   const config = path.join(dir, 'influxdb.conf');
-  fs.writeFileSync(
-    config,
-    `reporting-disabled = true
-bind-address = "127.0.0.1:${rpcPort}"
-[meta]
-  dir = "${dir}/meta"
-[data]
-  dir = "${dir}/data"
-  wal-dir = "${dir}/wal"
-  query-log-enabled = false
-[http]
-  enabled = true
-  bind-address = "127.0.0.1:${port}"
-  auth-enabled = true
-  log-enabled = false
-[monitor]
-  store-enabled = false
-[continuous_queries]
-  enabled = false
-[subscriber]
-  enabled = false
-[logging]
-  level = "warn"
-  suppress-logo = true
-`,
-  );
+  // One config text for the script and the tests: scripts/influxdb.sh writes it.
+  execFileSync('bash', [SCRIPT, 'config', dir, String(port), String(rpcPort), 'true']);
   const url = `http://127.0.0.1:${port}`;
   const user = 'admin';
   const password = `e2e-${Math.random().toString(36).slice(2)}`;
