@@ -59,16 +59,27 @@ export class TokenCache {
     return this.pending !== undefined;
   }
 
-  async get(): Promise<AccessToken> {
-    const now = this.now();
+  /**
+   * The token when it can be served at once: fresh, or inside the renewal window (a background
+   * renewal is started then, as `get` does). Undefined when callers would have to wait.
+   * The hot path of every downstream call: no promise, no timer.
+   */
+  peek(now = this.now()): AccessToken | undefined {
     const state = this.state(now);
-    if (state === 'fresh') return this.token as AccessToken;
+    if (state === 'fresh') return this.token;
     if (state === 'early') {
       if (!this.pending && now >= this.earlyRetryAt) {
         this.renew('early').catch((err: unknown) => this.options.onBackgroundError?.(err));
       }
-      return this.token as AccessToken;
+      return this.token;
     }
+    return undefined;
+  }
+
+  async get(): Promise<AccessToken> {
+    const now = this.now();
+    const ready = this.peek(now);
+    if (ready) return ready;
     if (this.pending) return this.pending;
     if (now < this.expiredRetryAt) {
       throw new TokenError('retry_later', {

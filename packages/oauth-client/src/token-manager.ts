@@ -20,6 +20,7 @@ export interface TokenManagerOptions {
  */
 export class TokenManager {
   private readonly caches = new Map<string, TokenCache>();
+  private defaultCache: TokenCache | undefined;
   private readonly clientCredentialsRequester?: TokenRequester;
   private readonly authorizationCodeRequester?: TokenRequester;
 
@@ -67,6 +68,12 @@ export class TokenManager {
    * omitted), from the cache or one shared renewal. Throws TokenError.
    */
   clientCredentials(scope?: readonly string[]): Promise<AccessToken> {
+    return this.cacheFor(scope).get();
+  }
+
+  /** The cache of one scope set; the default set's cache is kept at hand for the hot path. */
+  private cacheFor(scope: readonly string[] | undefined): TokenCache {
+    if (scope === undefined && this.defaultCache) return this.defaultCache;
     const requester = this.clientCredentialsRequester;
     if (!requester) throw new TypeError('client.yml oauth.token.client_credentials is required');
     const cfg = this.options.client.oauth.token;
@@ -86,7 +93,8 @@ export class TokenManager {
       });
       this.caches.set(key, cache);
     }
-    return cache.get();
+    if (scope === undefined) this.defaultCache = cache;
+    return cache;
   }
 
   /**
@@ -94,12 +102,21 @@ export class TokenManager {
    * had within `timeoutMs`; the StatusError keeps the TokenError as its cause.
    */
   async clientCredentialsWithin(timeoutMs: number, scope?: readonly string[]): Promise<string> {
+    let cache: TokenCache;
+    try {
+      cache = this.cacheFor(scope);
+    } catch (err) {
+      throw new StatusError('ERR10009', [], { cause: err });
+    }
+    // A token at hand (the usual case) needs no timer and no race.
+    const ready = cache.peek();
+    if (ready) return ready.value;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      const token = await Promise.race([this.clientCredentials(scope), timeout]);
+      const token = await Promise.race([cache.get(), timeout]);
       return token.value;
     } catch (err) {
       throw new StatusError('ERR10009', [], { cause: err });

@@ -65,6 +65,20 @@ async function warm() {
 }
 
 describe('TokenCache', () => {
+  it('peek: the token at once when fresh or early (starting one renewal), nothing when cold or expired', async () => {
+    const cold = setup();
+    expect(cold.cache.peek()).toBeUndefined();
+    expect(cold.server.calls).toHaveLength(0);
+    const s = await warm();
+    expect(s.cache.peek()).toBe(s.token);
+    s.at(s.expiresAt - POLICY.tokenRenewBeforeExpired);
+    expect(s.cache.peek()).toBe(s.token);
+    await flush();
+    expect(s.server.calls).toHaveLength(2); // one background renewal
+    s.at(s.expiresAt);
+    expect(s.cache.peek()).toBeUndefined();
+  });
+
   it('cold: 500 concurrent callers share exactly one request', async () => {
     const s = setup();
     expect(s.cache.state()).toBe('cold');

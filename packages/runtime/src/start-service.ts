@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { ConfigError, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger } from './logger';
+import { SERVER_CLASSES, type NodeHandler } from './pipeline';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
 
@@ -23,7 +23,7 @@ export interface ServiceDefinition {
 export interface RunningService {
   config: ServiceConfig;
   logger: Logger;
-  app: Express;
+  app: NodeHandler;
   /** Bound ports, by protocol. */
   ports: { https?: number; http?: number };
   /** Stops accepting, lets in-flight requests finish, then resolves. */
@@ -91,12 +91,13 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
         // Headers up to 128 KB reach the app (Node's default is 16 KB), so an oversized token
         // gets the catalogue's 401 ERR10000 rather than a bare 431 (light-4j/Undertow allow 1 MB).
         maxHeaderSize: MAX_HEADER_SIZE,
+        ...SERVER_CLASSES,
       };
       await listen(https.createServer(tls, built.app), serverConfig.httpsPort, 'https');
     }
     if (serverConfig.enableHttp) {
       await listen(
-        http.createServer({ maxHeaderSize: MAX_HEADER_SIZE }, built.app),
+        http.createServer({ maxHeaderSize: MAX_HEADER_SIZE, ...SERVER_CLASSES }, built.app),
         serverConfig.httpPort,
         'http',
       );
