@@ -1,3 +1,4 @@
+import type https from 'node:https';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
 import {
@@ -29,7 +30,11 @@ function isStringArray(body: unknown): body is string[] {
  * call: client.yml must name the token server and the grant, secret.yml the secret. Checked at
  * start, so a missing key stops the service with the file and key named.
  */
-function tokenManagerFor(config: ServiceConfig, logger: Logger): TokenManager {
+function tokenManagerFor(
+  config: ServiceConfig,
+  logger: Logger,
+  httpsAgent: https.Agent,
+): TokenManager {
   const fileOf = (name: string) =>
     config.loader.locate(name).file ?? `${config.loader.bundledDir}/${name}.yml`;
   const why = 'is required when security.yml enableVerifyJwt is true';
@@ -44,7 +49,7 @@ function tokenManagerFor(config: ServiceConfig, logger: Logger): TokenManager {
   return new TokenManager({
     client: config.client,
     secret: config.secret,
-    httpsAgent: createHttpsAgent(config.client.tls),
+    httpsAgent,
     onBackgroundError: (err) =>
       logger.warn({ err }, 'background token renewal failed; the current token is still used'),
   });
@@ -65,15 +70,16 @@ export function createChainApp(
   const target = loadDownstreamConfig(config.loader, letter);
   const own = ownMessages(letter);
   const timeoutMs = config.client.request.timeout;
-  const downstream = target
-    ? new Downstream({
-        url: target.host + target.path,
-        timeoutMs,
-        httpsAgent: createHttpsAgent(config.client.tls),
-      })
-    : undefined;
+  // One keep-alive agent (one read of the trust store) for the downstream and the token server.
+  const httpsAgent = target ? createHttpsAgent(config.client.tls) : undefined;
+  const downstream =
+    target && httpsAgent
+      ? new Downstream({ url: target.host + target.path, timeoutMs, httpsAgent })
+      : undefined;
   const tokens =
-    downstream && config.security.enableVerifyJwt ? tokenManagerFor(config, logger) : undefined;
+    downstream && httpsAgent && config.security.enableVerifyJwt
+      ? tokenManagerFor(config, logger, httpsAgent)
+      : undefined;
 
   const credentials = async (
     callerAuthorization: string | undefined,

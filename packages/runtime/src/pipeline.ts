@@ -12,13 +12,14 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
  */
 export class ChainRequest extends http.IncomingMessage {
   /** The URL path without the query string, undecoded (as Express's `req.path`). */
-  path = '/';
+  // Set per request by the pipeline; `declare` so no initializer runs twice.
+  declare path: string;
 }
 
 export class ChainResponse<
   R extends http.IncomingMessage = http.IncomingMessage,
 > extends http.ServerResponse<R> {
-  locals: Record<string, unknown> = {};
+  declare locals: Record<string, unknown>;
 
   status(code: number): this {
     this.statusCode = code;
