@@ -13,6 +13,8 @@ step "build (tsc -b)"
 pnpm -s build
 step "lint (eslint + prettier)"
 pnpm -s lint
+step "type-check the tests (tsc -p tsconfig.test.json)"
+pnpm -s exec tsc -p tsconfig.test.json
 step "test infrastructure"
 bash scripts/test-infra.sh
 step "tests (jest)"

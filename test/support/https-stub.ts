@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -8,13 +9,13 @@ export interface Stub {
   url: string;
   port: number;
   /** Request headers of every request so far. */
-  requests: https.IncomingMessage['headers'][];
+  requests: http.IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
 /** A real HTTPS server (the dev server certificate) answering with the given handler. */
 export async function httpsStub(
-  handler: (req: https.IncomingMessage, res: import('node:http').ServerResponse) => void,
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
   options: https.ServerOptions & { host?: string } = {},
 ): Promise<Stub> {
   const { host = '127.0.0.1', ...tls } = options;
@@ -44,7 +45,7 @@ export async function httpsStub(
   };
 }
 
-export function json(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+export function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(body));
 }

@@ -140,7 +140,7 @@ describe('KeyStore', () => {
       resolver: async () => Promise.reject(cause),
       now: clock().now,
     });
-    const err = await store.resolve('200').catch((e: unknown) => e as StatusError);
+    const err = (await store.resolve('200').catch((e: unknown) => e)) as StatusError;
     expect(err.cause).toBe(cause);
     expect(JSON.stringify(err.body)).not.toMatch(/boom/);
   });
@@ -152,7 +152,7 @@ describe('KeyStore', () => {
       policy: { timeoutMs: 50 },
     });
     const started = Date.now();
-    const err = await store.resolve('200').catch((e: unknown) => e as StatusError);
+    const err = (await store.resolve('200').catch((e: unknown) => e)) as StatusError;
     expect(Date.now() - started).toBeLessThan(1000);
     expect(err.code).toBe('ERR20005');
     expect((err.cause as Error).message).toBe('no answer within 50 ms');
