@@ -3,8 +3,14 @@
 // services (dist/), which `pnpm test` builds first. Every project's rootDir is the repository
 // root (its tests are found under `roots`), so coverage of packages/*/src counts what every
 // project exercises, the services' and end-to-end suites included.
+//
+// The suites of the services that run the request pipeline (and of @chain/chain) run twice:
+// on the native host, and as "<name> (express)" on the Express host (server.yml `framework`).
+// ts-jest only transpiles (isolatedModules); `tsc -p tsconfig.test.json` type-checks the tests.
 const packages = ['config', 'security', 'openapi', 'oauth-client', 'metrics', 'runtime', 'chain'];
 const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'];
+const onBothHosts = ['packages/chain', 'services/api-a', 'services/api-b', 'services/api-c'];
+onBothHosts.push('services/api-d', 'services/petstore');
 
 const project = (displayName, folder, testDir = `${folder}/test`) => ({
   displayName,
@@ -16,16 +22,24 @@ const project = (displayName, folder, testDir = `${folder}/test`) => ({
   moduleNameMapper: { '^@chain/(.*)$': '<rootDir>/packages/$1/src' },
 });
 
+const onExpress = (folder) => ({
+  ...project(`${folder.split('/')[1]} (express)`, folder),
+  setupFiles: ['<rootDir>/test/support/express-host.cjs'],
+});
+
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
     ...packages.map((p) => project(p, `packages/${p}`)),
     ...services.map((s) => project(s, `services/${s}`)),
+    ...onBothHosts.map(onExpress),
     project('e2e', 'test', 'test'),
   ],
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {
     './packages/security/src/': { lines: 90, branches: 90 },
     './packages/oauth-client/src/': { lines: 90, branches: 90 },
+    './packages/runtime/src/': { lines: 90 },
+    './packages/chain/src/': { lines: 90 },
   },
 };

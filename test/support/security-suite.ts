@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
-import type { Express } from 'express';
 import {
   createSigningKey,
   hostileTokens,
@@ -16,7 +15,7 @@ import {
 import { CERTS } from './service-process';
 
 /**
- * The service-level security walk of issue 3, shared by the petstore and api-a suites: every
+ * The service-level security walk, shared by the petstore and api-a suites: every
  * catalogue row ERR10000-ERR10008 and every hostile token with status, body and
  * WWW-Authenticate together, key rotation, a flood of made-up kids and a key server outage
  * against a real HTTPS key server (testkit), and the audit log.
@@ -34,7 +33,10 @@ export interface SecuredServiceCase {
    * Builds the app from override files: security.yml and client.yml content pointing at the
    * key server are given; the service may add its own. `lines` receives its log lines.
    */
-  createApp(files: { security: string; keyServerUrl: string }, lines: string[]): Express;
+  createApp(
+    files: { security: string; keyServerUrl: string },
+    lines: string[],
+  ): http.RequestListener;
 }
 
 export const primary: SigningKey = loadSigningKey(

@@ -8,12 +8,19 @@ import {
   credentialHeaders,
   credentialSummary,
 } from '@chain/oauth-client';
-import { createServiceApp, traceOf, type ServiceApp, type ServiceConfig } from '@chain/runtime';
+import {
+  createServiceApp,
+  type ExpressExtensions,
+  type ServiceApp,
+  type ServiceConfig,
+} from '@chain/runtime';
 import { StatusError } from '@chain/security';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
 export interface ChainAppOptions {
   letter: ChainLetter;
+  /** The service's Express code, used with server.yml `framework: express`. */
+  express?: ExpressExtensions;
 }
 
 /** The two messages a chain service contributes, e.g. `API A: Message 1`. */
@@ -58,14 +65,14 @@ function tokenManagerFor(
 /**
  * A chain service: `GET /v1/data` answers the downstream's messages followed by its own two.
  * The downstream client (TLS from client.yml, keep-alive, time-out) is built once here. With
- * security on (DESIGN.md "Chain calls with security on") the caller's `Authorization` goes on
- * unchanged with the service's own token as `X-Scope-Token` (or in `Authorization` when the
- * caller sent none); a token that cannot be had within the call's time-out is ERR10009.
+ * security on, the caller's `Authorization` goes on unchanged with the service's own token as
+ * `X-Scope-Token` (or in `Authorization` when the caller sent none); a token that cannot be had
+ * within the call's time-out is ERR10009.
  */
 export function createChainApp(
   config: ServiceConfig,
   logger: Logger,
-  { letter }: ChainAppOptions,
+  { letter, express }: ChainAppOptions,
 ): ServiceApp {
   const target = loadDownstreamConfig(config.loader, letter);
   const own = ownMessages(letter);
@@ -74,7 +81,7 @@ export function createChainApp(
   const httpsAgent = target ? createHttpsAgent(config.client.tls) : undefined;
   const downstream =
     target && httpsAgent
-      ? new Downstream({ url: target.host + target.path, timeoutMs, httpsAgent })
+      ? new Downstream({ name: target.name, url: target.host + target.path, timeoutMs, httpsAgent })
       : undefined;
   const tokens =
     downstream && httpsAgent && config.security.enableVerifyJwt
@@ -92,42 +99,35 @@ export function createChainApp(
   return createServiceApp({
     config,
     logger,
-    routes: (router) => {
-      router.get('/v1/data', async (req, res, next) => {
-        try {
-          const trace = traceOf(res);
-          if (logger.isLevelEnabled('debug')) {
-            // What reached this service, for tracing a call through the chain: token
-            // fingerprints and client ids only, never a token.
-            logger.debug(
-              {
-                correlationId: trace.correlationId,
-                traceabilityId: trace.traceabilityId,
-                ...credentialSummary(req.headers),
-              },
-              'chain request',
-            );
-          }
-          if (!downstream) {
-            res.json(own);
-            return;
-          }
-          const headers: Record<string, string> = {
-            ...(await credentials(req.headers.authorization)),
-            'X-Correlation-Id': trace.correlationId,
-          };
-          if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
-          const { body } = await downstream.getJson(headers);
-          if (!isStringArray(body)) {
-            throw new StatusError('ERR20004', [
-              downstream.options.url,
-              'a body that is not a JSON array of strings',
-            ]);
-          }
-          res.json([...body, ...own]);
-        } catch (err) {
-          next(err);
+    express,
+    routes: (routes) => {
+      routes.get('/v1/data', async ({ req, context: { trace } }) => {
+        if (logger.isLevelEnabled('debug')) {
+          // What reached this service, for tracing a call through the chain: token
+          // fingerprints and client ids only, never a token.
+          logger.debug(
+            {
+              correlationId: trace.correlationId,
+              traceabilityId: trace.traceabilityId,
+              ...credentialSummary(req.headers),
+            },
+            'chain request',
+          );
         }
+        if (!downstream) return own;
+        const headers: Record<string, string> = {
+          ...(await credentials(req.headers.authorization)),
+          'X-Correlation-Id': trace.correlationId,
+        };
+        if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
+        const { body } = await downstream.getJson(headers);
+        if (!isStringArray(body)) {
+          throw new StatusError('ERR20004', [
+            downstream.options.name,
+            'a body that is not a JSON array of strings',
+          ]);
+        }
+        return [...body, ...own];
       });
     },
   });

@@ -3,6 +3,8 @@ import { ConfigLoader, z } from '@chain/config';
 export type ChainLetter = 'A' | 'B' | 'C' | 'D';
 
 export interface DownstreamConfig {
+  /** The downstream service's name in descriptions of its failures, e.g. `api-b`. */
+  name: string;
   /** e.g. `https://api-b:7442` */
   host: string;
   /** e.g. `/v1/data` */
@@ -34,5 +36,5 @@ export function loadDownstreamConfig(
       }),
     { required: true },
   ) as Record<string, string>;
-  return { host: file[hostKey], path: file[pathKey] };
+  return { name: `api-${y}`, host: file[hostKey], path: file[pathKey] };
 }

@@ -15,7 +15,7 @@ const primary = loadSigningKey(
 );
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
 
-describe('api-b with security on (DESIGN.md "Chain calls with security on")', () => {
+describe("api-b with security on: the caller's token passed on, its own as X-Scope-Token", () => {
   let tokenServer: Stub;
   let downstream: Stub;
   let tokenAnswer: (res: import('node:http').ServerResponse) => void;
@@ -60,7 +60,7 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
     }`,
   });
   const app = (f: Record<string, string> = files(), logger = silentLogger()) =>
-    createChainApp(serviceConfig('api-b', f), logger, { letter: 'B' }).app;
+    createChainApp(serviceConfig('api-b', f), logger, { letter: 'B' }).listener;
 
   it("passes the caller's Authorization unchanged, its own token as X-Scope-Token, and the trace ids", async () => {
     const res = await request(app())

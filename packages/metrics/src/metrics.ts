@@ -1,4 +1,3 @@
-import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { hostIdentity, type HostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
@@ -10,23 +9,32 @@ import { PrometheusMetrics } from './prometheus';
 export interface MetricsOptions {
   serviceId: string;
   logger: Logger;
-  /** light-4j endpoint name of the request, e.g. `/v1/data@get`. */
-  endpointOf: (req: Request, res: Response) => string;
-  /** client_id of the verified token, or `unknown`. */
-  clientIdOf: (req: Request, res: Response) => string;
-  /** Paths that are not counted (the service's own probes). Default `/health`, `/metrics`. */
-  excludePaths?: readonly string[];
   /** Clock in epoch milliseconds (fractions allowed): response times and point timestamps. */
   now?: () => number;
   /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
   host?: HostIdentity;
 }
 
+/** One finished request, as the runtime's metrics stage reports it. */
+export interface RequestSample {
+  /** light-4j endpoint name of the request, e.g. `/v1/data@get`, or `unknown`. */
+  endpoint: unknown;
+  /** client_id of the verified token, or `unknown`. */
+  clientId: unknown;
+  statusCode: number;
+  /** When the request began, on `now()`. */
+  startedAt: number;
+}
+
 export interface Metrics {
-  /** Records every request when it finishes. Mount before anything that can reject it. */
-  middleware: RequestHandler;
-  /** `GET /metrics` for Prometheus. */
-  prometheus: RequestHandler;
+  /** false for metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
+  readonly enabled: boolean;
+  /** The clock of `startedAt` (epoch milliseconds, fractions allowed). */
+  now(): number;
+  /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
+  record(sample: RequestSample): void;
+  /** The `GET /metrics` exposition text and its content type. */
+  prometheus(): Promise<{ contentType: string; body: string }>;
   /** Starts the periodic InfluxDB reporter. */
   start(): void;
   /** Stops the reporter, writing the last partial interval. */
@@ -46,8 +54,10 @@ const highResolutionNow = () => performance.timeOrigin + performance.now();
 /** metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
 function disabledMetrics(): Metrics {
   return {
-    middleware: (_req, _res, next) => next(),
-    prometheus: (_req, _res, next) => next(),
+    enabled: false,
+    now: highResolutionNow,
+    record: () => undefined,
+    prometheus: async () => ({ contentType: 'text/plain', body: '' }),
     start: () => undefined,
     stop: async () => undefined,
     report: async () => ({ written: 0 }),
@@ -55,14 +65,14 @@ function disabledMetrics(): Metrics {
 }
 
 /**
- * Per-request metrics in light-4j's names: counted when the response finishes (so requests
- * refused by the spec or security count too), reported to InfluxDB every interval and reset,
- * and served to Prometheus. Nothing here waits on InfluxDB inside a request.
+ * Per-request metrics in light-4j's names: the runtime records each request when its response
+ * finishes (so requests refused by the spec or security count too); they are reported to
+ * InfluxDB every interval and reset, and served to Prometheus. Nothing here waits on InfluxDB
+ * inside a request, and nothing here knows HTTP.
  */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
   if (!config.enabled) return disabledMetrics();
   const now = options.now ?? highResolutionNow;
-  const excluded = new Set(options.excludePaths ?? ['/health', '/metrics']);
   const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
   const stats = new IntervalStats();
   const prometheus = new PrometheusMetrics();
@@ -73,34 +83,19 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
   });
 
-  const middleware: RequestHandler = (req, res, next) => {
-    if (excluded.has(req.path)) {
-      next();
-      return;
-    }
-    const started = now();
-    res.once('finish', () => {
-      const elapsedMs = now() - started;
-      const endpoint = tagValue(options.endpointOf(req, res));
-      const clientId = tagValue(options.clientIdOf(req, res));
-      stats.record(endpoint, clientId, res.statusCode, elapsedMs);
-      prometheus.record(endpoint, clientId, res.statusCode, elapsedMs);
-    });
-    next();
-  };
-
-  const prometheusHandler: RequestHandler = async (_req, res, next) => {
-    try {
-      const { contentType, body } = await prometheus.render();
-      res.set('Content-Type', contentType).send(body);
-    } catch (err) {
-      next(err);
-    }
+  const record = ({ endpoint, clientId, statusCode, startedAt }: RequestSample): void => {
+    const elapsedMs = now() - startedAt;
+    const endpointTag = tagValue(endpoint);
+    const clientTag = tagValue(clientId);
+    stats.record(endpointTag, clientTag, statusCode, elapsedMs);
+    prometheus.record(endpointTag, clientTag, statusCode, elapsedMs);
   };
 
   return {
-    middleware,
-    prometheus: prometheusHandler,
+    enabled: true,
+    now,
+    record,
+    prometheus: () => prometheus.render(),
     start: () => reporter.start(),
     stop: () => reporter.stop(),
     report: () => reporter.report(),

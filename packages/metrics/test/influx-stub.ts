@@ -20,6 +20,7 @@ export class InfluxStub {
   readonly requests: StubRequest[] = [];
   mode: StubMode = 'ok';
   private readonly held: (() => void)[] = [];
+  private readonly waiters: { count: number; resolve: () => void }[] = [];
   private server: http.Server | undefined;
   port = 0;
 
@@ -36,6 +37,10 @@ export class InfluxStub {
           authorization: req.headers.authorization,
           body,
         });
+        for (const w of this.waiters.filter((w) => this.requests.length >= w.count)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve();
+        }
         const answer = () => {
           if (this.mode === 'unauthorized') {
             res.writeHead(401, { 'Content-Type': 'application/json' });
@@ -54,6 +59,12 @@ export class InfluxStub {
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
     return this.port;
+  }
+
+  /** Resolves once `count` requests have arrived (a signal, not a sleep). */
+  received(count: number): Promise<void> {
+    if (this.requests.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, resolve }));
   }
 
   /** Answers every held request with the current mode. */

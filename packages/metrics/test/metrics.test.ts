@@ -1,5 +1,3 @@
-import express, { type Express } from 'express';
-import request from 'supertest';
 import { createMetrics, type Metrics, type MetricsConfig } from '../src';
 import { InfluxStub } from './influx-stub';
 import { captureLogger } from './log-capture';
@@ -17,43 +15,24 @@ const configFor = (port: number, enabled = true): MetricsConfig => ({
 });
 
 /**
- * An app shaped like the service pipeline: metrics first, then the probes, then handlers that
- * answer each outcome. The clock moves only when a handler says so, so response times are exact.
+ * Metrics on a clock that moves only when a request says so, so response times are exact.
+ * `hit` records one finished request as the runtime's metrics stage does.
  */
-function appFor(config: MetricsConfig) {
+function metricsFor(config: MetricsConfig) {
   const clock = { t: 1_700_000_000_000 };
   const log = captureLogger();
   const metrics = createMetrics(config, {
     serviceId: SERVICE,
     logger: log.logger,
-    endpointOf: (req, res) => (res.locals.endpoint as string | undefined) ?? 'unknown',
-    clientIdOf: (_req, res) =>
-      (res.locals.auth as { clientId?: string } | undefined)?.clientId ?? 'unknown',
     now: () => clock.t,
     host: HOST,
   });
-  const app = express();
-  app.use(metrics.middleware);
-  app.get('/health', (_req, res) => void res.json({ status: 'UP' }));
-  app.get('/metrics', metrics.prometheus);
-  app.use('/v1/:name', (req, res, next) => {
-    res.locals.endpoint = `/v1/${req.params.name}@get`;
-    const client = req.header('x-test-client');
-    if (client) res.locals.auth = { clientId: client };
-    const status = Number(req.header('x-test-status') ?? 200);
-    clock.t += Number(req.header('x-test-ms') ?? 0);
-    if (status === 500) {
-      next(new Error('boom'));
-      return;
-    }
-    res.status(status).json({ status });
-  });
-  app.use((_req: express.Request, res: express.Response) => void res.status(404).json({}));
-  app.use(
-    (_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
-      void res.status(500).json({}),
-  );
-  return { app, metrics, log, clock };
+  const hit = (endpoint: string, statusCode: number, ms: number, clientId: unknown = 'unknown') => {
+    const startedAt = metrics.now();
+    clock.t += ms;
+    metrics.record({ endpoint, clientId, statusCode, startedAt });
+  };
+  return { metrics, hit, log, clock };
 }
 
 /** The line-protocol lines of one series: five counters, then the timer, in both views. */
@@ -78,14 +57,6 @@ function series(
   ];
 }
 
-const call = (app: Express, path: string, status: number, ms: number, client?: string) => {
-  const r = request(app)
-    .get(path)
-    .set('x-test-status', String(status))
-    .set('x-test-ms', String(ms));
-  return client ? r.set('x-test-client', client) : r;
-};
-
 describe('createMetrics', () => {
   let stub: InfluxStub;
   let metrics: Metrics | undefined;
@@ -100,18 +71,16 @@ describe('createMetrics', () => {
   });
 
   it('counts every outcome per endpoint and client, writes the interval, then starts from zero', async () => {
-    const built = appFor(configFor(stub.port));
+    const built = metricsFor(configFor(stub.port));
     metrics = built.metrics;
-    const { app } = built;
-    await call(app, '/v1/data', 200, 4, 'client-1').expect(200);
-    await call(app, '/v1/data', 302, 8, 'client-1').expect(302);
-    await call(app, '/v1/data', 401, 1).expect(401);
-    await call(app, '/v1/data', 403, 3, 'client-1').expect(403);
-    await call(app, '/v1/data', 400, 2).expect(400);
-    await call(app, '/v1/data', 500, 6).expect(500);
-    await request(app).get('/nowhere').expect(404);
-    await request(app).get('/health').expect(200);
-    await request(app).get('/metrics').expect(200);
+    const { hit } = built;
+    hit('/v1/data@get', 200, 4, 'client-1');
+    hit('/v1/data@get', 302, 8, 'client-1');
+    hit('/v1/data@get', 401, 1);
+    hit('/v1/data@get', 403, 3, 'client-1');
+    hit('/v1/data@get', 400, 2);
+    hit('/v1/data@get', 500, 6);
+    hit('unknown', 404, 0);
 
     await expect(built.metrics.report()).resolves.toEqual({ written: 48 });
     const at = 1_700_000_000_024; // the clock after 4+8+1+3+2+6 ms
@@ -137,20 +106,21 @@ describe('createMetrics', () => {
   });
 
   it('serves the same figures to Prometheus, labelled by endpoint and client, never reset', async () => {
-    const built = appFor(configFor(stub.port));
+    const built = metricsFor(configFor(stub.port));
     metrics = built.metrics;
-    const { app } = built;
-    await call(app, '/v1/data', 200, 4, 'client-1').expect(200);
-    await call(app, '/v1/data', 200, 20, 'client-1').expect(200);
-    await call(app, '/v1/data', 401, 1).expect(401);
-    await call(app, '/v1/data', 403, 3, 'client-1').expect(403);
-    await call(app, '/v1/data', 500, 6).expect(500);
-    await request(app).get('/nowhere').expect(404);
+    const { hit } = built;
+    hit('/v1/data@get', 200, 4, 'client-1');
+    hit('/v1/data@get', 200, 20, 'client-1');
+    hit('/v1/data@get', 401, 1);
+    hit('/v1/data@get', 403, 3, 'client-1');
+    hit('/v1/data@get', 500, 6);
+    hit('unknown', 404, 0);
     await built.metrics.report(); // resets the interval, not Prometheus
 
-    const res = await request(app).get('/metrics').expect(200);
-    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
-    const samples = res.text
+    const res = await built.metrics.prometheus();
+    expect(res.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = res.body;
+    const samples = text
       .split('\n')
       .filter((l) => /^(requests|success|auth_error|request_error|server_error)_total\{/.test(l));
     expect(samples).toEqual([
@@ -163,28 +133,28 @@ describe('createMetrics', () => {
       'request_error_total{endpoint="unknown",clientId="unknown"} 1',
       'server_error_total{endpoint="/v1/data@get",clientId="unknown"} 1',
     ]);
-    expect(res.text).toContain('# TYPE response_time_seconds histogram');
-    expect(res.text).toContain(
+    expect(text).toContain('# TYPE response_time_seconds histogram');
+    expect(text).toContain(
       'response_time_seconds_bucket{le="0.005",endpoint="/v1/data@get",clientId="client-1"} 2',
     );
-    expect(res.text).toContain(
+    expect(text).toContain(
       'response_time_seconds_bucket{le="0.025",endpoint="/v1/data@get",clientId="client-1"} 3',
     );
-    expect(res.text).toContain(
+    expect(text).toContain(
       'response_time_seconds_sum{endpoint="/v1/data@get",clientId="client-1"} 0.027',
     );
-    expect(res.text).toContain(
+    expect(text).toContain(
       'response_time_seconds_count{endpoint="/v1/data@get",clientId="client-1"} 3',
     );
-    expect(res.text).toMatch(/^process_cpu_user_seconds_total \d/m);
-    expect(res.text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
   });
 
   it('keeps a registry per app, so two apps in one process count apart', async () => {
-    const one = appFor(configFor(stub.port));
-    const two = appFor(configFor(stub.port));
-    await call(one.app, '/v1/data', 200, 1).expect(200);
-    const text = (await request(two.app).get('/metrics').expect(200)).text;
+    const one = metricsFor(configFor(stub.port));
+    const two = metricsFor(configFor(stub.port));
+    one.hit('/v1/data@get', 200, 1);
+    const { body: text } = await two.metrics.prometheus();
     expect(text).toContain('# TYPE requests_total counter');
     expect(text).not.toMatch(/^requests_total\{/m);
     await one.metrics.stop();
@@ -194,15 +164,15 @@ describe('createMetrics', () => {
   it('costs requests nothing while InfluxDB is down: answers, counts, and logs once per interval', async () => {
     const port = stub.port;
     await stub.stop();
-    const built = appFor(configFor(port));
+    const built = metricsFor(configFor(port));
     metrics = built.metrics;
     built.metrics.start();
-    await call(built.app, '/v1/data', 200, 2, 'client-1').expect(200);
+    built.hit('/v1/data@get', 200, 2, 'client-1');
     await expect(built.metrics.report()).resolves.toEqual({
       discarded: 16,
       reason: 'write-failed',
     });
-    await call(built.app, '/v1/data', 200, 2, 'client-1').expect(200);
+    built.hit('/v1/data@get', 200, 2, 'client-1');
     await expect(built.metrics.report()).resolves.toEqual({
       discarded: 16,
       reason: 'write-failed',
@@ -214,15 +184,14 @@ describe('createMetrics', () => {
     ]);
   });
 
-  it('answers requests while a write to InfluxDB hangs', async () => {
-    const built = appFor(configFor(stub.port));
+  it('keeps counting while a write to InfluxDB hangs', async () => {
+    const built = metricsFor(configFor(stub.port));
     metrics = built.metrics;
-    await call(built.app, '/v1/data', 200, 1).expect(200);
+    built.hit('/v1/data@get', 200, 1);
     stub.mode = 'hold';
     const hanging = built.metrics.report();
-    const started = Date.now();
-    for (let i = 0; i < 20; i++) await call(built.app, '/v1/data', 200, 1).expect(200);
-    expect(Date.now() - started).toBeLessThan(900); // well inside the 1 s write time-out
+    await stub.received(1); // the write (its /query first) is held by InfluxDB
+    for (let i = 0; i < 20; i++) built.hit('/v1/data@get', 200, 1);
     expect(stub.requests.map((r) => r.path)).toEqual(['/query']); // still held
     stub.mode = 'ok';
     stub.release();
@@ -232,20 +201,9 @@ describe('createMetrics', () => {
   });
 
   it('never tags with an empty or non-string client id', async () => {
-    const log = captureLogger();
-    const ids: unknown[] = ['', 42, undefined, null, 'c 1,x=y'];
-    let i = 0;
-    metrics = createMetrics(configFor(stub.port), {
-      serviceId: SERVICE,
-      logger: log.logger,
-      endpointOf: () => '/v1/data@get',
-      clientIdOf: () => ids[i++] as string,
-      host: HOST,
-    });
-    const app = express();
-    app.use(metrics.middleware);
-    app.get('/v1/data', (_req, res) => void res.json([]));
-    for (const _ of ids) await request(app).get('/v1/data').expect(200);
+    const built = metricsFor(configFor(stub.port));
+    metrics = built.metrics;
+    for (const id of ['', 42, undefined, null, 'c 1,x=y']) built.hit('/v1/data@get', 200, 0, id);
     await expect(metrics.report()).resolves.toEqual({ written: 48 });
     const measurements = stub
       .writes()[0]
@@ -262,10 +220,14 @@ describe('createMetrics', () => {
     ]);
   });
 
-  it('counts nothing and leaves /metrics to the next handler when disabled', async () => {
-    const built = appFor(configFor(stub.port, false));
-    await call(built.app, '/v1/data', 200, 1).expect(200);
-    await request(built.app).get('/metrics').expect(404);
+  it('counts nothing and says it is disabled when disabled', async () => {
+    const built = metricsFor(configFor(stub.port, false));
+    expect(built.metrics.enabled).toBe(false);
+    built.hit('/v1/data@get', 200, 1);
+    await expect(built.metrics.prometheus()).resolves.toEqual({
+      contentType: 'text/plain',
+      body: '',
+    });
     built.metrics.start();
     await expect(built.metrics.report()).resolves.toEqual({ written: 0 });
     await built.metrics.stop();

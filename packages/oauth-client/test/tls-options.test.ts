@@ -58,6 +58,7 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
 
   const call = (t: ClientConfig['tls'], host = 'localhost') =>
     new Downstream({
+      name: 'api-d',
       url: `https://${host}:${server.port}/v1/data`,
       timeoutMs: 2000,
       httpsAgent: createHttpsAgent(t),
@@ -78,7 +79,7 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
         statusCode: 502,
         code: 'ERR20002',
         message: 'DOWNSTREAM_UNAVAILABLE',
-        description: `Downstream service https://localhost:${server.port}/v1/data could not be reached`,
+        description: 'Downstream service api-d could not be reached',
       },
     });
     expect((err as Error).cause).toBeDefined();
@@ -90,6 +91,7 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
     try {
       const get = (verifyHostname: boolean) =>
         new Downstream({
+          name: 'api-d',
           url: `${other.url}/v1/data`,
           timeoutMs: 2000,
           httpsAgent: createHttpsAgent({ ...TLS, verifyHostname }),

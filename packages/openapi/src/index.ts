@@ -1,3 +1,8 @@
-export { OpenApiSpec, type Operation, type PathParam, type ParamType } from './spec';
-export { coerceParams } from './params';
-export { openapiMiddleware, matchedOperation, type MatchedOperation } from './openapi-middleware';
+export {
+  OpenApiSpec,
+  type Operation,
+  type PathParam,
+  type ParamType,
+  type SpecMatch,
+} from './spec';
+export { coerceParams, type ParamValue } from './params';

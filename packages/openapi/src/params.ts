@@ -4,12 +4,15 @@ import type { PathParam } from './spec';
 const INTEGER = /^-?\d{1,15}$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
+/** A path parameter as the spec types it. */
+export type ParamValue = string | number | boolean;
+
 /** Checks and converts raw path parameters by the types of the spec; ERR11004 on a mismatch. */
 export function coerceParams(
   params: readonly PathParam[],
-  raw: Record<string, string>,
-): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
+  raw: Readonly<Record<string, string>>,
+): Record<string, ParamValue> {
+  const out: Record<string, ParamValue> = {};
   for (const { name, type } of params) {
     let value: string;
     try {

@@ -27,7 +27,16 @@ interface CompiledPath {
   regex: RegExp;
   names: string[];
   operations: Map<string, Operation>;
+  /** The `Allow` header of the path: its methods, HEAD with GET, and OPTIONS. */
+  allow: string;
 }
+
+/** The result of matching a request against the spec. */
+export type SpecMatch =
+  | { kind: 'found'; operation: Operation; params: Record<string, string> }
+  | { kind: 'no-path' }
+  /** The path is in the spec, the method is not: `allow` lists the methods it has. */
+  | { kind: 'no-method'; allow: string };
 
 /** A compiled OpenAPI 3 document: built once at start, matched per request. */
 export class OpenApiSpec {
@@ -59,9 +68,17 @@ export class OpenApiSpec {
           params: pathParams([...shared, ...own]),
         });
       }
+      compiled.allow = allowHeader(compiled.operations);
       if (compiled.names.length === 0) this.exact.set(full, compiled);
       else this.templated.push(compiled);
     }
+  }
+
+  /** The `Allow` header of `OPTIONS *`: every method of the spec. */
+  get allow(): string {
+    const all = new Map<string, Operation>();
+    for (const op of this.operations()) all.set(op.method, op);
+    return allowHeader(all);
   }
 
   /** Every operation, in spec order. */
@@ -73,13 +90,7 @@ export class OpenApiSpec {
    * Matches a request. `path` is the decoded-or-raw URL path without the query string.
    * Returns the operation and its raw path parameters, or which part did not match.
    */
-  match(
-    method: string,
-    path: string,
-  ):
-    | { kind: 'found'; operation: Operation; params: Record<string, string> }
-    | { kind: 'no-path' }
-    | { kind: 'no-method' } {
+  match(method: string, path: string): SpecMatch {
     const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const m = method.toLowerCase();
     const exact = this.exact.get(normalized);
@@ -95,12 +106,22 @@ export class OpenApiSpec {
   }
 }
 
-function pick(compiled: CompiledPath, method: string, params: Record<string, string>) {
+function pick(compiled: CompiledPath, method: string, params: Record<string, string>): SpecMatch {
   const operation =
     compiled.operations.get(method) ??
     // HEAD is served by GET, as HTTP servers do.
     (method === 'head' ? compiled.operations.get('get') : undefined);
-  return operation ? { kind: 'found' as const, operation, params } : { kind: 'no-method' as const };
+  return operation
+    ? { kind: 'found', operation, params }
+    : { kind: 'no-method', allow: compiled.allow };
+}
+
+/** RFC 9110: the methods of a resource, HEAD wherever GET is, and OPTIONS, which every path answers. */
+function allowHeader(operations: Map<string, Operation>): string {
+  const methods = new Set([...operations.keys()].map((m) => m.toUpperCase()));
+  if (methods.has('GET')) methods.add('HEAD');
+  methods.add('OPTIONS');
+  return [...methods].join(', ');
 }
 
 function compile(template: string): CompiledPath {
@@ -116,7 +137,7 @@ function compile(template: string): CompiledPath {
       return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('');
-  return { template, regex: new RegExp(`^${source}$`), names, operations: new Map() };
+  return { template, regex: new RegExp(`^${source}$`), names, operations: new Map(), allow: '' };
 }
 
 function serverBasePath(servers: unknown): string {

@@ -61,7 +61,21 @@ describe('OpenApiSpec', () => {
   it('tells a missing path from a missing method', () => {
     expect(spec.match('GET', '/v2/store')).toEqual({ kind: 'no-path' });
     expect(spec.match('GET', '/pet/1')).toEqual({ kind: 'no-path' });
-    expect(spec.match('POST', '/v2/pet/1')).toEqual({ kind: 'no-method' });
+    expect(spec.match('POST', '/v2/pet/1')).toEqual({
+      kind: 'no-method',
+      allow: 'GET, DELETE, HEAD, OPTIONS',
+    });
+    expect(spec.match('OPTIONS', '/v2/pet/findByStatus')).toEqual({
+      kind: 'no-method',
+      allow: 'GET, HEAD, OPTIONS',
+    });
+  });
+
+  it('answers the Allow of OPTIONS * with every method of the spec', () => {
+    expect(spec.allow).toBe('GET, DELETE, HEAD, OPTIONS');
+    expect(new OpenApiSpec({ openapi: '3.0.0', paths: { '/x': { post: {} } } }).allow).toBe(
+      'POST, OPTIONS',
+    );
   });
 
   it('lists every operation', () => {

@@ -1,33 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The ids that follow a request through the chain and into every log line about it. */
 export interface Trace {
+  /** `X-Correlation-Id`: the caller's when sane, else generated. */
   correlationId: string;
+  /** `X-Traceability-Id`: the caller's, when present and sane. */
   traceabilityId?: string;
 }
 
 /**
- * light-4j's correlation handler: `X-Correlation-Id` is kept when the caller sent a sane one and
- * generated otherwise; `X-Traceability-Id` is kept when present. Both are echoed on the answer.
+ * light-4j's correlation and traceability handlers: `X-Correlation-Id` is kept when the caller
+ * sent a sane one (letters, digits, `._:-`, at most 128) and generated otherwise;
+ * `X-Traceability-Id` is kept when present and sane.
  */
-export function correlationMiddleware(): RequestHandler {
-  return (req, res, next) => {
-    const incoming = req.headers['x-correlation-id'];
-    const correlationId =
-      typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
-    const traceHeader = req.headers['x-traceability-id'];
-    const traceabilityId =
-      typeof traceHeader === 'string' && SAFE_ID.test(traceHeader) ? traceHeader : undefined;
-    const trace: Trace = { correlationId, traceabilityId };
-    res.locals.trace = trace;
-    res.setHeader('X-Correlation-Id', correlationId);
-    if (traceabilityId) res.setHeader('X-Traceability-Id', traceabilityId);
-    next();
-  };
-}
-
-export function traceOf(res: Response): Trace {
-  return (res.locals.trace as Trace | undefined) ?? { correlationId: randomUUID() };
+export function readTrace(headers: IncomingHttpHeaders): Trace {
+  const incoming = headers['x-correlation-id'];
+  const correlationId =
+    typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  const traceHeader = headers['x-traceability-id'];
+  return typeof traceHeader === 'string' && SAFE_ID.test(traceHeader)
+    ? { correlationId, traceabilityId: traceHeader }
+    : { correlationId };
 }

@@ -1,19 +1,37 @@
-export { serverConfigSchema, type ServerConfig } from './server-config';
-export { createLogger, type Logger } from './logger';
-export { correlationMiddleware, traceOf, type Trace } from './correlation';
-export { errorHandler, sendError, sendBody } from './error-handler';
+export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
+export { createLogger, logLastLine, type Logger } from './logger';
+export { readTrace, type Trace } from './correlation';
+export {
+  answered,
+  createExchange,
+  type Exchange,
+  type Handler,
+  type RequestContext,
+  type Stage,
+} from './exchange';
+export { send, sendEmpty, sendError, sendJson, ERROR_TYPE, JSON_TYPE } from './respond';
+export { asStatusError, createErrorRenderer, reasonOf } from './error-renderer';
+export { readBody } from './read-body';
 export { loadServiceConfig, type ServiceConfig } from './service-config';
 export {
   createServiceApp,
+  createExpressApp,
   type Routes,
   type ServiceApp,
   type ServiceAppOptions,
 } from './service-app';
-export { startService, type RunningService, type ServiceDefinition } from './start-service';
 export {
-  pipeline,
-  ChainRequest,
-  ChainResponse,
-  SERVER_CLASSES,
-  type NodeHandler,
-} from './pipeline';
+  contextOf,
+  expressApplication,
+  expressStage,
+  type ExpressExtensions,
+  type ExpressStages,
+} from './hosts/express';
+export { nativeListener, type RenderError } from './hosts/native';
+export { createHttpServer, ShutdownGate, type ServedApp } from './http-server';
+export {
+  loadTls,
+  startService,
+  type RunningService,
+  type ServiceDefinition,
+} from './start-service';

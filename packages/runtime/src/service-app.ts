@@ -1,111 +1,115 @@
-import express, { type RequestHandler } from 'express';
+import type http from 'node:http';
+import type express from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
-import { matchedOperation, openapiMiddleware } from '@chain/openapi';
 import { createHttpsAgent, createKeyClient } from '@chain/oauth-client';
-import { createSecurityHandlers, StatusError, type KeyResolver } from '@chain/security';
+import { createRequestGuard, type KeyResolver } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
-import { correlationMiddleware } from './correlation';
-import { errorHandler } from './error-handler';
-import { pipeline, type NodeHandler } from './pipeline';
+import { createErrorRenderer } from './error-renderer';
+import type { Handler, Stage } from './exchange';
+import { expressApplication, type ExpressExtensions } from './hosts/express';
+import { nativeListener } from './hosts/native';
+import type { Framework } from './server-config';
 import type { ServiceConfig } from './service-config';
+import { dispatchStage } from './stages/dispatch';
+import { metricsStage } from './stages/metrics';
+import { mockTokenStage } from './stages/mock-token';
+import { notFoundStage } from './stages/not-found';
+import { probesStage } from './stages/probes';
+import { routingStage } from './stages/routing';
+import { securityStage } from './stages/security';
+import { validationStage } from './stages/validation';
 
-/** Where a service registers its handlers: Express-style paths (`/v2/pet/:petId`). */
+/** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
 export interface Routes {
-  get(path: string, handler: RequestHandler): void;
-  post(path: string, handler: RequestHandler): void;
-  put(path: string, handler: RequestHandler): void;
-  delete(path: string, handler: RequestHandler): void;
-  patch(path: string, handler: RequestHandler): void;
+  get(path: string, handler: Handler): void;
+  post(path: string, handler: Handler): void;
+  put(path: string, handler: Handler): void;
+  delete(path: string, handler: Handler): void;
+  patch(path: string, handler: Handler): void;
 }
 
 export interface ServiceAppOptions {
   config: ServiceConfig;
   logger: Logger;
-  /** The service's own handlers; they run after the spec and security checks passed. */
+  /** The service's own handlers; they run after the spec, security and validation passed. */
   routes: (routes: Routes) => void;
+  /** The service's Express code, used when the host is Express (server.yml `framework`). */
+  express?: ExpressExtensions;
 }
 
 export interface ServiceApp {
-  /** A Node request listener: `https.createServer(SERVER_CLASSES, app)`, or supertest's `request(app)`. */
-  app: NodeHandler;
-  metrics: Metrics;
+  /** The host the stages run on: server.yml `framework`. */
+  readonly framework: Framework;
+  /** The Node request listener of that host, for `http(s).createServer` or supertest. */
+  readonly listener: http.RequestListener;
+  /** The Express application, when the host is Express. */
+  readonly express?: express.Application;
+  readonly metrics: Metrics;
 }
 
 /**
- * The request pipeline every service shares, in light-4j's handler order:
- * correlation -> metrics -> /health, /metrics -> OpenAPI routing -> security -> handler -> errors.
- * Handlers are found by their OpenAPI operation (`/v2/pet/{petId}@get`), as light-4j's
- * handler.yml maps endpoints to handlers. Never listens: tests drive the app with supertest,
- * `startService` listens.
+ * A service's request pipeline, in light-4j's handler order: the probes (`/health`,
+ * `/metrics`) -> metrics -> the mock token route (`enableMockJwt`) -> OpenAPI routing (404, 405,
+ * OPTIONS) -> security (401, 403) -> path-parameter validation (400) -> the service's handler ->
+ * the one error renderer. The correlation id is read before the first stage. The same stages
+ * run on the native host or in an Express application, as server.yml `framework` says. Never
+ * listens: tests drive the listener with supertest, `startService` listens.
  */
-export function createServiceApp({ config, logger, routes }: ServiceAppOptions): ServiceApp {
-  const metrics = createMetrics(config.metrics, {
-    serviceId: config.server.serviceId,
-    logger,
-    endpointOf: (_req, res) => matchedOperation(res)?.operation.endpoint ?? 'unknown',
-    clientIdOf: (_req, res) =>
-      (res.locals.auth as { clientId?: string } | undefined)?.clientId ?? 'unknown',
-  });
-  const health = JSON.stringify({ status: 'UP', serviceId: config.server.serviceId });
+export function createServiceApp(options: ServiceAppOptions): ServiceApp {
+  const { config } = options;
+  const built = buildStages(options);
+  if (config.server.framework === 'express') {
+    const app = expressApplication(built.stages, options.express);
+    return { framework: 'express', listener: app, express: app, metrics: built.metrics };
+  }
+  const { outer, spec, end, renderError } = built.stages;
+  return {
+    framework: 'native',
+    listener: nativeListener([...outer, ...spec, end], renderError),
+    metrics: built.metrics,
+  };
+}
 
-  const security = createSecurityHandlers({
+/**
+ * The service as an Express application, whatever server.yml `framework` says: for a service
+ * that embeds the chain's pipeline in an Express application of its own
+ * (`outer.use('/chain', createExpressApp(options))`).
+ */
+export function createExpressApp(options: ServiceAppOptions): express.Application {
+  return expressApplication(buildStages(options).stages, options.express);
+}
+
+function buildStages({ config, logger, routes }: ServiceAppOptions) {
+  const { serviceId } = config.server;
+  const metrics = createMetrics(config.metrics, { serviceId, logger });
+  const guard = createRequestGuard({
     config: config.security,
     logger,
     resolveKey: keyResolver(config),
     keyPolicy: { timeoutMs: config.client.request.timeout },
-    requiredScopes: (_req, res) => matchedOperation(res)?.operation.scopes,
   });
-
-  const handlers = registerRoutes(config, routes);
-  const stages: RequestHandler[] = [
-    correlationMiddleware(),
-    metrics.middleware,
-    // Outside the spec and the security checks.
-    (req, res, next) => {
-      if (req.method === 'GET' && req.path === '/health') {
-        res.setHeader('Content-Type', 'application/json; charset=utf-8');
-        res.send(health);
-      } else if (req.method === 'GET' && req.path === '/metrics') {
-        return metrics.prometheus(req, res, next);
-      } else {
-        next();
-      }
-    },
-  ];
-  if (security.mockTokenRouter) {
-    // enableMockJwt (tests and local work only): POST /oauth2/token, served by Express.
-    const mock = express();
-    mock.disable('x-powered-by');
-    mock.use(security.mockTokenRouter);
-    stages.push((req, res, next) =>
-      req.method === 'POST' && req.path === '/oauth2/token' ? mock(req, res, next) : next(),
-    );
-  }
-  stages.push(openapiMiddleware(config.spec), security.middleware, (req, res, next) => {
-    const handler = handlers.get(matchedOperation(res)?.operation.endpoint ?? '');
-    // In the spec but not handled by the service.
-    if (!handler) return next(new StatusError('ERR10007', [req.path]));
-    return handler(req, res, next);
-  });
-
-  const app = pipeline(
-    stages,
-    (req, _res, next) => next(new StatusError('ERR10007', [req.path])),
-    errorHandler(logger),
-  );
-  return { app, metrics };
+  const outer: Stage[] = [probesStage(serviceId, metrics)];
+  if (metrics.enabled) outer.push(metricsStage(metrics));
+  if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
+  const spec: Stage[] = [routingStage(config.spec)];
+  if (guard.check) spec.push(securityStage(guard.check));
+  spec.push(validationStage, dispatchStage(registerRoutes(config, routes)));
+  return {
+    metrics,
+    stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
+  };
 }
 
 /** Handlers by endpoint; a route that is not an operation of the spec stops the service at start. */
 function registerRoutes(
   config: ServiceConfig,
   routes: ServiceAppOptions['routes'],
-): Map<string, RequestHandler> {
+): Map<string, Handler> {
   const known = new Set(config.spec.operations().map((o) => o.endpoint));
-  const handlers = new Map<string, RequestHandler>();
-  const add = (method: string) => (path: string, handler: RequestHandler) => {
-    const endpoint = `${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}@${method}`;
+  const handlers = new Map<string, Handler>();
+  const add = (method: string) => (path: string, handler: Handler) => {
+    const endpoint = `${path}@${method}`;
     if (!known.has(endpoint)) {
       throw new ConfigError(
         config.loader.locate('openapi').file ?? 'openapi.yaml',

@@ -1,15 +1,14 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from 'pino';
+import tls from 'node:tls';
+import type { DestinationStream, Logger } from 'pino';
 import { ConfigError, type ConfigLoaderOptions } from '@chain/config';
-import { createLogger } from './logger';
-import { SERVER_CLASSES, type NodeHandler } from './pipeline';
+import { createHttpServer, ShutdownGate } from './http-server';
+import { createLogger, logLastLine } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
-
-const MAX_HEADER_SIZE = 128 * 1024;
 
 export interface ServiceDefinition {
   /** The service's bundled config folder. */
@@ -18,55 +17,99 @@ export interface ServiceDefinition {
   createApp: (config: ServiceConfig, logger: Logger) => ServiceApp;
   /** Loader options for tests (override folder, environment). */
   loaderOptions?: Omit<ConfigLoaderOptions, 'bundledDir'>;
+  /** Where the log lines go instead of stdout (tests). */
+  logDestination?: DestinationStream;
 }
 
 export interface RunningService {
   config: ServiceConfig;
   logger: Logger;
-  app: NodeHandler;
+  app: ServiceApp;
   /** Bound ports, by protocol. */
   ports: { https?: number; http?: number };
-  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  /**
+   * Stops: no new connections, 503 ERR20006 for new requests on open ones, in-flight requests
+   * finish (at most server.yml `shutdownTimeoutMs`), then the metrics' last interval; resolves.
+   */
   close(): Promise<void>;
 }
 
 /**
  * Starts a service: reads and checks its config, builds the app, listens on the ports of
  * server.yml (port 0: any free port, logged), and stops cleanly on SIGTERM/SIGINT (exit 0).
- * A config problem ends the process with exit code 1 and one message naming file and key.
+ * Anything that keeps it from starting ends the process with exit code 1 and one line on stderr
+ * (`Cannot start: ...`); a config problem names the file and the key.
  */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
-  let config: ServiceConfig;
   let logger: Logger | undefined;
-  let built: ServiceApp;
   try {
-    config = loadServiceConfig({ bundledDir: definition.bundledDir, ...definition.loaderOptions });
-    logger = createLogger(config.server.serviceId);
+    const config = loadServiceConfig({
+      bundledDir: definition.bundledDir,
+      ...definition.loaderOptions,
+    });
+    logger = createLogger(config.server.serviceId, undefined, definition.logDestination);
     if (config.loader.missingOverride) {
       logger.warn(
         { dir: config.loader.missingOverride },
         'CONFIG_DIR does not exist; using bundled config',
       );
     }
-    built = definition.createApp(config, logger);
+    const tlsFiles = config.server.enableHttps ? loadTls(config) : undefined;
+    const app = definition.createApp(config, logger);
+    return await listen(config, app, logger, tlsFiles);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`Cannot start: ${err.message}\n`);
-      logger?.fatal({ file: err.file, key: err.key }, err.message);
-      process.exit(1);
-    }
-    throw err;
+    return cannotStart(err, logger);
   }
-  const log = logger;
+}
+
+function cannotStart(err: unknown, logger: Logger | undefined): never {
+  const message = (err as Error)?.message ?? String(err);
+  process.stderr.write(`Cannot start: ${message}\n`);
+  if (err instanceof ConfigError) logger?.fatal({ file: err.file, key: err.key }, message);
+  else logger?.fatal({ err }, `cannot start: ${message}`);
+  process.exit(1);
+}
+
+/**
+ * server.yml `keyFile` and `certFile`, checked: a PEM private key, a PEM certificate, and a key
+ * that belongs to the certificate. Each failure names the file and the key, never OpenSSL's code.
+ */
+export function loadTls(config: ServiceConfig): { key: Buffer; cert: Buffer } {
+  const file = config.loader.locate('server').file ?? 'server.yml';
+  const key = fs.readFileSync(config.server.keyFile as string);
+  const cert = fs.readFileSync(config.server.certFile as string);
+  try {
+    crypto.createPrivateKey(key);
+  } catch {
+    throw new ConfigError(file, 'keyFile', 'is not a PEM private key (or it is encrypted)');
+  }
+  try {
+    new crypto.X509Certificate(cert);
+  } catch {
+    throw new ConfigError(file, 'certFile', 'is not a PEM certificate');
+  }
+  try {
+    tls.createSecureContext({ key, cert });
+  } catch {
+    throw new ConfigError(file, 'keyFile', 'is not the private key of the certificate in certFile');
+  }
+  return { key, cert };
+}
+
+async function listen(
+  config: ServiceConfig,
+  app: ServiceApp,
+  log: Logger,
+  tlsFiles: { key: Buffer; cert: Buffer } | undefined,
+): Promise<RunningService> {
   const { server: serverConfig } = config;
-  const servers: (http.Server | https.Server)[] = [];
+  const gate = new ShutdownGate();
+  const served = { listener: app.listener, gate };
+  const servers: http.Server[] = [];
   const ports: RunningService['ports'] = {};
 
-  const listen = async (
-    server: http.Server | https.Server,
-    port: number,
-    protocol: 'https' | 'http',
-  ) => {
+  const open = async (protocol: 'https' | 'http', port: number) => {
+    const server = createHttpServer(protocol, serverConfig, served, log, tlsFiles);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, serverConfig.ip, () => {
@@ -78,66 +121,47 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     ports[protocol] = bound;
     servers.push(server);
     log.info(
-      { protocol, ip: serverConfig.ip, port: bound },
+      { protocol, ip: serverConfig.ip, port: bound, framework: app.framework },
       `listening on ${protocol} port ${bound}`,
     );
   };
 
   try {
-    if (serverConfig.enableHttps) {
-      const tls = {
-        key: fs.readFileSync(serverConfig.keyFile as string),
-        cert: fs.readFileSync(serverConfig.certFile as string),
-        // Headers up to 128 KB reach the app (Node's default is 16 KB), so an oversized token
-        // gets the catalogue's 401 ERR10000 rather than a bare 431 (light-4j/Undertow allow 1 MB).
-        maxHeaderSize: MAX_HEADER_SIZE,
-        ...SERVER_CLASSES,
-      };
-      await listen(https.createServer(tls, built.app), serverConfig.httpsPort, 'https');
-    }
-    if (serverConfig.enableHttp) {
-      await listen(
-        http.createServer({ maxHeaderSize: MAX_HEADER_SIZE, ...SERVER_CLASSES }, built.app),
-        serverConfig.httpPort,
-        'http',
-      );
-    }
+    if (serverConfig.enableHttps) await open('https', serverConfig.httpsPort);
+    if (serverConfig.enableHttp) await open('http', serverConfig.httpPort);
   } catch (err) {
-    log.fatal({ err }, `cannot listen: ${(err as Error).message}`);
-    process.stderr.write(`Cannot start: ${(err as Error).message}\n`);
-    process.exit(1);
+    for (const s of servers) s.close();
+    throw err;
   }
-  built.metrics.start();
+  app.metrics.start();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       log.info('stopping: finishing in-flight requests');
+      gate.stop();
       const force = setTimeout(() => {
         for (const s of servers) s.closeAllConnections();
       }, serverConfig.shutdownTimeoutMs);
       force.unref();
       await Promise.all(
-        servers.map(
-          (s) =>
-            new Promise<void>((resolve) => {
-              s.close(() => resolve());
-              s.closeIdleConnections();
-            }),
-        ),
+        servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
       );
       clearTimeout(force);
-      await built.metrics.stop();
-      log.info('stopped');
+      await app.metrics.stop();
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
     })();
     return closing;
   };
-  const onSignal = (signal: NodeJS.Signals) => {
+  function onSignal(signal: NodeJS.Signals) {
     log.info({ signal }, 'signal received');
-    void close().then(() => process.exit(0));
-  };
+    void close()
+      .then(() => logLastLine(log, 'stopped'))
+      .then(() => process.exit(0));
+  }
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 
-  return { config, logger: log, app: built.app, ports, close };
+  return { config, logger: log, app, ports, close };
 }

@@ -10,12 +10,14 @@ export { securityConfigSchema, DEFAULT_CERTIFICATES, type SecurityConfig } from 
 export { systemClock, type Clock } from './clock';
 export { type KeyMaterial } from './public-key';
 export { DEFAULT_KEY_POLICY, type KeyResolver, type KeyResolverPolicy } from './key-store';
-export { type AuthInfo } from './authorizer';
-export { MOCK_KID, type TokenResponse } from './mock-jwt';
+export { verifiedCallerOf, type AuthInfo } from './authorizer';
+export { MOCK_KID, type MockTokenIssuer, type TokenResponse } from './mock-jwt';
+export { mockTokenResponse } from './mock-token-request';
 export { createSecurity, type Security, type SecurityOptions } from './create-security';
 export {
-  createSecurityHandlers,
-  createSecurityMiddleware,
-  type SecurityHandlers,
-  type SecurityMiddlewareOptions,
-} from './express-adapter';
+  createRequestGuard,
+  type GuardLogger,
+  type GuardRequest,
+  type RequestGuard,
+  type RequestGuardOptions,
+} from './request-guard';

@@ -1,7 +1,8 @@
 /**
  * The one status catalogue of the project: every error any service answers is a row here.
- * Rows ERR10000-ERR10010 are light-4j's (same code, message and description text); rows
- * ERR11xxx/ERR2xxxx are ours, in the same shape. Descriptions never carry a token, a secret
+ * Rows ERR10000-ERR10010 and ERR10068 are light-4j's (same code, message and description text);
+ * ERR11004 is light-4j's code with our wording; ERR2xxxx are ours (light-4j's range for a
+ * service's own codes), in the same shape. Descriptions never carry a token, a secret
  * or a stack trace: callers pass only names, paths, scopes and status codes as arguments.
  */
 export interface ErrorBody {
@@ -78,16 +79,16 @@ export const STATUS = {
     message: 'RUNTIME_EXCEPTION',
     description: fixed('Unexpected runtime exception'),
   },
+  ERR10068: {
+    statusCode: 413,
+    message: 'PAYLOAD_TOO_LARGE',
+    description: fixed('The request body has exceeded the set max size.'),
+  },
   // --- ours ---------------------------------------------------------------------------------
   ERR11004: {
     statusCode: 400,
     message: 'VALIDATOR_SCHEMA',
     description: (detail = '') => `Schema validation error: ${detail}`,
-  },
-  ERR11005: {
-    statusCode: 400,
-    message: 'MALFORMED_REQUEST',
-    description: (detail = 'The request cannot be parsed') => detail,
   },
   ERR20001: {
     statusCode: 404,
@@ -97,29 +98,52 @@ export const STATUS = {
   ERR20002: {
     statusCode: 502,
     message: 'DOWNSTREAM_UNAVAILABLE',
-    description: (url = '') => `Downstream service ${url} could not be reached`,
+    description: (name = '') => `Downstream service ${name} could not be reached`,
   },
   ERR20003: {
     statusCode: 504,
     message: 'DOWNSTREAM_TIMEOUT',
-    description: (url = '', ms = '') => `Downstream service ${url} did not answer within ${ms} ms`,
+    description: (name = '', ms = '') =>
+      `Downstream service ${name} did not answer ${ms ? `within ${ms} ms` : 'in time'}`,
   },
   ERR20004: {
     statusCode: 502,
     message: 'DOWNSTREAM_BAD_RESPONSE',
-    description: (url = '', what = 'an unexpected answer') =>
-      `Downstream service ${url} answered ${what}`,
+    description: (name = '', what = 'an unexpected answer') =>
+      `Downstream service ${name} answered ${what}`,
   },
   ERR20005: {
     statusCode: 503,
     message: 'KEY_SERVER_UNAVAILABLE',
     description: (kid = '') =>
-      `The verification key for kid ${kid} could not be fetched from the key distribution server`,
+      kid
+        ? `The verification key for kid ${kid} could not be fetched from the key distribution server`
+        : 'A verification key could not be fetched from the key distribution server',
   },
   ERR20006: {
     statusCode: 503,
     message: 'SERVICE_STOPPING',
     description: fixed('The service is shutting down'),
+  },
+  ERR20007: {
+    statusCode: 400,
+    message: 'MALFORMED_REQUEST',
+    description: (detail = 'The request cannot be parsed') => detail,
+  },
+  ERR20008: {
+    statusCode: 431,
+    message: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+    description: (limit = '') => `The request headers are larger than the limit of ${limit} bytes`,
+  },
+  ERR20009: {
+    statusCode: 408,
+    message: 'REQUEST_TIMEOUT',
+    description: fixed('The request was not received in time'),
+  },
+  ERR20010: {
+    statusCode: 417,
+    message: 'EXPECTATION_FAILED',
+    description: fixed('The expectation of the Expect header cannot be met'),
   },
 } as const satisfies Record<string, Row>;
 

@@ -64,7 +64,7 @@ describeSecurity('api-a', {
         'api_a.yml': `api_b_host: ${downstream.url}\napi_b_path: /v1/data\n`,
       }),
       pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
-    ).app,
+    ).listener,
 });
 
 describe('api-a security, downstream', () => {

@@ -20,7 +20,7 @@ describe('api-b', () => {
       'api_b.yml': `api_c_host: ${stub.url}/\napi_c_path: /v1/data\n`,
       'client.yml': `tls:\n  trustStore: ${CERTS}/ca.crt\n`,
     });
-    const res = await request(createApp(config, silentLogger()).app).get('/v1/data');
+    const res = await request(createApp(config, silentLogger()).listener).get('/v1/data');
     expect(res.status).toBe(200);
     expect(res.body).toEqual([
       'API C: Message 1',

@@ -3,7 +3,7 @@ import { createApp } from '../src/app';
 import { serviceConfig, silentLogger, SECURITY_ON } from '../../../test/support/service-config';
 
 const app = (files: Record<string, string> = {}) =>
-  createApp(serviceConfig('api-d', files), silentLogger()).app;
+  createApp(serviceConfig('api-d', files), silentLogger()).listener;
 
 describe('api-d', () => {
   it('answers its own two messages on GET /v1/data', async () => {

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { matchedOperation } from '@chain/openapi';
 import { createServiceApp, type ServiceApp, type ServiceConfig } from '@chain/runtime';
 import { StatusError } from '@chain/security';
 import { PetStore } from './pet-store';
@@ -13,12 +12,12 @@ export function createApp(
   return createServiceApp({
     config,
     logger,
-    routes: (router) => {
-      router.get('/v2/pet/:petId', (_req, res, next) => {
-        const petId = matchedOperation(res)?.params.petId as number;
+    routes: (routes) => {
+      routes.get('/v2/pet/{petId}', ({ context }) => {
+        const petId = context.params.petId as number;
         const pet = store.get(petId);
-        if (!pet) return next(new StatusError('ERR20001', [`Pet ${petId}`]));
-        res.json(pet);
+        if (!pet) throw new StatusError('ERR20001', [`Pet ${petId}`]);
+        return pet;
       });
     },
   });

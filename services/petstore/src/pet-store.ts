@@ -1,4 +1,4 @@
-/** SPEC.md section 2: Pet, Category, Tag. */
+/** The Pet resource and its parts (README "Petstore"). */
 export interface Category {
   id: number;
   name: string;

@@ -3,7 +3,7 @@ import { createApp } from '../src/app';
 import { serviceConfig, silentLogger, SECURITY_ON } from '../../../test/support/service-config';
 
 const app = (files: Record<string, string> = {}) =>
-  createApp(serviceConfig('petstore', files), silentLogger()).app;
+  createApp(serviceConfig('petstore', files), silentLogger()).listener;
 
 describe('petstore', () => {
   it('answers a Pet with every field of SPEC.md', async () => {

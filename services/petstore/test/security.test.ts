@@ -47,7 +47,7 @@ describeSecurity('petstore', {
         'client.yml': clientYml(keyServerUrl),
       }),
       linesLogger(lines),
-    ).app,
+    ).listener,
 });
 
 describe('petstore enableMockJwt', () => {
@@ -57,7 +57,7 @@ describe('petstore enableMockJwt', () => {
   };
 
   it('issues a token at POST /oauth2/token that the petstore accepts', async () => {
-    const { app } = createApp(serviceConfig('petstore', files), linesLogger([]));
+    const app = createApp(serviceConfig('petstore', files), linesLogger([])).listener;
     const issued = await request(app)
       .post('/oauth2/token')
       .auth('petstore-client', 'x')

@@ -1,0 +1,28 @@
+import type { Exchange, Handler, Stage } from '../exchange';
+import { answered } from '../exchange';
+import { sendJson } from '../respond';
+
+/**
+ * Calls the service's handler of the matched operation (light-4j's handler.yml maps endpoints
+ * to handlers the same way). A value it returns is answered as JSON with 200. An operation the
+ * service does not handle passes on: the native host answers ERR10007, the Express host lets the
+ * service's own Express routes try first.
+ */
+export function dispatchStage(handlers: ReadonlyMap<string, Handler>): Stage {
+  return (x) => {
+    const endpoint = x.context.operation?.endpoint;
+    const handler = endpoint === undefined ? undefined : handlers.get(endpoint);
+    if (!handler) return;
+    const result = handler(x);
+    if (result instanceof Promise) return result.then((value) => reply(x, value, endpoint!));
+    reply(x, result, endpoint!);
+  };
+}
+
+function reply(x: Exchange, value: unknown, endpoint: string): void {
+  if (answered(x)) return;
+  if (value === undefined) {
+    throw new Error(`the handler of ${endpoint} neither returned a value nor answered`);
+  }
+  sendJson(x.res, 200, value);
+}

@@ -1,0 +1,24 @@
+import { mockTokenResponse, type MockTokenIssuer } from '@chain/security';
+import type { Stage } from '../exchange';
+import { sendJson } from '../respond';
+import { readBody } from '../read-body';
+
+const MAX_FORM_BYTES = 4096;
+
+/**
+ * `POST /oauth2/token` of security.yml `enableMockJwt` (tests and local work only), before the
+ * spec: a form body of at most 4 KB (else ERR10068, 413), answered with a token the service's own
+ * verification accepts.
+ */
+export function mockTokenStage(issuer: MockTokenIssuer): Stage {
+  return async (x) => {
+    if (x.method !== 'POST' || x.path !== '/oauth2/token') return;
+    const body = await readBody(x.req, MAX_FORM_BYTES);
+    const isForm = /^application\/x-www-form-urlencoded\b/i.test(
+      x.req.headers['content-type'] ?? '',
+    );
+    const form = new URLSearchParams(isForm ? body.toString('utf8') : '');
+    x.res.setHeader('Cache-Control', 'no-store');
+    sendJson(x.res, 200, mockTokenResponse(issuer, form, x.req.headers.authorization));
+  };
+}

@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { loadServiceConfig, loadTls, startService, type RunningService } from '../src';
+import { configDir, CERTS } from '../../../test/support/service-process';
+import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support';
+
+/** A keep-alive GET on its own agent (one connection), resolved with status, headers and body. */
+function get(port: number, path: string, agent: http.Agent) {
+  return new Promise<{ status: number; connection?: string; body: string }>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, agent }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }),
+        );
+      })
+      .on('error', reject);
+  });
+}
+
+describe.each(FRAMEWORKS)('startService on the %s host', (framework) => {
+  let running: RunningService;
+  let fixture: FixtureService;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    running = await startService({
+      bundledDir: FIXTURE,
+      loaderOptions: { overrideDir: configDir({}) },
+      logDestination: { write: (line: string) => void lines.push(line) },
+      createApp: (config, logger) => {
+        fixture = fixtureService(
+          { ...config, server: { ...config.server, framework } },
+          undefined,
+          { logger, lines: () => [], text: () => '' },
+        );
+        return fixture.app;
+      },
+    });
+  });
+  afterAll(() => running.close());
+
+  it('listens on the port it logs, on the host server.yml names', async () => {
+    const port = running.ports.http!;
+    expect(running.ports.https).toBeUndefined();
+    const listening = lines.map((l) => JSON.parse(l)).find((l) => /^listening/.test(l.msg));
+    expect(listening).toMatchObject({ protocol: 'http', port, framework, ip: '127.0.0.1' });
+    const agent = new http.Agent();
+    expect(await get(port, '/v1/open', agent)).toMatchObject({ status: 200, body: '["open"]' });
+  });
+
+  it('stops: in-flight requests finish with Connection: close, then nothing is accepted (well before shutdownTimeoutMs)', async () => {
+    const port = running.ports.http!;
+    const busy = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    // Two connections, each in the middle of a request when the service stops.
+    const slow = get(port, '/v1/slow', busy);
+    await fixture.slowArrived.promise;
+    const blocker = deferred<void>();
+    const secondArrived = deferred<void>();
+    // `other` holds a connection open with a request of its own that is in flight too.
+    const held = new Promise<string | undefined>((resolve) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port,
+        path: '/v1/items',
+        method: 'POST',
+        agent: other,
+      });
+      req.write('part of a body');
+      req.on('socket', (s) => s.once('connect', () => secondArrived.resolve()));
+      void blocker.promise.then(() => req.end());
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers.connection));
+      });
+    });
+    await secondArrived.promise;
+
+    const stopped = running.close();
+    fixture.releaseSlow.resolve();
+    expect(await slow).toEqual({ status: 200, connection: 'close', body: '["slow"]' });
+    blocker.resolve();
+    expect(await held).toBe('close');
+    await stopped;
+    expect(lines.some((l) => l.includes('stopping: finishing in-flight requests'))).toBe(true);
+    await expect(get(port, '/v1/open', new http.Agent())).rejects.toThrow(/ECONNREFUSED/);
+    busy.destroy();
+    other.destroy();
+  });
+});
+
+describe('server.yml keyFile and certFile', () => {
+  const config = (files: Record<string, string>) =>
+    loadServiceConfig({
+      bundledDir: FIXTURE,
+      overrideDir: configDir({
+        'server.yml': `serviceId: t\nenableHttps: true\n${Object.entries(files)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')}\n`,
+      }),
+    });
+  const file = (name: string) => path.join(CERTS, name);
+
+  it('loads a key and its certificate', () => {
+    const tls = loadTls(config({ keyFile: file('server.key'), certFile: file('server.crt') }));
+    expect(tls.key.equals(fs.readFileSync(file('server.key')))).toBe(true);
+  });
+
+  it.each([
+    [
+      'a certificate as keyFile',
+      { keyFile: file('server.crt'), certFile: file('server.crt') },
+      'keyFile": is not a PEM private key (or it is encrypted)',
+    ],
+    [
+      'a key as certFile',
+      { keyFile: file('server.key'), certFile: file('server.key') },
+      'certFile": is not a PEM certificate',
+    ],
+    [
+      'a key of another certificate',
+      { keyFile: file('primary.key'), certFile: file('server.crt') },
+      'keyFile": is not the private key of the certificate in certFile',
+    ],
+  ])('refuses %s, naming the file and the key', (_name, files, message) => {
+    const c = config(files);
+    expect(() => loadTls(c)).toThrow(
+      `Config error in ${c.loader.overrideDir}/server.yml at key "${message}`,
+    );
+  });
+});

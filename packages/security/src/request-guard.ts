@@ -1,0 +1,118 @@
+import { auditRecord } from './audit-log';
+import { verifiedCallerOf, type AuthInfo } from './authorizer';
+import { createSecurity, type SecurityOptions } from './create-security';
+import type { MockTokenIssuer } from './mock-jwt';
+import { StatusError } from './status-error';
+
+/** The two methods of a pino logger the guard writes with. */
+export interface GuardLogger {
+  info(record: object, message: string): void;
+  warn(record: object, message: string): void;
+}
+
+export interface RequestGuardOptions extends SecurityOptions {
+  /** Receives the audit line of each verified request and one line per refused request. */
+  logger?: GuardLogger;
+}
+
+/** What the guard reads of a request: the two credential headers and what to log it under. */
+export interface GuardRequest {
+  authorization: string | string[] | undefined;
+  scopeToken: string | string[] | undefined;
+  /** Scopes of the matched operation; none or empty means no scope is required. */
+  requiredScopes: readonly string[] | undefined;
+  /** For the log lines only. */
+  correlationId?: string;
+  /** For the log lines only: the peer address of the connection. */
+  remoteAddress?: string;
+}
+
+export interface RequestGuard {
+  /**
+   * Verifies one request (security.yml steps 1-5). Resolves with the verified caller; rejects
+   * with the catalogue StatusError, whose verified caller (a 403) `verifiedCallerOf` gives.
+   * Undefined when `enableVerifyJwt` is false: there is nothing to check.
+   */
+  check?: (request: GuardRequest) => Promise<AuthInfo>;
+  /** The `enableMockJwt` token issuer. */
+  mockIssuer?: MockTokenIssuer;
+}
+
+/**
+ * The request-facing face of the security package, free of any HTTP framework: the runtime's
+ * security stage hands it the headers and the operation's scopes. It writes the audit line of a
+ * verified request, and one line per refused request (code, reason, correlation id, client,
+ * peer), never the token and never a stack trace.
+ */
+export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
+  const { config, logger } = options;
+  const { authorize, mockIssuer } = createSecurity(options);
+  if (!authorize) return { mockIssuer };
+
+  const check = async (request: GuardRequest): Promise<AuthInfo> => {
+    try {
+      const { auth, token } = await authorize(request);
+      const record = logger && auditRecord(config, token, auth);
+      if (record) logger.info({ ...record, correlationId: request.correlationId }, 'jwt verified');
+      return auth;
+    } catch (err) {
+      if (logger) logRefusal(logger, request, err);
+      throw err;
+    }
+  };
+  return { check, mockIssuer };
+}
+
+/** One line per refusal; a failure that is not a refusal (ERR10010) is the renderer's to log. */
+function logRefusal(logger: GuardLogger, request: GuardRequest, err: unknown): void {
+  if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
+  const caller = verifiedCallerOf(err);
+  const record: Record<string, unknown> = {
+    code: err.code,
+    reason: reasonOf(err, request),
+    correlationId: request.correlationId,
+    remoteAddress: request.remoteAddress,
+  };
+  if (caller) record.clientId = caller.clientId;
+  else {
+    const claimed = claimedClientId(request.authorization);
+    if (claimed) record.claimedClientId = claimed;
+  }
+  const message =
+    err.statusCode === 403
+      ? 'scope refused'
+      : err.statusCode === 401
+        ? 'token refused'
+        : 'token not checked';
+  logger.warn(record, message);
+}
+
+function reasonOf(err: StatusError, request: GuardRequest): string {
+  const cause = err.cause;
+  if (cause instanceof Error && cause.message) return cause.message;
+  if (err.code === 'ERR10002') {
+    return request.authorization === undefined
+      ? 'no Authorization header'
+      : 'Authorization is not Bearer <token>';
+  }
+  return err.body.description;
+}
+
+const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The `client_id` a refused token claims (its signature did not verify, so it is only a claim):
+ * it tells an operator which client is misconfigured. Only a short printable string is kept.
+ */
+function claimedClientId(authorization: string | string[] | undefined): string | undefined {
+  if (typeof authorization !== 'string') return undefined;
+  const payload = authorization.trim().split(/\s+/)[1]?.split('.')[1];
+  if (!payload || payload.length > 8192) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const id = (claims as { client_id?: unknown } | null)?.client_id;
+    return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
