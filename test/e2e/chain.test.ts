@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { httpsRequest } from '../support/https-get';
+import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import { httpsStub, json } from '../support/https-stub';
 import {
   CERTS,
@@ -9,6 +9,7 @@ import {
   type ServiceProcess,
 } from '../support/service-process';
 import { SECURITY_ON } from '../support/service-config';
+import { deferred } from '../support/signals';
 
 jest.setTimeout(60000);
 
@@ -63,7 +64,7 @@ describe('the chain as four real processes over HTTPS', () => {
   });
 
   it('answers a documented error within the time-out while api-c is down, and recovers', async () => {
-    const cPort = c.port;
+    const cPort = c.port; // api-c comes back on the same port
     expect(await c.stop()).toBe(0); // graceful stop exits 0
 
     const started = Date.now();
@@ -76,7 +77,7 @@ describe('the chain as four real processes over HTTPS', () => {
       statusCode: 502,
       code: 'ERR20002',
       message: 'DOWNSTREAM_UNAVAILABLE',
-      description: `Downstream service https://localhost:${cPort}/v1/data could not be reached`,
+      description: 'Downstream service api-c could not be reached',
     });
 
     const back = await startService('api-c', {
@@ -161,9 +162,12 @@ describe('a broken config file stops the service with a message naming file and 
 });
 
 describe('graceful stop', () => {
-  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+  it('finishes an in-flight request on SIGTERM (with Connection: close), then exits 0', async () => {
+    const arrived = deferred<void>();
+    const release = deferred<void>();
     const slow = await httpsStub((_req, res) => {
-      setTimeout(() => json(res, 200, ['API B: Message 1', 'API B: Message 2']), 700);
+      arrived.resolve();
+      void release.promise.then(() => json(res, 200, ['API B: Message 1', 'API B: Message 2']));
     });
     const a = await startService('api-a', {
       configDir: configDir({
@@ -174,17 +178,18 @@ describe('graceful stop', () => {
     });
     try {
       const inFlight = httpsRequest(`https://localhost:${a.port}/v1/data`);
-      await new Promise((r) => setTimeout(r, 200));
+      await arrived.promise; // api-a waits on its downstream: the request is in flight
       const exit = a.stop();
+      await a.waitForLine((l) => l.includes('stopping: finishing in-flight requests'));
+      release.resolve();
       const res = await inFlight;
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual([
-        'API B: Message 1',
-        'API B: Message 2',
-        'API A: Message 1',
-        'API A: Message 2',
-      ]);
+      expect({ status: res.status, connection: res.headers.connection, body: res.body }).toEqual({
+        status: 200,
+        connection: 'close',
+        body: ['API B: Message 1', 'API B: Message 2', 'API A: Message 1', 'API A: Message 2'],
+      });
       expect(await exit).toBe(0);
+      expect(a.lines[a.lines.length - 1]).toMatch(/"msg":"stopped"/);
       await expect(httpsRequest(`https://localhost:${a.port}/health`)).rejects.toThrow(
         /ECONNREFUSED/,
       );

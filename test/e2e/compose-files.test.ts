@@ -170,7 +170,7 @@ describe('hosts in the compose config folders', () => {
       expect(loadDownstreamConfig(loader, letter)).toEqual(
         letter === 'D'
           ? undefined
-          : { host: `https://${APP[i + 1]}:${7442 + i}`, path: '/v1/data' },
+          : { name: APP[i + 1], host: `https://${APP[i + 1]}:${7442 + i}`, path: '/v1/data' },
       );
       expect(client.oauth.token.server_url).toBe('https://oauth2-token:6882');
       expect(client.oauth.key.server_url).toBe('https://oauth2-key:6886');

@@ -1,11 +1,7 @@
 import path from 'node:path';
 import { COMPOSE_FILES, composeCerts, configFolder, readCompose } from '../support/compose';
-import { httpsRequest, type Answer } from '../support/https-get';
-import {
-  clientCredentialsToken,
-  tokenRequestCounts,
-  waitForLine,
-} from '../support/local-token-server';
+import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
+import { clientCredentialsToken, tokenRequestCounts } from '../support/local-token-server';
 import { ROOT, startService, type ServiceProcess } from '../support/service-process';
 
 // The compose topology without Docker: every built service of the two compose files as a real
@@ -61,7 +57,7 @@ describe('the compose topology as processes: names resolved to loopback, securit
   beforeAll(async () => {
     composeCerts();
     const tokenServer = await up('oauth2-token');
-    await waitForLine(tokenServer, (l) => l.includes('"endpoint":"key"'));
+    await tokenServer.waitForLine((l) => l.includes('"endpoint":"key"'));
     await Promise.all(['petstore', 'api-d', 'api-c', 'api-b', 'api-a'].map(up));
     userToken = await clientCredentialsToken(
       'https://localhost:6882',
@@ -99,8 +95,7 @@ describe('the compose topology as processes: names resolved to loopback, securit
     });
     // Every hop verified the user's token (the audit line of security.yml's logClientUserScope).
     for (const name of ['api-a', 'api-b', 'api-c', 'api-d']) {
-      const line = await waitForLine(
-        running[name],
+      const line = await running[name].waitForLine(
         (l) => l.includes('"msg":"jwt verified"') && l.includes('"correlationId":"compose-1"'),
       );
       expect(JSON.parse(line)).toMatchObject({ client_id: 'chain-user' });

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadSigningKey, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../support/https-get';
+import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import { httpsStub, json, type Stub } from '../support/https-stub';
 import { startInfluxd, type Influxd } from '../support/influxd';
 import { SECURITY_ON } from '../support/service-config';

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { httpsRequest, type Answer } from '../support/https-get';
+import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
 import {
   claimsOf,
   clientCredentialsToken,
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
-  waitForLine,
   type TokenServerProcess,
 } from '../support/local-token-server';
 import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
@@ -174,8 +173,7 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
       const proc = chain[letter as keyof typeof chain];
       // Log lines come through a pipe and may trail the HTTP answer: wait for them.
       for (const msg of ['chain request', 'jwt verified']) {
-        await waitForLine(
-          proc,
+        await proc.waitForLine(
           (l) => l.includes('"correlationId":"e2e-corr-1"') && l.includes(`"msg":"${msg}"`),
         );
       }

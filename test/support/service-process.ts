@@ -1,22 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runToExit, startProcess, type RunningProcess } from '../../scripts/lib/processes.cjs';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const CERTS = path.join(ROOT, 'certs');
 
-export interface ServiceProcess {
-  name: string;
-  child: ChildProcess;
-  /** The HTTPS port the service logged (server.yml port 0 picks a free one). */
-  port: number;
-  /** Every stdout line so far (JSON log lines). */
-  lines: string[];
-  stderr: () => string;
-  /** SIGTERM, then waits for the exit; resolves with the exit code. */
-  stop(): Promise<number | null>;
-}
+/** A built service running as a real process (scripts/lib/processes.cjs). */
+export type ServiceProcess = RunningProcess;
 
 /** Makes a temporary folder holding the given files (name -> content). */
 export function configDir(files: Record<string, string>): string {
@@ -26,9 +17,12 @@ export function configDir(files: Record<string, string>): string {
   return dir;
 }
 
+const entry = (name: string) => path.join(ROOT, 'services', name, 'dist', 'index.js');
+
 /**
  * Starts a built service (`services/<name>/dist/index.js`) as a real process with CONFIG_DIR
- * set, and waits until it logs that it listens. `script` overrides the entry file.
+ * set (a folder that does not exist when none is given: bundled config only), and waits until
+ * it logs that it listens. `script` overrides the entry file.
  */
 export function startService(
   name: string,
@@ -39,92 +33,22 @@ export function startService(
     timeoutMs?: number;
   } = {},
 ): Promise<ServiceProcess> {
-  const script = options.script ?? path.join(ROOT, 'services', name, 'dist', 'index.js');
-  const child = spawn(process.execPath, [script], {
+  return startProcess(name, options.script ?? entry(name), {
     env: {
-      ...process.env,
       NODE_ENV: 'test',
       CERTS_DIR: CERTS,
-      ...(options.configDir
-        ? { CONFIG_DIR: options.configDir }
-        : { CONFIG_DIR: '/nonexistent-config' }),
+      CONFIG_DIR: options.configDir ?? '/nonexistent-config',
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let stderr = '';
-  let buffer = '';
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${name} did not start in time:\n${lines.join('\n')}\n${stderr}`));
-    }, options.timeoutMs ?? 15000);
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        lines.push(line);
-        try {
-          const event = JSON.parse(line) as { msg?: string; port?: number; protocol?: string };
-          if (
-            event.protocol === 'https' &&
-            typeof event.port === 'number' &&
-            /listening/.test(event.msg ?? '')
-          ) {
-            clearTimeout(timer);
-            resolve({
-              name,
-              child,
-              port: event.port,
-              lines,
-              stderr: () => stderr,
-              stop: async () => {
-                if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-                return exited;
-              },
-            });
-          }
-        } catch {
-          // not a JSON line
-        }
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(
-        new Error(`${name} exited with ${code} before listening:\n${lines.join('\n')}\n${stderr}`),
-      );
-    });
+    timeoutMs: options.timeoutMs ?? 15000,
   });
 }
 
-/** Runs a service expecting it to refuse to start; resolves with its exit code and stderr. */
+/** Runs a service expecting it to refuse to start; resolves with its exit code and output. */
 export function startExpectingFailure(
   name: string,
   configDirPath: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const script = path.join(ROOT, 'services', name, 'dist', 'index.js');
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, CERTS_DIR: CERTS, CONFIG_DIR: configDirPath, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let stdout = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, stdout });
-    });
-  });
+  return runToExit(entry(name), { env: { CERTS_DIR: CERTS, CONFIG_DIR: configDirPath, ...env } });
 }

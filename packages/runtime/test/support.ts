@@ -10,6 +10,9 @@ import {
   type ServiceConfig,
 } from '../src';
 import { configDir } from '../../../test/support/service-process';
+import { deferred } from '../../../test/support/signals';
+
+export { deferred };
 
 /** Both hosts: every suite of the runtime runs on each. */
 export const FRAMEWORKS: readonly Framework[] = ['native', 'express'];
@@ -31,13 +34,6 @@ export function captureLogger(level = 'debug') {
   const logger = createLogger('runtime-test', level, { write: (line: string) => raw.push(line) });
   const lines = () => raw.map((l) => JSON.parse(l) as Record<string, unknown>);
   return { logger, lines, text: () => raw.join('') };
-}
-
-/** A promise the test resolves when it chooses: a signal, not a sleep. */
-export function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 export type CapturedLog = ReturnType<typeof captureLogger>;

@@ -4,7 +4,7 @@ import { ConfigError } from '@chain/config';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
 import { hostileTokens, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../../../test/support/https-get';
+import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
 import {
   CERTS,
   configDir,

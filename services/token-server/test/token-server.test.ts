@@ -4,12 +4,12 @@ import path from 'node:path';
 import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
   claimsOf,
-  request,
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
   type TokenServerProcess,
 } from '../../../test/support/local-token-server';
+import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
 
 // Runs the built server (dist/): `pnpm build` first, as for the e2e tests.
 const basic = (id: string, secret: string) =>
@@ -20,7 +20,7 @@ const tokenRequest = (
   auth: string | undefined,
   form: Record<string, string>,
 ) =>
-  request(`${ts.tokenUrl}/oauth2/token`, {
+  httpsRequest(`${ts.tokenUrl}/oauth2/token`, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/x-www-form-urlencoded',
@@ -53,7 +53,7 @@ describe('token server (a real process over HTTPS)', () => {
     });
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toMatch(/^application\/json/);
-    const body = answer.json() as Record<string, unknown>;
+    const body = answer.body as Record<string, unknown>;
     expect(body).toEqual({
       access_token: expect.any(String),
       expires_in: 300,
@@ -83,7 +83,7 @@ describe('token server (a real process over HTTPS)', () => {
       grant_type: 'client_credentials',
     });
     expect(answer.status).toBe(200);
-    expect(claimsOf((answer.json() as { access_token: string }).access_token).scope).toBe(
+    expect(claimsOf((answer.body as { access_token: string }).access_token).scope).toBe(
       'api_a.r api_a.w read:pets write:pets',
     );
   });
@@ -94,14 +94,14 @@ describe('token server (a real process over HTTPS)', () => {
   ])('%s is refused with 401 invalid_client', async (_what, auth) => {
     const answer = await tokenRequest(ts, auth, { grant_type: 'client_credentials' });
     expect(answer.status).toBe(401);
-    expect(answer.json()).toMatchObject({ error: 'invalid_client' });
+    expect(answer.body).toMatchObject({ error: 'invalid_client' });
     expect(answer.text).not.toContain('not-the-secret');
   });
 
   it('no credentials at all is 400 invalid_request', async () => {
     const answer = await tokenRequest(ts, undefined, { grant_type: 'client_credentials' });
     expect(answer.status).toBe(400);
-    expect(answer.json()).toMatchObject({ error: 'invalid_request' });
+    expect(answer.body).toMatchObject({ error: 'invalid_request' });
   });
 
   it('a scope the client may not ask for is refused with 400 invalid_scope', async () => {
@@ -110,7 +110,7 @@ describe('token server (a real process over HTTPS)', () => {
       scope: 'api_c.r',
     });
     expect(answer.status).toBe(400);
-    expect(answer.json()).toEqual({
+    expect(answer.body).toEqual({
       error: 'invalid_scope',
       error_description: 'requested scope is not allowed',
       scope: 'api_c.r',
@@ -119,35 +119,35 @@ describe('token server (a real process over HTTPS)', () => {
 
   it('key server: the PEM certificate by kid to a known client, 401 otherwise, 404 for an unknown kid', async () => {
     const auth = { Authorization: basic('api-b-client', 'api-b-secret') };
-    const pem = await request(`${ts.keyUrl}/oauth2/key/101`, { headers: auth });
+    const pem = await httpsRequest(`${ts.keyUrl}/oauth2/key/101`, { headers: auth });
     expect(pem.status).toBe(200);
     expect(pem.headers['content-type']).toBe('application/text');
     expect(pem.text).toBe(fs.readFileSync(path.join(CERTS, 'secondary.crt'), 'utf8'));
 
-    const noAuth = await request(`${ts.keyUrl}/oauth2/key/100`);
+    const noAuth = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`);
     expect(noAuth.status).toBe(401);
     expect(noAuth.headers['www-authenticate']).toBe('Basic realm="oauth2-key"');
-    expect(noAuth.json()).toEqual({
+    expect(noAuth.body).toEqual({
       error: 'invalid_client',
       error_description: 'client authentication failed',
     });
-    const wrong = await request(`${ts.keyUrl}/oauth2/key/100`, {
+    const wrong = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, {
       headers: { Authorization: basic('api-b-client', 'api-a-secret') },
     });
     expect(wrong.status).toBe(401);
 
-    const unknown = await request(`${ts.keyUrl}/oauth2/key/999`, { headers: auth });
+    const unknown = await httpsRequest(`${ts.keyUrl}/oauth2/key/999`, { headers: auth });
     expect(unknown.status).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'not_found', error_description: 'unknown kid' });
-    const post = await request(`${ts.keyUrl}/oauth2/key/100`, { method: 'POST', headers: auth });
+    expect(unknown.body).toEqual({ error: 'not_found', error_description: 'unknown kid' });
+    const post = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, { method: 'POST', headers: auth });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');
   });
 
   it('key server: a JWKS with both public keys', async () => {
-    const answer = await request(`${ts.keyUrl}/oauth2/jwks`);
+    const answer = await httpsRequest(`${ts.keyUrl}/oauth2/jwks`);
     expect(answer.status).toBe(200);
-    const { keys } = answer.json() as { keys: Record<string, unknown>[] };
+    const { keys } = answer.body as { keys: Record<string, unknown>[] };
     expect(keys.map((k) => [k.kid, k.kty, k.alg, k.use])).toEqual([
       ['100', 'RSA', 'RS256', 'sig'],
       ['101', 'RSA', 'RS256', 'sig'],
@@ -156,15 +156,15 @@ describe('token server (a real process over HTTPS)', () => {
   });
 
   it('health on both ports; unknown paths are 404', async () => {
-    expect((await request(`${ts.tokenUrl}/health`)).json()).toEqual({
+    expect((await httpsRequest(`${ts.tokenUrl}/health`)).body).toEqual({
       status: 'UP',
       serviceId: 'oauth2-token',
     });
-    expect((await request(`${ts.keyUrl}/health`)).json()).toEqual({
+    expect((await httpsRequest(`${ts.keyUrl}/health`)).body).toEqual({
       status: 'UP',
       serviceId: 'oauth2-key',
     });
-    expect((await request(`${ts.keyUrl}/nothing`)).status).toBe(404);
+    expect((await httpsRequest(`${ts.keyUrl}/nothing`)).status).toBe(404);
   });
 
   it('counts token requests per client (refused ones too) and logs no secret or token', async () => {
