@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// The local run: starts the token/key server, the four chain services and the petstore as
-// processes over HTTPS, security on (config/local/<service>), prints each URL and working curl
-// lines, and stops everything on Ctrl-C. Logs go to .run/logs/<service>.log.
-//   node scripts/start.mjs [--security off]
+// The local run (pnpm start): builds what changed (with progress), starts the token/key server,
+// the four chain services and the petstore as processes over HTTPS, security on
+// (config/local/<service>), prints each URL and working curl lines, and stops everything on
+// Ctrl-C. Each service's log is appended to .run/logs/<service>.log (one JSON line per event).
+//   node scripts/start.mjs [--security off] [--no-build]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startProcess } from './lib/processes.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
@@ -28,102 +30,130 @@ const services = [
   { name: 'petstore', urls: ['https://localhost:8443/v2/pet/1'] },
 ];
 
-const children = [];
+/** @type {{ name: string, proc: import('./lib/processes.cjs').RunningProcess }[]} */
+const running = [];
 let stopping = false;
 
-function start({ name }) {
-  const configDir = path.join(root, 'config', 'local', name);
-  const env = { ...process.env, CERTS_DIR: certs };
-  if (!securityOff && fs.existsSync(configDir)) env.CONFIG_DIR = configDir;
-  else env.CONFIG_DIR = noOverride;
-  const out = fs.openSync(path.join(logs, `${name}.log`), 'w');
-  const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'index.js')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push({ name, child });
+/**
+ * `tsc -b` over the workspace, printing each project it builds (a first build takes a while;
+ * later ones only rebuild what changed).
+ */
+function build() {
+  const started = Date.now();
+  const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   return new Promise((resolve, reject) => {
-    let stderr = '';
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 20 s`)), 20000);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      fs.writeSync(out, d);
+    const child = spawn(process.execPath, [tsc, '-b', '--verbose'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout.on('data', (d) => {
-      fs.writeSync(out, d);
-      buffer += d;
-      if (/"msg":"listening on https/.test(buffer)) {
-        clearTimeout(timer);
-        buffer = '';
-        resolve();
-      } else if (buffer.length > 1e6) buffer = buffer.slice(-1000);
-    });
+    let output = '';
+    let built = 0;
+    const heartbeat = setInterval(() => console.log(`  … still building (${seconds()})`), 10000);
+    const onData = (d) => {
+      output += d;
+      for (const match of String(d).matchAll(/Building project '([^']+)'/g)) {
+        built++;
+        console.log(`  building ${path.relative(root, path.dirname(match[1]))}`);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (!stopping) {
-        reject(new Error(`${name} exited with code ${code}\n${stderr.trim()}`));
-        if (children.length) {
-          console.error(`\n${name} stopped unexpectedly (code ${code}); see .run/logs/${name}.log`);
-          void stopAll(1);
-        }
+      clearInterval(heartbeat);
+      if (code === 0) {
+        console.log(built ? `built ${built} project(s) in ${seconds()}` : 'build up to date');
+        resolve();
+      } else {
+        const errors = output
+          .split('\n')
+          .filter((l) => /error TS\d+/.test(l))
+          .join('\n');
+        reject(new Error(`the build failed:\n${errors || output.slice(-4000)}`));
       }
     });
   });
 }
 
-async function stopAll(code = 0) {
+/** One JSON line of the runner in a service's log, so runs can be told apart in the file. */
+function runnerLine(fd, msg, extra = {}) {
+  const line = { level: 30, time: new Date().toISOString(), service: 'pnpm-start', ...extra, msg };
+  fs.writeSync(fd, `${JSON.stringify(line)}\n`);
+}
+
+async function start({ name }) {
+  const configDir = path.join(root, 'config', 'local', name);
+  const logFd = fs.openSync(path.join(logs, `${name}.log`), 'a');
+  runnerLine(logFd, `starting ${name}${securityOff ? ' (security off)' : ''}`);
+  const proc = await startProcess(name, path.join(root, 'services', name, 'dist', 'index.js'), {
+    env: {
+      CERTS_DIR: certs,
+      CONFIG_DIR: !securityOff && fs.existsSync(configDir) ? configDir : noOverride,
+    },
+    logFd,
+  });
+  running.push({ name, proc });
+  runnerLine(logFd, `${name} started`, { pid: proc.pid });
+  void proc.exited.then((code) => {
+    if (stopping) return;
+    if (code === 0) {
+      console.log(`\n${name} stopped (exit 0); see .run/logs/${name}.log`);
+    } else {
+      const how =
+        code === null ? `was killed (${proc.child.signalCode})` : `exited with code ${code}`;
+      console.error(`\n${name} ${how}; see .run/logs/${name}.log`);
+    }
+    void stopAll(code === 0 ? 0 : 1);
+  });
+}
+
+async function stopAll(exitCode) {
   if (stopping) return;
   stopping = true;
-  console.log('\nstopping…');
-  await Promise.all(
-    children.reverse().map(
-      ({ child }) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.once('exit', resolve);
-          child.kill('SIGTERM');
-          setTimeout(() => child.kill('SIGKILL'), 12000).unref();
-        }),
-    ),
-  );
-  console.log('all services stopped');
-  process.exit(code);
+  if (running.length) console.log('\nstopping…');
+  await Promise.all(running.reverse().map(({ proc }) => proc.stop()));
+  if (running.length) console.log('all services stopped');
+  process.exit(exitCode);
 }
 
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
-console.log(`starting the chain (security ${securityOff ? 'off' : 'on'}); logs in .run/logs/`);
-try {
+async function main() {
+  if (!process.argv.includes('--no-build')) {
+    console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
+    await build();
+  }
+  console.log(`starting the chain (security ${securityOff ? 'off' : 'on'}); logs in .run/logs/`);
   for (const svc of services) {
     await start(svc);
     console.log(`  ✓ ${svc.name.padEnd(12)} ${svc.urls.join('  ')}`);
   }
-} catch (err) {
-  console.error(`\ncannot start: ${err.message}`);
-  await stopAll(1);
+  const ca = path.relative(process.cwd(), path.join(certs, 'ca.crt')) || 'certs/ca.crt';
+  console.log('\nTry it:');
+  if (securityOff) {
+    console.log(`  curl --cacert ${ca} https://localhost:7441/v1/data`);
+    console.log(`  curl --cacert ${ca} https://localhost:8443/v2/pet/1`);
+  } else {
+    console.log(
+      `  TOKEN=$(curl -s --cacert ${ca} -u chain-user:chain-user-secret \\\n` +
+        `      -d grant_type=client_credentials -d 'scope=api_a.r read:pets' \\\n` +
+        `      https://localhost:6882/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
+    );
+    console.log(
+      `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`,
+    );
+    console.log(
+      `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`,
+    );
+    console.log(
+      `  curl --cacert ${ca} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`,
+    );
+  }
+  console.log('\nCtrl-C stops everything.');
 }
 
-const ca = path.relative(process.cwd(), path.join(certs, 'ca.crt')) || 'certs/ca.crt';
-console.log('\nTry it:');
-if (securityOff) {
-  console.log(`  curl --cacert ${ca} https://localhost:7441/v1/data`);
-  console.log(`  curl --cacert ${ca} https://localhost:8443/v2/pet/1`);
-} else {
-  console.log(
-    `  TOKEN=$(curl -s --cacert ${ca} -u chain-user:chain-user-secret \\\n` +
-      `      -d grant_type=client_credentials -d 'scope=api_a.r read:pets' \\\n` +
-      `      https://localhost:6882/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
-  );
-  console.log(
-    `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`,
-  );
-  console.log(
-    `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`,
-  );
-  console.log(
-    `  curl --cacert ${ca} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`,
-  );
-}
-console.log('\nCtrl-C stops everything.');
+main().catch((err) => {
+  console.error(`\ncannot start: ${err.message}`);
+  void stopAll(1);
+});

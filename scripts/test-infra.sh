@@ -4,11 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# InfluxDB 1.x for the metrics end-to-end test (issue 5): the binary only; the test starts its own
+# InfluxDB 1.x for the metrics end-to-end test: the binary only; the test starts its own
 # influxd on loopback with its own ports and data folder, and no system service is left running.
 bash scripts/influxdb.sh install
 
-# docker-compose v1 (Debian's package) for the compose tests (issue 6): `docker-compose -f F
+# docker-compose v1 (Debian's package) for the compose tests: `docker-compose -f F
 # config` validates a compose file without a Docker engine.
 if ! command -v docker-compose >/dev/null 2>&1; then
   apt-get update

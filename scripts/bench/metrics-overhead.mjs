@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What metrics cost a request while InfluxDB is down (issue 5). api-d (built: `pnpm build`) runs
+// What metrics cost a request while InfluxDB is down. api-d (built: `pnpm build`) runs
 // twice on loopback: metrics off, and metrics on pointing at a dead InfluxDB port, reporting every
 // 200 ms so writes keep failing during the load. autocannon, in its own process, loads
 // GET /v1/data of each in alternating rounds (drift hits both alike). Prints latency per mode and

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// pnpm bench (issue 7): starts what it measures as real processes on loopback, loads each with
+// pnpm bench: starts what it measures as real processes on loopback, loads each with
 // autocannon from its own process, samples RSS from /proc, and prints one Markdown table (also
 // written as JSON to bench/results/) with the targets, PASS or MISS. Needs `pnpm certs` and
 // `pnpm build`. docs/benchmarks.md describes the cases.
@@ -38,7 +38,9 @@ const t0 = Date.now();
 const log = (line) =>
   console.log(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
-const needsTokens = opts.only.some((c) => ['chain-cache', 'chain-nocache', 'soak'].includes(c));
+const needsTokens = opts.only.some((c) =>
+  ['chain-cache', 'chain-nocache', 'chain-express', 'soak'].includes(c),
+);
 try {
   checkPrerequisites([
     'api-a',

@@ -1,4 +1,5 @@
-// Cases 1-4 and 6: the bare chain and the service chain under autocannon, peak RSS per service.
+// The chain cases: the bare chain and the service chain (both hosts) under autocannon, and the
+// soak; peak RSS per service.
 import { autocannon } from './autocannon.mjs';
 import { fetchToken, startBareChain, startServiceChain } from './chain.mjs';
 import { expectMessages } from './https-request.mjs';
@@ -34,12 +35,18 @@ const SYSTEMS = {
     baseline: 'chain-open',
     secured: true,
   },
+  // The same secured chain with every service on the Express host (server.yml framework).
+  'chain-express': {
+    start: (tokenServer) =>
+      startServiceChain({ security: 'cache', tokenServer, framework: 'express' }),
+    baseline: 'chain-cache',
+    secured: true,
+  },
 };
 export const CHAIN_CASES = Object.keys(SYSTEMS);
 
 /**
- * Cases 1-4 side by side: every chain asked for is started (16 processes at most, idle ones cost
- * no CPU), warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
+ * The chain cases side by side: every chain asked for is started (idle ones cost no CPU), warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
  * shared machine hits every case alike; each figure is the median of the rounds.
  */
 export async function chainComparison(ctx, names) {
@@ -114,7 +121,7 @@ async function withSystem(start, body) {
   }
 }
 
-/** Case 6: the secured chain (cache on) at 64 connections for a minute; RSS after warm-up, end. */
+/** The soak: the secured chain (cache on) at 64 connections for a minute; RSS after warm-up, end. */
 export const soak = async (ctx) => {
   const { opts, log } = ctx;
   const tokenServer = await ctx.tokenServer();

@@ -3,9 +3,7 @@
 // clash): the bare node:https chain, the token server, and the chain services api-a ... api-d
 // (built, with a CONFIG_DIR override folder per service).
 import path from 'node:path';
-import https from 'node:https';
-import { URLSearchParams } from 'node:url';
-import fs from 'node:fs';
+import { clientCredentialsToken } from '../../lib/https-request.cjs';
 import { BENCH_DIR, CERTS, configDir, serviceEntry } from './paths.mjs';
 import { startProcess, stopAll } from './processes.mjs';
 
@@ -66,12 +64,7 @@ shutdownTimeoutMs: 1000
   const proc = await startProcess('token-server', serviceEntry('token-server'), {
     env: { CONFIG_DIR: dir, CERTS_DIR: CERTS },
   });
-  const until = Date.now() + 5000;
-  let keyLine;
-  while (!(keyLine = proc.lines.find((l) => l.includes('"endpoint":"key"')))) {
-    if (Date.now() > until) throw new Error('token-server: no key server port logged');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const keyLine = await proc.waitForLine((l) => l.includes('"endpoint":"key"'));
   return {
     ...proc,
     tokenUrl: `https://localhost:${proc.port}`,
@@ -80,39 +73,14 @@ shutdownTimeoutMs: 1000
 }
 
 /** A client-credentials token from the token server (light-oauth2 protocol, Basic auth). */
-export function fetchToken(tokenUrl, clientId, secret, scope) {
-  const form = new URLSearchParams({ grant_type: 'client_credentials' });
-  if (scope) form.set('scope', scope);
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      `${tokenUrl}/oauth2/token`,
-      {
-        method: 'POST',
-        ca: fs.readFileSync(path.join(CERTS, 'ca.crt')),
-        headers: {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64'),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => {
-          if (res.statusCode !== 200) reject(new Error(`token request: HTTP ${res.statusCode}`));
-          else resolve(JSON.parse(text).access_token);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(form.toString());
-  });
-}
+export const fetchToken = clientCredentialsToken;
 
-const serverYml = (letter) => `serviceId: com.networknt.api${letter}-1.0.0
+const serverYml = (letter, framework) => `serviceId: com.networknt.api${letter}-1.0.0
 ip: 127.0.0.1
 httpsPort: 0
 keyFile: ${CERTS}/server.key
 certFile: ${CERTS}/server.crt
+framework: ${framework}
 `;
 
 /**
@@ -162,11 +130,18 @@ ${oauth}`;
 /**
  * The built chain api-a ... api-d. `security`: off | cache | nocache; a token server is needed
  * when security is on (each service fetches its own client-credentials token there).
+ * `framework`: the host of the request pipeline (server.yml), native (default) or express.
  */
-export function startServiceChain({ security, tokenServer, only, nodeArgs = [] }) {
+export function startServiceChain({
+  security,
+  tokenServer,
+  only,
+  nodeArgs = [],
+  framework = 'native',
+}) {
   const startOne = (letter, downstreamPort) => {
     const files = {
-      'server.yml': serverYml(letter),
+      'server.yml': serverYml(letter, framework),
       'security.yml': securityYml(security),
       'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer),
       'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,

@@ -4,6 +4,7 @@ export const CASES = [
   'chain-open',
   'chain-cache',
   'chain-nocache',
+  'chain-express',
   'route',
   'soak',
   'tokens',

@@ -1,7 +1,8 @@
-// Child processes under measurement: started with node, ready once they log their HTTPS port,
-// their RSS sampled from /proc/<pid>/status, stopped with SIGTERM (SIGKILL after a grace time).
-import { spawn } from 'node:child_process';
+// Child processes under measurement: started with the shared helper (ready once they log their
+// port), their RSS and CPU sampled from /proc/<pid>/, stopped with SIGTERM (SIGKILL after a grace
+// time).
 import fs from 'node:fs';
+import { startProcess as start, stopAll } from '../../lib/processes.cjs';
 
 /** Resident set size (VmRSS) and its peak (VmHWM) of a process in MB, or undefined once gone. */
 export function readRss(pid) {
@@ -29,75 +30,14 @@ export function readCpuMs(pid) {
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /**
- * Starts `node <script> [...args]` and resolves once it logs a JSON line with `protocol: https`
- * and a port (the runtime's "listening on https port N"; the first such line wins). Every stdout
- * line is kept in `lines` (bounded) for the checks after a run.
+ * Starts a process under measurement with the one process helper of the scripts and tests
+ * (scripts/lib/processes.cjs), with NODE_ENV=production as users run it.
  */
-export function startProcess(
-  name,
-  script,
-  { args = [], env = {}, nodeArgs = [], timeoutMs = 20000 } = {},
-) {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    env: { ...process.env, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines = [];
-  let stderr = '';
-  let buffer = '';
-  const exited = new Promise((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal)),
-  );
-  return new Promise((resolve, reject) => {
-    let ready = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${name} did not start within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.stderr.on('data', (d) => {
-      stderr = (stderr + d).slice(-20000);
-    });
-    child.stdout.on('data', (d) => {
-      buffer += d;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (lines.length < 5000) lines.push(line);
-        if (ready) continue;
-        let event;
-        try {
-          event = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (event.protocol === 'https' && typeof event.port === 'number') {
-          ready = true;
-          clearTimeout(timer);
-          resolve({
-            name,
-            pid: child.pid,
-            port: event.port,
-            lines,
-            stderr: () => stderr,
-            alive: () => child.exitCode === null && child.signalCode === null,
-            stop: async (graceMs = 5000) => {
-              if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-              const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
-              const code = await exited;
-              clearTimeout(force);
-              return code;
-            },
-          });
-        }
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (!ready) reject(new Error(`${name} exited with ${code} before listening\n${stderr}`));
-    });
-  });
+export function startProcess(name, script, options = {}) {
+  return start(name, script, { ...options, env: { NODE_ENV: 'production', ...options.env } });
 }
+
+export { stopAll };
 
 /**
  * Samples the RSS of the given processes every `intervalMs`: `mark(label)` records the current
@@ -133,9 +73,4 @@ export function sampleRss(processes, intervalMs = 250) {
       return Object.fromEntries([...stats].map(([name, { pid: _pid, ...s }]) => [name, s]));
     },
   };
-}
-
-/** Stops every process, in parallel, ignoring the ones already gone. */
-export async function stopAll(processes) {
-  await Promise.all(processes.filter(Boolean).map((p) => p.stop()));
 }

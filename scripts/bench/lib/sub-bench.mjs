@@ -1,5 +1,5 @@
-// The sub-benchmarks other engineers own (security-route.mjs: case 5; metrics-overhead.mjs:
-// issue 5), run as their own processes and merged into the one table. The row contract is in
+// The sub-benchmarks (security-route.mjs: the route case; metrics-overhead.mjs: metrics with
+// InfluxDB down), run as their own processes and merged into the one table. The row contract is in
 // scripts/bench/README.md: `--json <file>` writes an array of rows; else `BENCH_ROW {...}`
 // stdout lines; else, for the versions that print only a human table, the rows are read from it.
 import { spawn } from 'node:child_process';

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import util from 'node:util';
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
@@ -28,6 +29,7 @@ const MAX_BODY = 64 * 1024;
 export async function startTokenServer(options: ConfigLoaderOptions): Promise<RunningTokenServer> {
   const { server: config, clients } = loadTokenServerConfig(new ConfigLoader(options));
   const logger = createLogger('token-server');
+  routeLibraryNotices(logger);
   const stats = new TokenStats();
   const provider = await createProvider(config, clients);
   provider.on('grant.success', (ctx) => {
@@ -114,6 +116,21 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     return closing;
   };
   return { tokenPort, keyPort, stats, logger, close };
+}
+
+/**
+ * oidc-provider writes its notices and warnings with console.info / console.warn as text (in
+ * colour on a terminal): in this process they become JSON lines of the service's log.
+ */
+function routeLibraryNotices(logger: Logger): void {
+  const plain = (args: unknown[]) =>
+    util
+      .format(...args)
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .replace(/^oidc-provider (NOTICE|WARNING): /, '');
+  console.info = (...args: unknown[]) => logger.info({ source: 'oidc-provider' }, plain(args));
+  console.warn = (...args: unknown[]) => logger.warn({ source: 'oidc-provider' }, plain(args));
 }
 
 /**

@@ -78,6 +78,17 @@ describe('token server (a real process over HTTPS)', () => {
     expect(claims.iat as number).toBeGreaterThanOrEqual(before);
   });
 
+  it('writes only JSON lines: the library’s notices become log lines, nothing goes to stderr', async () => {
+    const notice = await ts.waitForLine((l) => l.includes('"source":"oidc-provider"'));
+    expect(JSON.parse(notice)).toMatchObject({
+      service: 'token-server',
+      source: 'oidc-provider',
+      msg: expect.stringMatching(/^already parsed request body detected/),
+    });
+    for (const line of ts.lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(ts.stderr()).toBe('');
+  });
+
   it('no scope asked: the client gets its registered scopes (light-oauth2 default)', async () => {
     const answer = await tokenRequest(ts, basic('chain-user', 'chain-user-secret'), {
       grant_type: 'client_credentials',
