@@ -292,11 +292,12 @@ describe('metrics of the four chain services in a real InfluxDB and on GET /metr
       expect((await good()).status).toBe(200);
       expect(Date.now() - started).toBeLessThan(1000);
     }
-    await waitFor(() => failedReports() >= 2);
+    let failed = 0;
+    await services.a.waitForLine((l) => l.includes('cannot report to InfluxDB') && ++failed >= 2);
     await influx.resume();
     // Logged once per interval while down, not per request or per retry.
     expect(failedReports()).toBeLessThanOrEqual(Math.ceil((Date.now() - downAt) / INTERVAL_MS) + 1);
-    await waitFor(() => services.a.lines.some((l) => l.includes('reporting to InfluxDB resumed')));
+    await services.a.waitForLine((l) => l.includes('reporting to InfluxDB resumed'), 15_000);
 
     const resumedAt = Date.now();
     expect((await good()).status).toBe(200);
@@ -315,6 +316,7 @@ describe('metrics of the four chain services in a real InfluxDB and on GET /metr
   });
 });
 
+/** Polls InfluxDB (it has no event to wait on) until the condition holds, 15 s at most. */
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs;
   while (!(await condition())) {

@@ -18,6 +18,8 @@ jest.setTimeout(60000);
 /** Own tokens live 8 s (renewed from 1 s before expiry); the user's token 10 minutes. */
 const OWN_LIFETIME_S = 8;
 const TIMEOUT_MS = 1500;
+/** client.yml expiredRefreshRetryDelay: after a failed renewal, callers fail at once this long. */
+const EXPIRED_RETRY_MS = 500;
 
 const CLIENTS = `clients:
   api-a-client: { secret: api-a-secret, scope: [api_b.r, api_b.w], tokenLifetimeSeconds: ${OWN_LIFETIME_S} }
@@ -49,7 +51,7 @@ oauth:
   token:
     server_url: ${ts.tokenUrl}
     tokenRenewBeforeExpired: 1000
-    expiredRefreshRetryDelay: 500
+    expiredRefreshRetryDelay: ${EXPIRED_RETRY_MS}
     earlyRefreshRetryDelay: 500
     client_credentials:
       uri: /oauth2/token
@@ -63,7 +65,21 @@ oauth:
 
 const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 const fingerprint = (jwt: string) => createHash('sha256').update(jwt).digest('hex').slice(0, 16);
-const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+/** Resolves at a moment the token server named (a token's expiry), not after a guessed sleep. */
+const at = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+
+/** When the chain services' own tokens expire, as the token server logged them when it issued them. */
+function ownTokensExpireAt(ts: TokenServerProcess): number {
+  const issued = ts.lines
+    .map((l) => JSON.parse(l) as { msg?: string; clientId?: string; expiresAt?: number })
+    .filter((l) => l.msg === 'token issued' && l.clientId !== 'chain-user');
+  expect(issued.map((l) => l.clientId).sort()).toEqual([
+    'api-a-client',
+    'api-b-client',
+    'api-c-client',
+  ]);
+  return Math.max(...issued.map((l) => l.expiresAt!));
+}
 
 interface LogLine {
   msg: string;
@@ -86,7 +102,8 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
   let tsDir: string;
   const chain: Record<'a' | 'b' | 'c' | 'd', ServiceProcess> = {} as never;
   let userToken: string;
-  let firstTokenAt: number;
+  /** When the services' own tokens expire, from the token server's log. */
+  let ownExpiry: number;
 
   const callA = (headers: Record<string, string> = {}): Promise<Answer> =>
     httpsRequest(`https://localhost:${chain.a.port}/v1/data`, {
@@ -136,14 +153,14 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
 
   it('api-a answers the 8 messages; 200 chain requests cost one token request per calling service', async () => {
     expect((await callA({ Authorization: '' })).body).toMatchObject({ code: 'ERR10002' });
-    firstTokenAt = Date.now();
     const answers: Answer[] = [];
     for (let batch = 0; batch < 10; batch++) {
       answers.push(...(await Promise.all(Array.from({ length: 20 }, () => callA()))));
     }
     expect(answers.map((a) => a.status)).toEqual(Array(200).fill(200));
     for (const a of answers) expect(a.body).toEqual(EIGHT);
-    expect(Date.now() - firstTokenAt).toBeLessThan((OWN_LIFETIME_S - 1) * 1000); // no renewal yet
+    ownExpiry = ownTokensExpireAt(ts);
+    expect(Date.now()).toBeLessThan(ownExpiry - 1000); // before the renewal window: no renewal yet
     expect(await tokenRequestCounts(ts.tokenUrl)).toEqual({
       'chain-user': 1, // the user's token, asked by the test
       'api-a-client': 1,
@@ -230,7 +247,7 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
     expect(await ts.stop()).toBe(0);
 
     // Fresh tokens: the chain keeps answering.
-    expect(Date.now() - firstTokenAt).toBeLessThan((OWN_LIFETIME_S - 1) * 1000);
+    expect(Date.now()).toBeLessThan(ownExpiry - 1000);
     for (let i = 0; i < 5; i++) {
       const answer = await callA();
       expect(answer.status).toBe(200);
@@ -238,7 +255,9 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
     }
 
     // Expired while the token server is down: ERR10009 within the time-out, no hang.
-    await sleepUntil(firstTokenAt + OWN_LIFETIME_S * 1000 + 500);
+    // The services compute expiry from `expires_in` when they receive the token: a moment after
+    // the token server's `expiresAt`.
+    await at(ownExpiry + 200);
     const started = Date.now();
     const failed = await callA();
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
@@ -264,15 +283,10 @@ describe('the secured chain: tokens obtained, renewed and passed on (real proces
     );
     ts = await startTokenServer({ dir: tsDir });
     expect(ts.port).toBe(tokenPort);
-    let back: Answer | undefined;
-    const until = Date.now() + 5000;
-    while (Date.now() < until) {
-      back = await callA();
-      if (back.status === 200) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(back?.status).toBe(200);
-    expect(back?.body).toEqual(EIGHT);
+    // api-a asks again once its retry delay after the failed renewal has passed.
+    await at(started + EXPIRED_RETRY_MS);
+    const back = await callA();
+    expect({ status: back.status, body: back.body }).toEqual({ status: 200, body: EIGHT });
     // The new token server saw one renewal per calling service.
     expect(await tokenRequestCounts(ts.tokenUrl)).toEqual({
       'api-a-client': 1,

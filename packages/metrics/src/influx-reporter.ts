@@ -66,6 +66,11 @@ export class InfluxReporter {
     });
   }
 
+  /** Whether reports are scheduled (between `start` and `stop`). */
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
   start(): void {
     if (this.timer) return;
     const { config, logger } = this.options;

@@ -132,7 +132,7 @@ describe('InfluxReporter', () => {
     await reporter.report(); // database created, value 1
     stub.mode = 'hold';
     const slow = reporter.report(); // value 2, held
-    await waitFor(() => stub.requests.length === 3);
+    await stub.received(3);
     await expect(reporter.report()).resolves.toEqual({ deferred: true });
     expect(log.lines().at(-1)).toMatchObject({
       level: 40,
@@ -185,11 +185,10 @@ describe('InfluxReporter', () => {
     expect(reporter.intervalMs).toBe(20);
     reporter.start();
     reporter.start(); // idempotent
-    await waitFor(() => stub.writes().length >= 2);
+    expect(reporter.running).toBe(true);
+    await stub.received(2, '/write');
     await reporter.stop();
-    const after = stub.writes().length;
-    await new Promise((r) => setTimeout(r, 60));
-    expect(stub.writes().length).toBe(after);
+    expect(reporter.running).toBe(false); // nothing scheduled after stop
     await reporter.stop(); // idempotent
     expect(log.lines()[0]).toMatchObject({
       level: 30,
@@ -201,11 +200,3 @@ describe('InfluxReporter', () => {
     expect(log.text()).not.toContain(PASSWORD);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

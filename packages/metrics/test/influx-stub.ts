@@ -20,7 +20,7 @@ export class InfluxStub {
   readonly requests: StubRequest[] = [];
   mode: StubMode = 'ok';
   private readonly held: (() => void)[] = [];
-  private readonly waiters: { count: number; resolve: () => void }[] = [];
+  private readonly waiters: { count: number; path?: string; resolve: () => void }[] = [];
   private server: http.Server | undefined;
   port = 0;
 
@@ -37,7 +37,7 @@ export class InfluxStub {
           authorization: req.headers.authorization,
           body,
         });
-        for (const w of this.waiters.filter((w) => this.requests.length >= w.count)) {
+        for (const w of this.waiters.filter((w) => this.count(w.path) >= w.count)) {
           this.waiters.splice(this.waiters.indexOf(w), 1);
           w.resolve();
         }
@@ -61,10 +61,14 @@ export class InfluxStub {
     return this.port;
   }
 
-  /** Resolves once `count` requests have arrived (a signal, not a sleep). */
-  received(count: number): Promise<void> {
-    if (this.requests.length >= count) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ count, resolve }));
+  /** Resolves once `count` requests (to `path`, when given) have arrived: a signal, not a sleep. */
+  received(count: number, path?: string): Promise<void> {
+    if (this.count(path) >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, path, resolve }));
+  }
+
+  private count(path: string | undefined): number {
+    return path ? this.requests.filter((r) => r.path === path).length : this.requests.length;
   }
 
   /** Answers every held request with the current mode. */

@@ -7,14 +7,18 @@ export {
 } from './client-config';
 export { tlsOptions, createHttpsAgent } from './tls-options';
 export { Downstream, type DownstreamOptions } from './downstream';
-export { TokenError, type TokenErrorCode, type TokenErrorDetails } from './token-error';
+export {
+  TokenFetchError,
+  type TokenFetchErrorCode,
+  type TokenFetchErrorDetails,
+} from './token-fetch-error';
 export { TokenRequester, type AccessToken, type Grant, type TokenEndpoint } from './token-request';
 export {
-  TokenCache,
+  RenewableToken,
   type RenewalPolicy,
-  type TokenCacheOptions,
+  type RenewableTokenOptions,
   type TokenState,
-} from './token-cache';
+} from './renewable-token';
 export { TokenManager, type TokenManagerOptions } from './token-manager';
 export {
   credentialHeaders,

@@ -1,7 +1,7 @@
 import type https from 'node:https';
 import { StatusError } from '@chain/security';
 import type { ClientConfig, SecretConfig } from './client-config';
-import { TokenCache } from './token-cache';
+import { RenewableToken } from './renewable-token';
 import { TokenRequester, type AccessToken } from './token-request';
 
 export interface TokenManagerOptions {
@@ -19,8 +19,8 @@ export interface TokenManagerOptions {
  * server_url, no client_id, no secret) throws a TypeError naming the key when built.
  */
 export class TokenManager {
-  private readonly caches = new Map<string, TokenCache>();
-  private defaultCache: TokenCache | undefined;
+  private readonly tokens = new Map<string, RenewableToken>();
+  private defaultToken: RenewableToken | undefined;
   private readonly clientCredentialsRequester?: TokenRequester;
   private readonly authorizationCodeRequester?: TokenRequester;
 
@@ -65,23 +65,23 @@ export class TokenManager {
 
   /**
    * The service's own client-credentials token for a scope set (client.yml's scope when
-   * omitted), from the cache or one shared renewal. Throws TokenError.
+   * omitted), kept, or from one shared renewal. Throws TokenFetchError.
    */
   clientCredentials(scope?: readonly string[]): Promise<AccessToken> {
-    return this.cacheFor(scope).get();
+    return this.tokenFor(scope).get();
   }
 
-  /** The cache of one scope set; the default set's cache is kept at hand for the hot path. */
-  private cacheFor(scope: readonly string[] | undefined): TokenCache {
-    if (scope === undefined && this.defaultCache) return this.defaultCache;
+  /** The token of one scope set; the default set's is kept at hand for the hot path. */
+  private tokenFor(scope: readonly string[] | undefined): RenewableToken {
+    if (scope === undefined && this.defaultToken) return this.defaultToken;
     const requester = this.clientCredentialsRequester;
     if (!requester) throw new TypeError('client.yml oauth.token.client_credentials is required');
     const cfg = this.options.client.oauth.token;
     const wanted = scope ?? cfg.client_credentials?.scope ?? [];
     const key = [...new Set(wanted)].sort().join(' ');
-    let cache = this.caches.get(key);
-    if (!cache) {
-      cache = new TokenCache({
+    let token = this.tokens.get(key);
+    if (!token) {
+      token = new RenewableToken({
         clientId: cfg.client_credentials!.client_id,
         tokenRenewBeforeExpired: cfg.tokenRenewBeforeExpired,
         expiredRefreshRetryDelay: cfg.expiredRefreshRetryDelay,
@@ -91,33 +91,37 @@ export class TokenManager {
         fetch: () =>
           requester.request({ grant_type: 'client_credentials', scope: key ? key.split(' ') : [] }),
       });
-      this.caches.set(key, cache);
+      this.tokens.set(key, token);
     }
-    if (scope === undefined) this.defaultCache = cache;
-    return cache;
+    if (scope === undefined) this.defaultToken = token;
+    return token;
+  }
+
+  /** The renewal in flight of a scope set's token, if any (it settles when the renewal does). */
+  renewal(scope?: readonly string[]): Promise<AccessToken> | undefined {
+    return this.tokenFor(scope).renewal;
   }
 
   /**
    * The client-credentials token for a downstream call, or ERR10009 (408) when it cannot be
-   * had within `timeoutMs`; the StatusError keeps the TokenError as its cause.
+   * had within `timeoutMs`; the StatusError keeps the TokenFetchError as its cause.
    */
   async clientCredentialsWithin(timeoutMs: number, scope?: readonly string[]): Promise<string> {
-    let cache: TokenCache;
+    let token: RenewableToken;
     try {
-      cache = this.cacheFor(scope);
+      token = this.tokenFor(scope);
     } catch (err) {
       throw new StatusError('ERR10009', [], { cause: err });
     }
     // A token at hand (the usual case) needs no timer and no race.
-    const ready = cache.peek();
+    const ready = token.peek();
     if (ready) return ready.value;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      const token = await Promise.race([cache.get(), timeout]);
-      return token.value;
+      return (await Promise.race([token.get(), timeout])).value;
     } catch (err) {
       throw new StatusError('ERR10009', [], { cause: err });
     } finally {

@@ -1,6 +1,6 @@
 import type https from 'node:https';
 import axios, { isAxiosError, type AxiosInstance } from 'axios';
-import { TokenError } from './token-error';
+import { TokenFetchError } from './token-fetch-error';
 
 /** A token as the cache keeps it. */
 export interface AccessToken {
@@ -36,7 +36,7 @@ export type Grant =
 
 /**
  * One request to the token endpoint in the light-oauth2 protocol: a form POST with
- * `Authorization: Basic base64(client_id:client_secret)`. Every failure is a TokenError whose
+ * `Authorization: Basic base64(client_id:client_secret)`. Every failure is a TokenFetchError whose
  * cause is the network error or the server's error answer, never the request itself.
  */
 export class TokenRequester {
@@ -96,15 +96,18 @@ export class TokenRequester {
         description: body?.error_description,
       };
       const code = response.status === 401 ? 'unauthorized' : 'rejected';
-      throw new TokenError(code, { ...details, oauthError, cause });
+      throw new TokenFetchError(code, { ...details, oauthError, cause });
     }
     const token = body?.access_token;
     if (typeof token !== 'string' || token === '') {
-      throw new TokenError('bad_response', { ...details, cause: new Error('no access_token') });
+      throw new TokenFetchError('bad_response', {
+        ...details,
+        cause: new Error('no access_token'),
+      });
     }
     const lifetimeMs = lifetimeOf(body?.expires_in, token, startedAt);
     if (lifetimeMs === undefined) {
-      throw new TokenError('bad_response', {
+      throw new TokenFetchError('bad_response', {
         ...details,
         cause: new Error('no expires_in or exp'),
       });
@@ -146,11 +149,11 @@ function lifetimeOf(expiresIn: unknown, jwt: string, startedAt: number): number 
   return undefined;
 }
 
-/** A network failure as a TokenError whose cause is the bare Node error, not axios's request. */
-function networkError(err: unknown, clientId: string, url: string): TokenError {
-  if (!isAxiosError(err)) return new TokenError('unreachable', { clientId, url, cause: err });
+/** A network failure as a TokenFetchError whose cause is the bare Node error, not axios's request. */
+function networkError(err: unknown, clientId: string, url: string): TokenFetchError {
+  if (!isAxiosError(err)) return new TokenFetchError('unreachable', { clientId, url, cause: err });
   const timedOut = err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT';
   // axios errors hold the request config, headers included (the Basic credential): drop them.
   const cause = err.cause ?? Object.assign(new Error(err.message), { code: err.code });
-  return new TokenError(timedOut ? 'timeout' : 'unreachable', { clientId, url, cause });
+  return new TokenFetchError(timedOut ? 'timeout' : 'unreachable', { clientId, url, cause });
 }

@@ -6,7 +6,7 @@ import { ConfigLoader } from '@chain/config';
 import { StatusError } from '@chain/security';
 import {
   clientConfigSchema,
-  TokenError,
+  TokenFetchError,
   TokenManager,
   type ClientConfig,
   type SecretConfig,
@@ -88,7 +88,10 @@ describe('TokenManager', () => {
     await expect(tokens.clientCredentials()).resolves.toBe(first);
     t = 600_000 - 1000;
     await expect(tokens.clientCredentials()).resolves.toBe(first); // early: served, renewing
-    await new Promise((r) => setTimeout(r, 100));
+    const renewal = tokens.renewal();
+    expect(renewal).toBeDefined();
+    await renewal; // the background renewal, waited on as it settles
+    expect(tokens.renewal()).toBeUndefined();
     const second = await tokens.clientCredentials();
     expect(second.value).toBe('jwt-2');
     expect(server.seen).toHaveLength(2);
@@ -111,8 +114,8 @@ describe('TokenManager', () => {
       message: 'CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
       description: 'Could not get client credentials token in client module',
     });
-    expect((err as StatusError).cause).toBeInstanceOf(TokenError);
-    expect(((err as StatusError).cause as TokenError).code).toBe('unauthorized');
+    expect((err as StatusError).cause).toBeInstanceOf(TokenFetchError);
+    expect(((err as StatusError).cause as TokenFetchError).code).toBe('unauthorized');
     expect(util.inspect(err, { depth: 10 })).not.toContain('wrong-secret');
   });
 

@@ -1,5 +1,5 @@
 import util from 'node:util';
-import { TokenError, TokenRequester } from '../src';
+import { TokenFetchError, TokenRequester } from '../src';
 import {
   closedPort,
   fakeJwt,
@@ -39,14 +39,14 @@ function expectNoSecret(err: unknown) {
   expect(text).not.toContain(Buffer.from(`api-a-client:${SECRET}`).toString('base64'));
 }
 
-async function failure(p: Promise<unknown>): Promise<TokenError> {
+async function failure(p: Promise<unknown>): Promise<TokenFetchError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(TokenError);
+  expect(err).toBeInstanceOf(TokenFetchError);
   expectNoSecret(err);
-  return err as TokenError;
+  return err as TokenFetchError;
 }
 
 describe('TokenRequester', () => {
@@ -205,12 +205,12 @@ describe('TokenRequester', () => {
   });
 });
 
-describe('TokenError', () => {
+describe('TokenFetchError', () => {
   it('describes a retry_later without URL or status', () => {
-    const err = new TokenError('retry_later', { clientId: 'c' });
+    const err = new TokenFetchError('retry_later', { clientId: 'c' });
     expect(err.message).toBe(
       'Token for client c: the last renewal failed; waiting for the retry delay',
     );
-    expect(err.name).toBe('TokenError');
+    expect(err.name).toBe('TokenFetchError');
   });
 });

@@ -1,12 +1,13 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { PetStore } from '../src/pet-store';
 import { serviceConfig, silentLogger, SECURITY_ON } from '../../../test/support/service-config';
 
 const app = (files: Record<string, string> = {}) =>
   createApp(serviceConfig('petstore', files), silentLogger()).listener;
 
 describe('petstore', () => {
-  it('answers a Pet with every field of SPEC.md', async () => {
+  it('answers a Pet with every field', async () => {
     const res = await request(app()).get('/v2/pet/1');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -74,12 +75,37 @@ describe('petstore', () => {
     );
   });
 
-  it('never answers a stack trace for a malformed body', async () => {
+  it('never answers a stack trace: a failing store, bad input, a malformed body', async () => {
+    const failing = new PetStore();
+    failing.get = () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'id')");
+    };
+    const broken = createApp(serviceConfig('petstore'), silentLogger(), failing).listener;
+    const answers = [
+      await request(broken).get('/v2/pet/1'),
+      await request(app()).get('/v2/pet/%E0%A4%A'),
+      await request(app()).post('/v2/pet/1').set('Content-Type', 'application/json').send('{not'),
+      await request(app()).get(`/v2/${'<script>'.repeat(100)}`),
+    ];
+    expect(answers.map((r) => [r.status, r.headers['content-type'], r.body.code])).toEqual([
+      [500, 'application/json', 'ERR10010'],
+      [400, 'application/json', 'ERR11004'],
+      [405, 'application/json', 'ERR10008'],
+      [404, 'application/json', 'ERR10007'],
+    ]);
+    for (const res of answers) {
+      expect(Object.keys(res.body)).toEqual(['statusCode', 'code', 'message', 'description']);
+      expect(res.text).not.toMatch(/\bat |\.ts:|\.js:|TypeError|Cannot read/);
+    }
+    expect(answers[0].body.description).toBe('Unexpected runtime exception');
+  });
+
+  it('serves a GET whose body is malformed JSON: a GET body is not read', async () => {
     const res = await request(app())
       .get('/v2/pet/1')
       .set('Content-Type', 'application/json')
       .send('{not json');
-    // A GET body is not read: the pet is served.
     expect(res.status).toBe(200);
+    expect(res.body.name).toBe('Rex');
   });
 });

@@ -8,7 +8,7 @@ export interface OidcProvider {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
   on(
     event: 'grant.success',
-    listener: (ctx: { oidc: { client?: { clientId: string } } }) => void,
+    listener: (ctx: { oidc: { client?: { clientId: string } }; body?: unknown }) => void,
   ): void;
   on(event: 'grant.error' | 'server_error', listener: (ctx: unknown, err: Error) => void): void;
 }

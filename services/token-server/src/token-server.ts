@@ -35,7 +35,10 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   provider.on('grant.success', (ctx) => {
     const clientId = ctx.oidc.client?.clientId ?? 'unknown';
     stats.issue(clientId);
-    logger.info({ clientId }, 'token issued');
+    const expiresIn = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
+    // When the token expires (epoch ms): what a client's renewal is measured against.
+    const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : undefined;
+    logger.info({ clientId, expiresAt }, 'token issued');
   });
   provider.on('grant.error', (_ctx, err) => {
     logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');

@@ -150,7 +150,10 @@ describe('token server (a real process over HTTPS)', () => {
     const unknown = await httpsRequest(`${ts.keyUrl}/oauth2/key/999`, { headers: auth });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'not_found', error_description: 'unknown kid' });
-    const post = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, { method: 'POST', headers: auth });
+    const post = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, {
+      method: 'POST',
+      headers: auth,
+    });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');
   });

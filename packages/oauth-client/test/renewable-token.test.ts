@@ -1,4 +1,4 @@
-import { TokenCache, TokenError, type AccessToken } from '../src';
+import { RenewableToken, TokenFetchError, type AccessToken } from '../src';
 
 const POLICY = {
   tokenRenewBeforeExpired: 60000,
@@ -35,7 +35,7 @@ function setup() {
   let t = 1_000_000;
   const server = fakeServer();
   const backgroundErrors: unknown[] = [];
-  const cache = new TokenCache({
+  const cache = new RenewableToken({
     ...POLICY,
     clientId: 'api-a-client',
     fetch: server.fetch,
@@ -64,7 +64,7 @@ async function warm() {
   return Object.assign(s, { token, start, expiresAt: start + LIFETIME });
 }
 
-describe('TokenCache', () => {
+describe('RenewableToken', () => {
   it('peek: the token at once when fresh or early (starting one renewal), nothing when cold or expired', async () => {
     const cold = setup();
     expect(cold.cache.peek()).toBeUndefined();
@@ -163,13 +163,13 @@ describe('TokenCache', () => {
     const callers = Array.from({ length: 3 }, () => s.cache.get());
     await flush();
     s.at(s.expiresAt + 50);
-    const failure = new TokenError('unreachable', { clientId: 'api-a-client' });
+    const failure = new TokenFetchError('unreachable', { clientId: 'api-a-client' });
     s.server.fail(failure);
     for (const c of callers) await expect(c).rejects.toBe(failure);
 
     s.at(s.expiresAt + 50 + POLICY.expiredRefreshRetryDelay - 1);
     const early = s.cache.get();
-    await expect(early).rejects.toBeInstanceOf(TokenError);
+    await expect(early).rejects.toBeInstanceOf(TokenFetchError);
     await expect(early).rejects.toMatchObject({ code: 'retry_later', cause: failure });
     await flush();
     expect(s.server.calls).toHaveLength(2);
@@ -232,7 +232,7 @@ describe('TokenCache', () => {
 
   it('a fetch that throws synchronously is a failed renewal, not a stuck one', async () => {
     let calls = 0;
-    const cache = new TokenCache({
+    const cache = new RenewableToken({
       ...POLICY,
       clientId: 'x',
       now: () => 0,
@@ -248,7 +248,7 @@ describe('TokenCache', () => {
 
   it('uses the real clock and tolerates a missing background listener', async () => {
     let n = 0;
-    const cache = new TokenCache({
+    const cache = new RenewableToken({
       ...POLICY,
       tokenRenewBeforeExpired: 1_000_000,
       clientId: 'x',

@@ -7,10 +7,10 @@
  * - `unreachable`: refused, reset, DNS or TLS failure
  * - `retry_later`: a renewal failed a moment ago; the next try waits for the retry delay
  */
-export type TokenErrorCode =
+export type TokenFetchErrorCode =
   'unauthorized' | 'rejected' | 'bad_response' | 'timeout' | 'unreachable' | 'retry_later';
 
-export interface TokenErrorDetails {
+export interface TokenFetchErrorDetails {
   clientId: string;
   /** Token endpoint URL (never carries credentials). */
   url?: string;
@@ -25,16 +25,16 @@ export interface TokenErrorDetails {
  * A failure to obtain a token. It keeps its cause (a Node network error, or the token server's
  * error answer) but never the request: the message and the cause carry no secret and no token.
  */
-export class TokenError extends Error {
-  override readonly name = 'TokenError';
+export class TokenFetchError extends Error {
+  override readonly name = 'TokenFetchError';
   readonly clientId: string;
   readonly url?: string;
   readonly status?: number;
   readonly oauthError?: string;
 
   constructor(
-    readonly code: TokenErrorCode,
-    details: TokenErrorDetails,
+    readonly code: TokenFetchErrorCode,
+    details: TokenFetchErrorDetails,
   ) {
     super(describe(code, details), { cause: details.cause });
     this.clientId = details.clientId;
@@ -44,10 +44,10 @@ export class TokenError extends Error {
   }
 }
 
-function describe(code: TokenErrorCode, d: TokenErrorDetails): string {
+function describe(code: TokenFetchErrorCode, d: TokenFetchErrorDetails): string {
   const at = d.url ? ` from ${d.url}` : '';
   const answer = d.status ? ` (HTTP ${d.status}${d.oauthError ? ` ${d.oauthError}` : ''})` : '';
-  const what: Record<TokenErrorCode, string> = {
+  const what: Record<TokenFetchErrorCode, string> = {
     unauthorized: 'the token server refused the client credentials',
     rejected: 'the token server refused the token request',
     bad_response: 'the token server answered something that is not a token',

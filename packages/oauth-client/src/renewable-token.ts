@@ -1,4 +1,4 @@
-import { TokenError } from './token-error';
+import { TokenFetchError } from './token-fetch-error';
 import type { AccessToken } from './token-request';
 
 /** client.yml `oauth.token` renewal settings, in milliseconds. */
@@ -8,7 +8,7 @@ export interface RenewalPolicy {
   earlyRefreshRetryDelay: number;
 }
 
-export interface TokenCacheOptions extends RenewalPolicy {
+export interface RenewableTokenOptions extends RenewalPolicy {
   clientId: string;
   /** Obtains a new token (one request to the token server). */
   fetch: () => Promise<AccessToken>;
@@ -35,7 +35,7 @@ export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
  *   once (`retry_later`) until `expiredRefreshRetryDelay` has passed since that failure.
  * The pending renewal is shared by every caller, so a crowd sends one request.
  */
-export class TokenCache {
+export class RenewableToken {
   private token: AccessToken | undefined;
   private pending: Promise<AccessToken> | undefined;
   private earlyRetryAt = -Infinity;
@@ -43,7 +43,7 @@ export class TokenCache {
   private lastError: unknown;
   private readonly now: () => number;
 
-  constructor(private readonly options: TokenCacheOptions) {
+  constructor(private readonly options: RenewableTokenOptions) {
     this.now = options.now ?? Date.now;
   }
 
@@ -57,6 +57,11 @@ export class TokenCache {
   /** Whether a renewal is in flight. */
   get renewing(): boolean {
     return this.pending !== undefined;
+  }
+
+  /** The renewal in flight, if any: settles when it does (what a caller waits on, not a timer). */
+  get renewal(): Promise<AccessToken> | undefined {
+    return this.pending;
   }
 
   /**
@@ -82,7 +87,7 @@ export class TokenCache {
     if (ready) return ready;
     if (this.pending) return this.pending;
     if (now < this.expiredRetryAt) {
-      throw new TokenError('retry_later', {
+      throw new TokenFetchError('retry_later', {
         clientId: this.options.clientId,
         cause: this.lastError,
       });
