@@ -2,20 +2,23 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 
 type Stdout = ReturnType<typeof pino.destination>;
 
-/** The stdout destination of each logger made here, and whether its reader went away. */
+/** The file descriptor destination of each logger made here, and whether its reader went away. */
 const outputs = new WeakMap<Logger, { stream: Stdout; broken: boolean }>();
 
 /**
  * One JSON line per event on stdout. Headers that carry credentials are redacted wherever a
  * log call passes them, so a token or a secret cannot reach a log line by accident.
- * `destination` (tests) replaces stdout.
+ * `destination` replaces stdout: another file descriptor, or a stream (tests).
  */
 export function createLogger(
   serviceId: string,
   level = process.env.LOG_LEVEL ?? 'info',
-  destination?: DestinationStream,
+  destination: DestinationStream | number = 1,
 ): Logger {
-  const stdout = destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const stdout =
+    typeof destination === 'number'
+      ? pino.destination({ dest: destination, sync: false })
+      : undefined;
   const logger = pino(
     {
       level,
@@ -34,7 +37,7 @@ export function createLogger(
         censor: '[redacted]',
       },
     },
-    destination ?? stdout,
+    stdout ?? (destination as DestinationStream),
   );
   if (stdout) {
     const output = { stream: stdout, broken: false };

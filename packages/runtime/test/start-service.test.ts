@@ -132,3 +132,128 @@ describe('server.yml keyFile and certFile', () => {
     );
   });
 });
+
+describe('startService when it cannot start, and on SIGTERM', () => {
+  /** process.exit and stderr, caught: the process under test is Jest's. */
+  function trap() {
+    const stderr: string[] = [];
+    const exit = jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      throw Object.assign(new Error('exit'), { exitCode: code });
+    }) as never);
+    const write = jest
+      .spyOn(process.stderr, 'write')
+      .mockImplementation(((chunk: string) => stderr.push(chunk)) as never);
+    return {
+      stderr,
+      restore: () => {
+        exit.mockRestore();
+        write.mockRestore();
+      },
+    };
+  }
+
+  it('a config error: one line naming file and key on stderr, a fatal log line, exit 1', async () => {
+    const t = trap();
+    const lines: string[] = [];
+    const dir = configDir({ 'server.yml': 'serviceId: s\nenableHttps: false\nhttpPort: "80"\n' });
+    try {
+      await expect(
+        startService({
+          bundledDir: FIXTURE,
+          loaderOptions: { overrideDir: dir },
+          logDestination: { write: (l: string) => void lines.push(l) },
+          createApp: () => {
+            throw new Error('not reached');
+          },
+        }),
+      ).rejects.toMatchObject({ exitCode: 1 });
+    } finally {
+      t.restore();
+    }
+    expect(t.stderr).toEqual([
+      `Cannot start: Config error in ${dir}/server.yml at key "httpPort": expected number, received string\n`,
+    ]);
+    expect(lines).toEqual([]); // the logger is made from server.yml, which failed
+  });
+
+  it('any other failure at start: one line on stderr, the error in the log, exit 1', async () => {
+    const t = trap();
+    const lines: string[] = [];
+    try {
+      await expect(
+        startService({
+          bundledDir: FIXTURE,
+          loaderOptions: { overrideDir: configDir({}) },
+          logDestination: { write: (l: string) => void lines.push(l) },
+          createApp: () => {
+            throw new Error('the app cannot be built');
+          },
+        }),
+      ).rejects.toMatchObject({ exitCode: 1 });
+    } finally {
+      t.restore();
+    }
+    expect(t.stderr).toEqual(['Cannot start: the app cannot be built\n']);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 60,
+      msg: 'cannot start: the app cannot be built',
+    });
+  });
+
+  it('a port in use: exit 1 with the listen error', async () => {
+    const first = await startService({
+      bundledDir: FIXTURE,
+      loaderOptions: { overrideDir: configDir({}) },
+      logDestination: { write: () => undefined },
+      createApp: (config, logger) =>
+        fixtureService(config, undefined, { logger, lines: () => [], text: () => '' }).app,
+    });
+    const t = trap();
+    try {
+      await expect(
+        startService({
+          bundledDir: FIXTURE,
+          loaderOptions: {
+            overrideDir: configDir({
+              'server.yml': `serviceId: s\nip: 127.0.0.1\nenableHttps: false\nenableHttp: true\nhttpPort: ${first.ports.http}\n`,
+            }),
+          },
+          logDestination: { write: () => undefined },
+          createApp: (config, logger) =>
+            fixtureService(config, undefined, { logger, lines: () => [], text: () => '' }).app,
+        }),
+      ).rejects.toMatchObject({ exitCode: 1 });
+    } finally {
+      t.restore();
+      await first.close();
+    }
+    expect(t.stderr[0]).toMatch(
+      /^Cannot start: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/,
+    );
+  });
+
+  it('SIGTERM: stops, logs its last line, exits 0', async () => {
+    const lines: string[] = [];
+    const running = await startService({
+      bundledDir: FIXTURE,
+      loaderOptions: { overrideDir: configDir({}) },
+      logDestination: { write: (l: string) => void lines.push(l) },
+      createApp: (config, logger) =>
+        fixtureService(config, undefined, { logger, lines: () => [], text: () => '' }).app,
+    });
+    const exited = new Promise<number | undefined>((resolve) => {
+      const exit = jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+        exit.mockRestore();
+        resolve(code);
+      }) as never);
+    });
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(await exited).toBe(0);
+    expect(lines.map((l) => JSON.parse(l).msg).slice(-3)).toEqual([
+      'signal received',
+      'stopping: finishing in-flight requests',
+      'stopped',
+    ]);
+    await running.close(); // idempotent
+  });
+});

@@ -132,6 +132,7 @@ function routeLibraryNotices(logger: Logger): void {
       // eslint-disable-next-line no-control-regex
       .replace(/\x1b\[[0-9;]*m/g, '')
       .replace(/^oidc-provider (NOTICE|WARNING): /, '');
+  // eslint-disable-next-line no-console -- replaced, not called
   console.info = (...args: unknown[]) => logger.info({ source: 'oidc-provider' }, plain(args));
   console.warn = (...args: unknown[]) => logger.warn({ source: 'oidc-provider' }, plain(args));
 }
