@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/service-process';
 
-// Smoke of `pnpm bench` (issue 7): the quick mode starts the bare chain and the service chain as
+// Smoke of `pnpm bench`: the quick mode starts the bare chain and the service chain as
 // processes, loads them for a second or two and prints the table. No figure is asserted: this
 // machine is shared and noisy; the figures live in docs/benchmarks.md.
 jest.setTimeout(90000);

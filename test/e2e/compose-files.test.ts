@@ -20,7 +20,7 @@ import {
 } from '../support/compose';
 import { ROOT } from '../support/service-process';
 
-// Issue 6 without a Docker engine: docker-compose validates both files, and the files, the
+// The compose deployment without a Docker engine: docker-compose validates both files, and the files, the
 // Dockerfiles and the externalized config folders agree with each other and with the build.
 jest.setTimeout(60000);
 
@@ -52,7 +52,7 @@ describe('docker-compose -f <file> config (Debian docker-compose v1, no engine)'
   });
 });
 
-describe('docker-compose-app.yml (SPEC.md section 2, DESIGN.md "Compose")', () => {
+describe('docker-compose-app.yml', () => {
   it('has a version, services api-a ... api-d and the external network localnet', () => {
     expect(app.version).toEqual(expect.any(String));
     expect(app.services.map((s) => s.name)).toEqual(APP);

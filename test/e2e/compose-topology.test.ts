@@ -12,7 +12,7 @@ import { ROOT, startService, type ServiceProcess } from '../support/service-proc
 // resolves them on the network. The test calls the published ports on localhost, as a user of
 // the host does. In compose, oauth2-token and oauth2-key are two containers of the one
 // token-server image with one config folder; here one process plays both (same ports).
-// InfluxDB is not started: metrics are on and their failure is only logged (issue 5).
+// InfluxDB is not started: metrics are on and their failure is only logged.
 jest.setTimeout(60000);
 
 const services = [

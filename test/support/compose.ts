@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './service-process';
 
-// The compose files and Dockerfiles of issue 6, read as plain data for the compose tests.
+// The compose files and Dockerfiles, read as plain data for the compose tests.
 
 /** The `yaml` package of @chain/config (the repository root does not depend on it). */
 const { parse } = createRequire(path.join(ROOT, 'packages', 'config', 'package.json'))(

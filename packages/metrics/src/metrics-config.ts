@@ -1,7 +1,7 @@
 import { z, type SchemaFactory } from '@chain/config';
 
 /**
- * metrics.yml: the keys of SPEC.md section 2, plus `reportIntervalMs`.
+ * metrics.yml: light-4j's keys, plus `reportIntervalMs` (docs/configuration.md).
  *
  * `reportIntervalMs` (integer, milliseconds, optional) is for tests only: when present it wins
  * over `reportInMinutes`, so a test can report every second without changing what

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { z, type SchemaFactory } from '@chain/config';
 
-/** client.yml, every key of SPEC.md section 2, plus `request.timeout` (ours). */
+/** client.yml: light-4j's keys, plus `request.timeout` (ours); docs/configuration.md. */
 export interface ClientConfig {
   tls: {
     verifyHostname: boolean;

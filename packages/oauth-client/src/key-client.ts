@@ -26,7 +26,7 @@ export class KeyFetchError extends Error {
 const PEM = /-----BEGIN (CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY)-----/;
 
 /**
- * The client of the key distribution server (DESIGN.md "Token server protocol"): light-oauth2's
+ * The client of the key distribution server (README "Chain calls and tokens"): light-oauth2's
  * `GET {server_url}{uri}/{kid}` with Basic `client_id:keyClientSecret` answering a PEM, or with
  * `oauth.key.jwk: true` the JWKS at `{server_url}{uri}` read through jwks-rsa. Rate limiting,
  * single flight and caching are the caller's (the security package's key store).

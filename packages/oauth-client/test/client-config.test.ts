@@ -15,7 +15,7 @@ function load(name: string, text: string) {
 }
 
 describe('client.yml', () => {
-  it('defaults of SPEC.md when empty', () => {
+  it('has the documented defaults when empty', () => {
     const { load: l } = load('client', 'tls:\n  loadTrustStore: false\n');
     expect(l(clientConfigSchema)).toEqual({
       tls: { verifyHostname: true, loadTrustStore: false, loadKeyStore: false },

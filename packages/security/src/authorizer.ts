@@ -46,7 +46,7 @@ const CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = 
 };
 
 /**
- * DESIGN.md "Security", steps 1-5 for one request: the bearer token (ERR10002), its verification
+ * The security checks of one request (README "Security", steps 1-5): the bearer token (ERR10002), its verification
  * (ERR10000/ERR10001), and with scope verification the X-Scope-Token (ERR10003/ERR10004) and the
  * scope match against the operation (ERR10006 for the scope token, else ERR10005).
  */

@@ -28,7 +28,7 @@ export interface JwtVerifierOptions {
 export type JwtVerifier = (token: string) => Promise<VerifiedToken>;
 
 /**
- * DESIGN.md "Security" step 2 and 3 for one token: a cached token has only its expiry checked;
+ * README "Security" steps 2 and 3 for one token: a cached token has only its expiry checked;
  * any other is decoded, its `exp`/`nbf` checked, its key found by `kid` and its RS256 signature
  * verified. Throws a TokenError (invalid / expired) or ERR20005 (key server unavailable).
  */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { z, type SchemaFactory } from '@chain/config';
 
-/** security.yml, keys and defaults exactly as SPEC.md section 2. */
+/** security.yml, light-4j's keys and defaults (docs/configuration.md). */
 export interface SecurityConfig {
   enableVerifyJwt: boolean;
   enableVerifyScope: boolean;

@@ -14,7 +14,7 @@ function load(yaml: string | undefined, files: Record<string, string> = {}) {
 }
 
 describe('security.yml', () => {
-  it('has the defaults of SPEC.md', () => {
+  it("has light-4j's defaults", () => {
     const { dir, load: run } = load(undefined);
     expect(run()).toEqual({
       enableVerifyJwt: false,
