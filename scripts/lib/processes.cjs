@@ -12,23 +12,15 @@ const fs = require('node:fs');
  * @property {string[]} [args] arguments after the script
  * @property {string[]} [nodeArgs] arguments of node before the script (`--cpu-prof`)
  * @property {NodeJS.ProcessEnv} [env] merged over process.env
- * @property {number} [timeoutMs] longest wait for the listening line (default 20000)
+ * @property {number} [timeoutMs] longest wait for the listening line (default 20000), or for the end
+ * @property {string} [cwd] working directory
  * @property {number} [logFd] a file descriptor that receives a copy of stdout and stderr
  * @property {number} [maxLines] stdout lines kept in `lines` (default 10000)
  */
 
 /**
- * @typedef {object} RunningProcess
- * @property {string} name
- * @property {number} pid
- * @property {import('node:child_process').ChildProcess} child
- * @property {number} port the port of the first `listening on …` line (a JSON log line with `protocol` and `port`)
- * @property {string[]} lines every stdout line so far
- * @property {() => string} stderr stderr so far (the last 20000 characters)
- * @property {(match: (line: string) => boolean, timeoutMs?: number) => Promise<string>} waitForLine the first line, logged or to come, that matches
- * @property {Promise<number | null>} exited the exit code (null when a signal ended it)
- * @property {() => boolean} alive
- * @property {(graceMs?: number) => Promise<number | null>} stop SIGTERM, SIGKILL after `graceMs` (default 12000), the exit code
+ * A child that listens: a ChildHandle with its pid and the port it logged.
+ * @typedef {ChildHandle & { pid: number, port: number }} RunningProcess
  */
 
 /** @param {string} line @returns {{ port: number } | undefined} */
@@ -49,16 +41,29 @@ function listeningLine(line) {
 }
 
 /**
- * `node [nodeArgs] <script> [args]`, resolved once it logs that it listens; rejected when it
- * exits first (with its stderr) or does not listen within `timeoutMs` (then it is killed).
+ * @typedef {object} ChildHandle
+ * @property {string} name
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {string[]} lines every stdout line so far
+ * @property {() => string} stdout stdout so far (the last 200000 characters)
+ * @property {() => string} stderr stderr so far (the last 20000 characters)
+ * @property {(match: (line: string) => boolean, timeoutMs?: number) => Promise<string>} waitForLine the first line, logged or to come, that matches
+ * @property {Promise<number | null>} exited the exit code (null when a signal ended it)
+ * @property {() => boolean} alive
+ * @property {(graceMs?: number) => Promise<number | null>} stop SIGTERM, SIGKILL after `graceMs` (default 12000), the exit code
+ */
+
+/**
+ * `node [nodeArgs] <script> [args]` with its output captured line by line.
  * @param {string} name
  * @param {string} script
  * @param {StartOptions} [options]
- * @returns {Promise<RunningProcess>}
+ * @returns {ChildHandle}
  */
-function startProcess(name, script, options = {}) {
-  const { args = [], nodeArgs = [], env = {}, timeoutMs = 20000, maxLines = 10000 } = options;
+function spawnNode(name, script, options = {}) {
+  const { args = [], nodeArgs = [], env = {}, maxLines = 10000 } = options;
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,6 +71,7 @@ function startProcess(name, script, options = {}) {
   const lines = [];
   const events = new EventEmitter();
   events.setMaxListeners(0);
+  let stdout = '';
   let stderr = '';
   let buffer = '';
   /** @type {Promise<number | null>} */
@@ -79,6 +85,7 @@ function startProcess(name, script, options = {}) {
   });
   child.stdout?.on('data', (d) => {
     copy(d);
+    stdout = (stdout + d).slice(-200000);
     buffer += d;
     let nl;
     while ((nl = buffer.indexOf('\n')) >= 0) {
@@ -91,7 +98,7 @@ function startProcess(name, script, options = {}) {
   // A reader that has gone (the parent closed the pipe on purpose) must not crash the parent.
   child.stdout?.on('error', () => undefined);
 
-  /** @type {RunningProcess['waitForLine']} */
+  /** @type {ChildHandle['waitForLine']} */
   const waitForLine = (match, wait = 5000) => {
     const seen = lines.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
@@ -120,7 +127,7 @@ function startProcess(name, script, options = {}) {
   };
 
   const alive = () => child.exitCode === null && child.signalCode === null;
-  /** @type {RunningProcess['stop']} */
+  /** @type {ChildHandle['stop']} */
   const stop = async (graceMs = 12000) => {
     if (alive()) child.kill('SIGTERM');
     const force = setTimeout(() => alive() && child.kill('SIGKILL'), graceMs);
@@ -128,71 +135,67 @@ function startProcess(name, script, options = {}) {
     clearTimeout(force);
     return code;
   };
+  return {
+    name,
+    child,
+    lines,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitForLine,
+    exited,
+    alive,
+    stop,
+  };
+}
 
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new Error(`${name} did not start within ${timeoutMs} ms:\n${lines.join('\n')}\n${stderr}`),
-      );
-    }, timeoutMs);
-    const onLine = (/** @type {string} */ line) => {
-      const ready = listeningLine(line);
-      if (!ready) return;
-      clearTimeout(timer);
-      events.off('line', onLine);
-      child.off('exit', onEarlyExit);
-      resolve({
-        name,
-        pid: /** @type {number} */ (child.pid),
-        child,
-        port: ready.port,
-        lines,
-        stderr: () => stderr,
-        waitForLine,
-        exited,
-        alive,
-        stop,
-      });
-    };
-    const onEarlyExit = (/** @type {number | null} */ code) => {
-      clearTimeout(timer);
-      events.off('line', onLine);
-      reject(
-        Object.assign(
-          new Error(`${name} exited with code ${code} before listening\n${stderr.trim()}`),
-          { exitCode: code, stderr },
-        ),
-      );
-    };
-    events.on('line', onLine);
-    child.once('exit', onEarlyExit);
-  });
+/**
+ * `node [nodeArgs] <script> [args]`, resolved once it logs that it listens; rejected when it
+ * exits first (with its stderr) or does not listen within `timeoutMs` (then it is killed).
+ * @param {string} name
+ * @param {string} script
+ * @param {StartOptions} [options]
+ * @returns {Promise<RunningProcess>}
+ */
+function startProcess(name, script, options = {}) {
+  const handle = spawnNode(name, script, options);
+  const { timeoutMs = 20000 } = options;
+  return handle
+    .waitForLine((line) => listeningLine(line) !== undefined, timeoutMs)
+    .then(
+      (line) => ({
+        ...handle,
+        pid: /** @type {number} */ (handle.child.pid),
+        port: /** @type {{ port: number }} */ (listeningLine(line)).port,
+      }),
+      async () => {
+        if (handle.alive()) {
+          handle.child.kill('SIGKILL');
+          throw new Error(
+            `${name} did not start within ${timeoutMs} ms:\n${handle.lines.join('\n')}\n${handle.stderr()}`,
+          );
+        }
+        const code = await handle.exited;
+        throw Object.assign(
+          new Error(`${name} exited with code ${code} before listening\n${handle.stderr().trim()}`),
+          { exitCode: code, stderr: handle.stderr() },
+        );
+      },
+    );
 }
 
 /**
  * Runs `node <script>` to its end (a program expected to stop by itself, such as a service that
  * refuses its config); killed after `timeoutMs`.
  * @param {string} script
- * @param {{ env?: NodeJS.ProcessEnv, args?: string[], timeoutMs?: number }} [options]
+ * @param {StartOptions} [options]
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
-function runToExit(script, { env = {}, args = [], timeoutMs = 10000 } = {}) {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+async function runToExit(script, options = {}) {
+  const handle = spawnNode(script, script, options);
+  const timer = setTimeout(() => handle.child.kill('SIGKILL'), options.timeoutMs ?? 10000);
+  const code = await handle.exited;
+  clearTimeout(timer);
+  return { code, stdout: handle.stdout(), stderr: handle.stderr() };
 }
 
 /**
@@ -203,4 +206,4 @@ async function stopAll(processes) {
   await Promise.all(processes.map((p) => p?.stop()));
 }
 
-module.exports = { startProcess, runToExit, stopAll };
+module.exports = { spawnNode, startProcess, runToExit, stopAll };

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { runToExit } from '../../scripts/lib/processes.cjs';
 import { ROOT } from '../support/service-process';
 
 // Smoke of `pnpm bench`: the quick mode starts the bare chain and the service chain as
@@ -8,17 +8,8 @@ import { ROOT } from '../support/service-process';
 // machine is shared and noisy; the figures live in docs/benchmarks.md.
 jest.setTimeout(90000);
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'bench', 'run.mjs'), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (args: string[]) =>
+  runToExit(path.join(ROOT, 'scripts', 'bench', 'run.mjs'), { args, cwd: ROOT, timeoutMs: 85000 });
 
 describe('pnpm bench --quick', () => {
   it('runs the baseline and the open chain and prints the table', async () => {
