@@ -21,7 +21,7 @@ module.exports = {
   projects: [
     ...packages.map((p) => project(p, `packages/${p}`)),
     ...services.map((s) => project(s, `services/${s}`)),
-    project('e2e', 'test', 'test'),
+    project('e2e', 'test', 'test/e2e'),
   ],
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {
