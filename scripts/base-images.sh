@@ -37,9 +37,9 @@ have() { docker image inspect "$1" >/dev/null 2>&1; }
 work=""
 cleanup() { [ -z "$work" ] || rm -rf "$work"; }
 trap cleanup EXIT
+# Sets $work, the one temporary folder of this run (removed on exit); call it in this shell.
 workdir() {
   [ -n "$work" ] || work=$(mktemp -d "${TMPDIR:-/var/tmp}/chain-standin.XXXXXX")
-  echo "$work"
 }
 
 # The Debian mirror apt is set up with here (no host is written in this script).
@@ -60,10 +60,11 @@ make_debian() {
   url=$(mirror)
   [ -n "$url" ] || { apt-get update -qq; url=$(mirror); }
   [ -n "$url" ] || { log "no bookworm mirror in apt's sources"; exit 1; }
-  rootfs="$(workdir)/rootfs"
+  workdir
+  rootfs="$work/rootfs"
   log "debootstrap --variant=minbase bookworm (from apt's mirror)"
-  debootstrap --variant=minbase bookworm "$rootfs" "$url" >"$(workdir)/debootstrap.log" 2>&1 || {
-    tail -n 20 "$(workdir)/debootstrap.log" >&2
+  debootstrap --variant=minbase bookworm "$rootfs" "$url" >"$work/debootstrap.log" 2>&1 || {
+    tail -n 20 "$work/debootstrap.log" >&2
     exit 1
   }
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
@@ -77,7 +78,8 @@ make_debian() {
 
 make_node() {
   local ctx node_bin modules
-  ctx="$(workdir)/node"
+  workdir
+  ctx="$work/node"
   node_bin=$(readlink -f "$(command -v node)")
   modules=$(npm root -g 2>/dev/null)
   case "$(node --version)" in v20.*) ;; *) log "this machine's node is not Node 20"; exit 1 ;; esac
@@ -108,7 +110,8 @@ EOF
 
 make_influxdb() {
   local ctx
-  ctx="$(workdir)/influxdb"
+  workdir
+  ctx="$work/influxdb"
   mkdir -p "$ctx"
   cat >"$ctx/entrypoint.sh" <<'EOF'
 #!/bin/sh

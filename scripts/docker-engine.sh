@@ -111,6 +111,9 @@ stop() {
       kill -9 "$pid" 2>/dev/null || true
     fi
   fi
+  # dockerd leaves mounts under its exec root (the host's network namespace): ours to undo.
+  awk -v root="$dir/exec/" 'index($2, root) == 1 { print $2 }' /proc/mounts | sort -r |
+    while read -r mount; do umount "$mount" 2>/dev/null || umount -l "$mount" || true; done
   rm -f "$marker" "$sock"
 }
 
