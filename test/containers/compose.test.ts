@@ -139,7 +139,7 @@ async function up(stack: Stack): Promise<Record<string, ContainerState>> {
   return containersOf(stack);
 }
 
-async function restoreSecurityD(): Promise<void> {
+function restoreSecurityD(): void {
   if (securityD === undefined) return;
   fs.writeFileSync(SECURITY_D, securityD);
   securityD = undefined;
@@ -206,7 +206,7 @@ beforeAll(async () => {
 }, 20 * 60_000);
 
 afterAll(async () => {
-  await restoreSecurityD();
+  restoreSecurityD();
   await down().catch((err: Error) => process.stderr.write(`cleanup: ${err.message}\n`));
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 }, 5 * 60_000);
@@ -318,13 +318,13 @@ describe('operating the running chain as the README says', () => {
       expect(unverified.status).toBe(200);
       expect(unverified.body).toEqual(['API D: Message 1', 'API D: Message 2']);
 
-      await restoreSecurityD();
+      restoreSecurityD();
       before = new Date();
       await compose(APP.project, APP.files, ['restart', 'api-d']);
       await waitHealthy([app['api-d'].id], { after: before });
       expect((await get(7444, '/v1/data')).body).toEqual(MISSING);
     } finally {
-      await restoreSecurityD();
+      restoreSecurityD();
     }
   });
 

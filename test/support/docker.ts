@@ -6,7 +6,10 @@ import { ROOT } from './service-process';
 // The Docker client and Compose as a test drives them, on the engine that DOCKER_HOST names
 // (scripts/docker-engine.sh start; eval "$(scripts/docker-engine.sh env)").
 
-/** Runs `docker ...` from the repository root; resolves with stdout, rejects with stderr. */
+/**
+ * Runs `docker ...` from the repository root; resolves with stdout, rejects with the end of
+ * stdout and stderr (a build says what failed on stdout).
+ */
 export function docker(args: string[], options: { timeoutMs?: number } = {}): Promise<string> {
   return run('docker', args, options);
 }
@@ -24,7 +27,8 @@ function run(
       (err, stdout, stderr) => {
         if (err) {
           const how = err.killed ? `killed after ${timeoutMs} ms` : `exit ${String(err.code)}`;
-          reject(new Error(`${command} ${args.join(' ')}: ${how}\n${stderr.trim()}`));
+          const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');
+          reject(new Error(`${command} ${args.join(' ')}: ${how}\n${tail}`));
         } else resolve(stdout);
       },
     );
@@ -36,13 +40,17 @@ function run(
  * answers, else Debian's `docker-compose` (v1). Both take the same arguments.
  */
 export function composeCommand(): string[] {
-  try {
-    execFileSync('docker', ['compose', 'version'], { stdio: 'ignore' });
-    return ['docker', 'compose'];
-  } catch {
-    return ['docker-compose'];
+  if (!found) {
+    try {
+      execFileSync('docker', ['compose', 'version'], { stdio: 'ignore' });
+      found = ['docker', 'compose'];
+    } catch {
+      found = ['docker-compose'];
+    }
   }
+  return found;
 }
+let found: string[] | undefined;
 
 /** `<compose> -p <project> -f <file>... <args>` from the repository root. */
 export function compose(
