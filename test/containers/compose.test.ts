@@ -265,13 +265,14 @@ describe('docker compose up: the infrastructure, then the chain', () => {
     });
     // Every hop verified the user's token, the one correlation id passed down the chain.
     for (const service of ['api-a', 'api-b', 'api-c', 'api-d']) {
+      let logs = '';
       const line = await waitFor(`${service} logs the verified call`, async () => {
-        const logs = await docker(['logs', app[service].id]);
-        expect(logs).not.toContain(token);
+        logs = await docker(['logs', app[service].id]);
         return logs
           .split('\n')
           .find((l) => l.includes('"msg":"jwt verified"') && l.includes('"containers-1"'));
       });
+      expect(logs).not.toContain(token);
       expect(JSON.parse(line)).toMatchObject({
         client_id: 'chain-user',
         correlationId: 'containers-1',
