@@ -48,6 +48,8 @@ export interface SchemaHelpers {
   path(): z.ZodType<string, string>;
   /** The folder relative paths resolve against. */
   dir: string;
+  /** A start-up warning about a key of this file (a key whose value is not used as written). */
+  warn(key: string, message: string): void;
 }
 
 /**
@@ -203,7 +205,10 @@ export class ConfigLoader {
       throw new ConfigError(label, undefined, 'is not a map of keys (is the file cut short?)');
     }
     const prepared = prepareKeys(label, value ?? {}, schema.keys);
-    const zod = schema(helpersFor(source.dir));
+    const notes: ConfigWarning[] = [];
+    const zod = schema(
+      helpersFor(source.dir, (key, message) => notes.push({ file: label, key, message })),
+    );
     const result = zod.safeParse(prepared.value);
     if (!result.success) {
       throw toConfigError(
@@ -218,14 +223,15 @@ export class ConfigLoader {
         prepared.moved,
       );
     }
-    this.warnings.push(...prepared.warnings);
+    this.warnings.push(...prepared.warnings, ...notes);
     return result.data;
   }
 }
 
-function helpersFor(dir: string): SchemaHelpers {
+function helpersFor(dir: string, warn: SchemaHelpers['warn']): SchemaHelpers {
   return {
     dir,
+    warn,
     path: () => z.string().transform((p) => path.resolve(dir, p)),
     file: () =>
       z.string().transform((p, ctx) => {

@@ -4,7 +4,7 @@ import { hostIdentity, type HostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter, type ReportResult } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
-import type { MetricsConfig } from './metrics-config';
+import type { MetricsConfig, PrometheusConfig } from './metrics-config';
 import { PrometheusMetrics } from './prometheus';
 
 export interface MetricsOptions {
@@ -20,6 +20,11 @@ export interface MetricsOptions {
   now?: () => number;
   /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
   host?: HostIdentity;
+  /**
+   * prometheus.yml: `GET /metrics` and its own switch. Without it, `/metrics` (with process
+   * metrics) follows metrics.yml `enabled`.
+   */
+  prometheus?: PrometheusConfig;
 }
 
 export interface Metrics {
@@ -43,7 +48,7 @@ const tagValue = (value: unknown): string => {
 
 const highResolutionNow = () => performance.timeOrigin + performance.now();
 
-/** metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
+/** Neither InfluxDB nor Prometheus: nothing is counted and `/metrics` is not served. */
 function disabledMetrics(): Metrics {
   return {
     middleware: (_req, _res, next) => next(),
@@ -60,18 +65,23 @@ function disabledMetrics(): Metrics {
  * and served to Prometheus. Nothing here waits on InfluxDB inside a request.
  */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
-  if (!config.enabled) return disabledMetrics();
+  const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
+  if (!config.enabled && !promConfig.enabled) return disabledMetrics();
   const now = options.now ?? highResolutionNow;
   const excluded = new Set(options.excludePaths ?? ['/health', '/metrics']);
   const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
-  const stats = new IntervalStats();
-  const prometheus = new PrometheusMetrics();
-  const reporter = new InfluxReporter({
-    config,
-    logger: options.logger,
-    now: () => Math.round(now()),
-    collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
-  });
+  const stats = config.enabled ? new IntervalStats() : undefined;
+  const prometheus = promConfig.enabled
+    ? new PrometheusMetrics(promConfig.enableHotspot)
+    : undefined;
+  const reporter = stats
+    ? new InfluxReporter({
+        config,
+        logger: options.logger,
+        now: () => Math.round(now()),
+        collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
+      })
+    : undefined;
 
   const middleware: RequestHandler = (req, res, next) => {
     if (excluded.has(req.path)) {
@@ -83,13 +93,14 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
       const elapsedMs = now() - started;
       const endpoint = tagValue(options.endpointOf(req, res));
       const clientId = tagValue(options.clientIdOf(req, res));
-      stats.record(endpoint, clientId, res.statusCode, elapsedMs);
-      prometheus.record(endpoint, clientId, res.statusCode, elapsedMs);
+      stats?.record(endpoint, clientId, res.statusCode, elapsedMs);
+      prometheus?.record(endpoint, clientId, res.statusCode, elapsedMs);
     });
     next();
   };
 
   const prometheusHandler: RequestHandler = async (_req, res, next) => {
+    if (!prometheus) return next();
     try {
       const { contentType, body } = await prometheus.render();
       res.set('Content-Type', contentType).send(body);
@@ -101,8 +112,8 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
   return {
     middleware,
     prometheus: prometheusHandler,
-    start: () => reporter.start(),
-    stop: () => reporter.stop(),
-    report: () => reporter.report(),
+    start: () => reporter?.start(),
+    stop: async () => reporter?.stop(),
+    report: async () => (reporter ? reporter.report() : { written: 0 }),
   };
 }

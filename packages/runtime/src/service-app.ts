@@ -2,8 +2,8 @@ import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
 import { matchedOperation, openapiMiddleware } from '@chain/openapi';
-import { createHttpsAgent, createKeyClient } from '@chain/oauth-client';
-import { createSecurityHandlers, StatusError, type KeyResolver } from '@chain/security';
+import { clientSecrets, createHttpsAgent, createKeyClient } from '@chain/oauth-client';
+import { createSecurityHandlers, StatusError, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { correlationMiddleware } from './correlation';
 import { errorHandler } from './error-handler';
@@ -46,14 +46,18 @@ export function createServiceApp({ config, logger, routes }: ServiceAppOptions):
     endpointOf: (_req, res) => matchedOperation(res)?.operation.endpoint ?? 'unknown',
     clientIdOf: (_req, res) =>
       (res.locals.auth as { clientId?: string } | undefined)?.clientId ?? 'unknown',
+    prometheus: config.prometheus,
   });
   const health = JSON.stringify({ status: 'UP', serviceId: config.server.serviceId });
 
+  const { key } = config.client.oauth;
   const security = createSecurityHandlers({
     config: config.security,
     logger,
-    resolveKey: keyResolver(config),
+    keySource: keySource(config),
     keyPolicy: { timeoutMs: config.client.request.timeout },
+    claims: { audience: key.audience, issuer: key.issuer },
+    events: logger,
     requiredScopes: (_req, res) => matchedOperation(res)?.operation.scopes,
   });
 
@@ -125,13 +129,27 @@ function registerRoutes(
   return handlers;
 }
 
-/** Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set. */
-function keyResolver(config: ServiceConfig): KeyResolver | undefined {
+/**
+ * Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set: a
+ * JWKS when security.yml `jwt.keyResolver` is `JsonWebKeySet` (or, without it, client.yml
+ * `oauth.key.jwk` is true), else light-oauth2's PEM by kid.
+ */
+function keySource(config: ServiceConfig): KeySource | undefined {
   const { key } = config.client.oauth;
-  if (!config.security.enableVerifyJwt || !key.server_url) return undefined;
+  const { enableVerifyJwt, bootstrapFromKeyService, jwt } = config.security;
+  if (!enableVerifyJwt) return undefined;
+  if (!key.server_url) {
+    if (!bootstrapFromKeyService) return undefined;
+    throw new ConfigError(
+      config.loader.locate('client').file ?? 'client.yml',
+      'oauth.key.server_url',
+      'is required when security.yml bootstrapFromKeyService is true (keys come only from the key server)',
+    );
+  }
   return createKeyClient({
     key,
-    secret: config.secret.keyClientSecret,
+    secret: clientSecrets(config.client, config.secret).keyClientSecret,
+    jwks: jwt.keyResolver ? jwt.keyResolver === 'JsonWebKeySet' : key.jwk,
     httpsAgent: createHttpsAgent(config.client.tls),
     timeoutMs: config.client.request.timeout,
   });

@@ -49,6 +49,13 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
       );
     }
     built = definition.createApp(config, logger);
+    // light-4j keys that do nothing here, and light-4j files nothing read: once each, at start.
+    for (const { file, key, message } of config.loader.warnings) {
+      logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+    }
+    for (const file of config.loader.unreadFiles()) {
+      logger.warn({ file }, `${file}: not read by this service`);
+    }
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`Cannot start: ${err.message}\n`);
@@ -85,9 +92,14 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
 
   try {
     if (serverConfig.enableHttps) {
+      const credentials = serverConfig.keystoreName
+        ? { pfx: fs.readFileSync(serverConfig.keystoreName), passphrase: serverConfig.keystorePass }
+        : {
+            key: fs.readFileSync(serverConfig.keyFile as string),
+            cert: fs.readFileSync(serverConfig.certFile as string),
+          };
       const tls = {
-        key: fs.readFileSync(serverConfig.keyFile as string),
-        cert: fs.readFileSync(serverConfig.certFile as string),
+        ...credentials,
         // Headers up to 128 KB reach the app (Node's default is 16 KB), so an oversized token
         // gets the catalogue's 401 ERR10000 rather than a bare 431 (light-4j/Undertow allow 1 MB).
         maxHeaderSize: MAX_HEADER_SIZE,

@@ -3,6 +3,7 @@ import { auditRecord, type AuditLogger } from './audit-log';
 import { verifiedCallerOf } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
 import type { MockTokenIssuer } from './mock-jwt';
+import { applyPassThrough } from './request-rules';
 
 export interface SecurityMiddlewareOptions extends SecurityOptions {
   /** Scopes the matched operation requires (from the service's OpenAPI spec). */
@@ -26,15 +27,28 @@ export function createSecurityHandlers(options: SecurityMiddlewareOptions): Secu
   const { config, requiredScopes, logger } = options;
   const { authorize, mockIssuer } = createSecurity(options);
   const mockTokenRouter = mockIssuer ? mockTokenRoutes(mockIssuer) : undefined;
-  if (!authorize) return { middleware: (_req, _res, next) => next(), mockTokenRouter };
+  const passThrough = config.passThroughClaims;
+  if (!authorize) {
+    // No verified claims: a caller's own pass-through headers are still removed.
+    const strip: RequestHandler = (req, _res, next) => {
+      applyPassThrough(req.headers, passThrough);
+      next();
+    };
+    return { middleware: strip, mockTokenRouter };
+  }
 
   const middleware: RequestHandler = (req, res, next) => {
+    applyPassThrough(req.headers, passThrough);
     authorize({
       authorization: req.headers.authorization,
       scopeToken: req.headers['x-scope-token'],
-      requiredScopes: requiredScopes?.(req, res),
+      requiredScopes: requiredScopes ? requiredScopes(req, res) : [],
+      path: req.path,
     }).then(
-      ({ auth, token }) => {
+      (authorized) => {
+        if (!authorized) return next(); // skipPathPrefixes
+        const { auth, token } = authorized;
+        applyPassThrough(req.headers, passThrough, auth.passThrough);
         res.locals.auth = auth;
         const record = logger && auditRecord(config, token, auth);
         if (record) {

@@ -1,4 +1,11 @@
-export { createSigningKey, loadSigningKey, writeCertificate, type SigningKey } from './signing-key';
+export {
+  createSigningKey,
+  loadSigningKey,
+  writeCertificate,
+  type KeyType,
+  type SigningAlgorithm,
+  type SigningKey,
+} from './signing-key';
 export {
   b64url,
   mintToken,
