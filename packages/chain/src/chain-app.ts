@@ -9,7 +9,7 @@ import {
   credentialSummary,
 } from '@chain/oauth-client';
 import { createServiceApp, traceOf, type ServiceApp, type ServiceConfig } from '@chain/runtime';
-import { StatusError } from '@chain/security';
+import { StatusError, type AuthInfo } from '@chain/security';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
 export interface ChainAppOptions {
@@ -58,7 +58,7 @@ function tokenManagerFor(
 /**
  * A chain service: `GET /v1/data` answers the downstream's messages followed by its own two.
  * The downstream client (TLS from client.yml, keep-alive, time-out) is built once here. With
- * security on (DESIGN.md "Chain calls with security on") the caller's `Authorization` goes on
+ * security on the caller's `Authorization` goes on
  * unchanged with the service's own token as `X-Scope-Token` (or in `Authorization` when the
  * caller sent none); a token that cannot be had within the call's time-out is ERR10009.
  */
@@ -112,7 +112,10 @@ export function createChainApp(
             res.json(own);
             return;
           }
+          // security.yml passThroughClaims: the verified claims go downstream too.
+          const passThrough = (res.locals.auth as AuthInfo | undefined)?.passThrough;
           const headers: Record<string, string> = {
+            ...passThrough,
             ...(await credentials(req.headers.authorization)),
             'X-Correlation-Id': trace.correlationId,
           };

@@ -45,9 +45,18 @@ export function editDistance(a: string, b: string): number {
   return previous[t.length];
 }
 
+function commonPrefix(a: string, b: string): number {
+  const s = a.toLowerCase();
+  const t = b.toLowerCase();
+  let i = 0;
+  while (i < s.length && i < t.length && s[i] === t[i]) i++;
+  return i;
+}
+
 /**
- * The known key closest to a misspelled one, when close enough to be a slip (a third of its
- * letters at most, and at least two): `enableVerifyJWT` -> `enableVerifyJwt`.
+ * The known key closest to a misspelled one, when close enough to be a slip: a third of its
+ * letters changed at most (at least two), or the first half of it the same
+ * (`enableVerifyJWT` -> `enableVerifyJwt`, `reportInSeconds` -> `reportInMinutes`).
  */
 export function closestKey(unknown: string, known: readonly string[]): string | undefined {
   const limit = Math.max(2, Math.floor(unknown.length / 3));
@@ -55,10 +64,11 @@ export function closestKey(unknown: string, known: readonly string[]): string | 
   let bestDistance = Infinity;
   for (const candidate of new Set(known)) {
     const d = editDistance(unknown, candidate);
-    if (d < bestDistance) {
+    const close = d <= limit || commonPrefix(unknown, candidate) * 2 >= unknown.length;
+    if (close && d < bestDistance) {
       best = candidate;
       bestDistance = d;
     }
   }
-  return bestDistance <= limit ? best : undefined;
+  return best;
 }

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import request from 'supertest';
-import { createMetrics, type Metrics, type MetricsConfig } from '../src';
+import { createMetrics, type Metrics, type MetricsConfig, type PrometheusConfig } from '../src';
 import { InfluxStub } from './influx-stub';
 import { captureLogger } from './log-capture';
 
@@ -20,7 +20,7 @@ const configFor = (port: number, enabled = true): MetricsConfig => ({
  * An app shaped like the service pipeline: metrics first, then the probes, then handlers that
  * answer each outcome. The clock moves only when a handler says so, so response times are exact.
  */
-function appFor(config: MetricsConfig) {
+function appFor(config: MetricsConfig, prometheus?: PrometheusConfig) {
   const clock = { t: 1_700_000_000_000 };
   const log = captureLogger();
   const metrics = createMetrics(config, {
@@ -31,6 +31,7 @@ function appFor(config: MetricsConfig) {
       (res.locals.auth as { clientId?: string } | undefined)?.clientId ?? 'unknown',
     now: () => clock.t,
     host: HOST,
+    prometheus,
   });
   const app = express();
   app.use(metrics.middleware);
@@ -271,5 +272,33 @@ describe('createMetrics', () => {
     await built.metrics.stop();
     expect(stub.requests).toEqual([]);
     expect(built.log.lines()).toEqual([]);
+  });
+
+  describe('prometheus.yml: /metrics on its own switch', () => {
+    it('serves /metrics without InfluxDB, and never tries to write to it', async () => {
+      const built = appFor(configFor(stub.port, false), { enabled: true, enableHotspot: false });
+      await call(built.app, '/v1/data', 200, 1).expect(200);
+      const text = (await request(built.app).get('/metrics').expect(200)).text;
+      expect(text).toContain('requests_total{endpoint="/v1/data@get",clientId="unknown"} 1');
+      // no process metrics without enableHotspot
+      expect(text).not.toContain('process_cpu');
+      built.metrics.start();
+      await expect(built.metrics.report()).resolves.toEqual({ written: 0 });
+      await built.metrics.stop();
+      expect(stub.requests).toEqual([]);
+      expect(built.log.lines()).toEqual([]);
+    });
+
+    it('adds the process metrics with enableHotspot', async () => {
+      const built = appFor(configFor(stub.port, false), { enabled: true, enableHotspot: true });
+      expect((await request(built.app).get('/metrics').expect(200)).text).toContain('process_cpu');
+    });
+
+    it('reports to InfluxDB with /metrics off', async () => {
+      const built = appFor(configFor(stub.port, true), { enabled: false, enableHotspot: false });
+      await call(built.app, '/v1/data', 200, 1).expect(200);
+      await request(built.app).get('/metrics').expect(404);
+      await expect(built.metrics.report()).resolves.toMatchObject({ written: 16 });
+    });
   });
 });

@@ -7,6 +7,8 @@ export {
   type SigningKey,
 } from './signing-key';
 export {
+  LOCAL_AUDIENCE,
+  LOCAL_ISSUER,
   b64url,
   mintToken,
   signToken,

@@ -18,12 +18,16 @@ export interface ClaimOptions {
   scope?: string[] | string;
 }
 
-/** The claims light-oauth2 puts in a token, for `now`. */
+/** `iss` and `aud` of the project's local token server (services/token-server), as the shipped client.yml files check them. */
+export const LOCAL_ISSUER = 'https://localhost:6882';
+export const LOCAL_AUDIENCE = 'urn:chain:api';
+
+/** The claims light-oauth2 puts in a token, for `now`, issued by the local token server for the chain. */
 export function standardClaims(options: ClaimOptions = {}): Claims {
   const iat = Math.floor((options.now ?? Date.now()) / 1000);
   const claims: Claims = {
-    iss: 'urn:com:networknt:oauth2:v1',
-    aud: 'urn:com.networknt',
+    iss: LOCAL_ISSUER,
+    aud: LOCAL_AUDIENCE,
     exp: iat + (options.expiresIn ?? 600),
     iat,
     nbf: iat - 120,
