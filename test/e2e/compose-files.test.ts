@@ -160,8 +160,9 @@ describe('hosts in the compose config folders', () => {
         });
       }
     }
-    // a, b, c: token, key, downstream; d: token, key; petstore: key; token server: issuer.
-    expect(count).toBe(3 * 3 + 2 + 1 + 1 * 2);
+    // a, b, c: token, key, downstream, accepted issuer; d: token, key, accepted issuer;
+    // petstore: key, accepted issuer; token server: issuer.
+    expect(count).toBe(3 * 4 + 3 + 2 + 1 * 2);
   });
 
   it('the chain, the token and key clients and the metrics point at compose names', () => {

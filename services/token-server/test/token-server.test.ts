@@ -245,8 +245,8 @@ describe('token server key rotation (SIGHUP)', () => {
     fs.writeFileSync(path.join(dir, 'next.crt'), next.certificatePem);
     const yml = (signing: string, certificates: string) =>
       tokenServerYml()
-        .replace(/signing:\n  kid: '100'\n  keyFile: .*\n/, signing)
-        .replace(/certificates:\n(  .*\n)+/, certificates);
+        .replace(/signing:\n {2}kid: '100'\n {2}keyFile: .*\n/, signing)
+        .replace(/certificates:\n( {2}.*\n)+/, certificates);
     fs.writeFileSync(path.join(dir, 'token-server.yml'), tokenServerYml());
     const ts = await startTokenServer({ dir });
     try {
