@@ -15,7 +15,7 @@ const primary = loadSigningKey(
 );
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
 
-describe('api-b with security on (DESIGN.md "Chain calls with security on")', () => {
+describe('api-b with security on (chain calls with security on)', () => {
   let tokenServer: Stub;
   let downstream: Stub;
   let tokenAnswer: (res: import('node:http').ServerResponse) => void;

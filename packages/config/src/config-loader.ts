@@ -87,7 +87,7 @@ export class ConfigLoader {
     this.env = options.env ?? process.env;
     this.bundledDir = path.resolve(options.bundledDir);
     const wanted = path.resolve(options.overrideDir ?? this.env.CONFIG_DIR ?? DEFAULT_CONFIG_DIR);
-    // DESIGN.md: the override folder is skipped when absent. A folder that was named explicitly
+    // The override folder is skipped when absent. A folder that was named explicitly
     // but is missing is reported so the service can warn about it (a typo should be visible).
     this.overrideDir = isDir(wanted) ? wanted : undefined;
     this.missingOverride =

@@ -1,4 +1,4 @@
-/** SPEC.md section 2: Pet, Category, Tag. */
+/** The petstore's resources: Pet, Category, Tag. */
 export interface Category {
   id: number;
   name: string;
