@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole test run: certificates, build, lint, then every Jest suite (unit, service, e2e) with
-# coverage thresholds. Real servers the tests need (InfluxDB, docker-compose) are installed and
-# started by scripts/test-infra.sh.
+# The whole test run: certificates, build, lint, every Jest suite (unit, service, e2e) with
+# coverage thresholds, then the container test on a real Docker engine. Real servers the tests
+# need (InfluxDB, docker-compose and the Docker engine) are installed and started by
+# scripts/test-infra.sh and scripts/test-containers.sh, which stop only what they started.
+# CHAIN_SKIP_CONTAINERS=1 leaves the container test out (a machine without Docker or root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -11,7 +13,7 @@ step "certificates"
 bash scripts/gen-certs.sh
 step "build (tsc -b)"
 pnpm -s build
-step "lint (eslint + prettier)"
+step "lint (eslint + prettier + Dockerfiles)"
 pnpm -s lint
 step "type-check the tests (tsc -p tsconfig.test.json)"
 pnpm -s exec tsc -p tsconfig.test.json
@@ -19,4 +21,10 @@ step "test infrastructure"
 bash scripts/test-infra.sh
 step "tests (jest)"
 pnpm -s exec jest --coverage "$@"
+if [ "${CHAIN_SKIP_CONTAINERS:-0}" = 1 ]; then
+  step "containers: SKIPPED (CHAIN_SKIP_CONTAINERS=1): the images were not built nor run"
+else
+  step "containers (scripts/test-containers.sh)"
+  bash scripts/test-containers.sh
+fi
 step "done"

@@ -23,9 +23,12 @@ describe('the repository’s documents', () => {
   });
 
   it('has every Markdown document a file names', () => {
+    // Reports the container test writes under the git-ignored .run/ (not documents of a clone).
+    const generated = (ref: string) => ref.startsWith('.run/') || ref === 'images.md';
     const missing: string[] = [];
     for (const file of tracked) {
       for (const [ref] of text(file).matchAll(/[A-Za-z0-9_./-]+\.md\b/g)) {
+        if (generated(ref)) continue;
         const candidates = [path.join(ROOT, ref), path.join(ROOT, path.dirname(file), ref)];
         if (!candidates.some((c) => fs.existsSync(c))) missing.push(`${file}: ${ref}`);
       }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -20,8 +20,9 @@ import {
 } from '../support/compose';
 import { ROOT } from '../support/service-process';
 
-// The compose deployment without a Docker engine: docker-compose validates both files, and the files, the
-// Dockerfiles and the externalized config folders agree with each other and with the build.
+// The compose files without a Docker engine: docker-compose validates both files, and the
+// files, the Dockerfiles and the externalized config folders agree with each other and with
+// the build. test/containers builds and runs them on a real engine.
 jest.setTimeout(60000);
 
 const APP = ['api-a', 'api-b', 'api-c', 'api-d'];
@@ -46,7 +47,11 @@ describe('docker-compose -f <file> config (Debian docker-compose v1, no engine)'
   it.each(Object.entries(COMPOSE_FILES))('%s: valid, and read as written', (_, file) => {
     // Throws (with docker-compose's message) on an invalid file.
     const normalized = dockerComposeConfig(file);
-    const sorted = (c: ComposeFile) => [...c.services].sort((x, y) => x.name.localeCompare(y.name));
+    // As written, but for the environment's values, which docker-compose interpolates.
+    const sorted = (c: ComposeFile) =>
+      [...c.services]
+        .sort((x, y) => x.name.localeCompare(y.name))
+        .map((service) => ({ ...service, environment: Object.keys(service.environment).sort() }));
     expect(sorted(normalized)).toEqual(sorted(readCompose(file)));
     expect(normalized.networks).toEqual({ localnet: { external: true, name: 'localnet' } });
   });
@@ -70,6 +75,7 @@ describe('docker-compose-app.yml', () => {
         ports: [{ published: 7441 + i, target: 7441 + i }],
         networks: ['localnet'],
         volumes: [{ source: path.join(ROOT, 'config', s.name, 'config'), target: '/config' }],
+        environment: {},
       });
     });
   });
@@ -154,8 +160,9 @@ describe('hosts in the compose config folders', () => {
         });
       }
     }
-    // a, b, c: token, key, downstream; d: token, key; petstore: key; token server: issuer.
-    expect(count).toBe(3 * 3 + 2 + 1 + 1 * 2);
+    // a, b, c: token, key, downstream, accepted issuer; d: token, key, accepted issuer;
+    // petstore: key, accepted issuer; token server: issuer.
+    expect(count).toBe(3 * 4 + 3 + 2 + 1 * 2);
   });
 
   it('the chain, the token and key clients and the metrics point at compose names', () => {
@@ -183,6 +190,27 @@ describe('hosts in the compose config folders', () => {
     });
   });
 
+  it('the petstore reports metrics to the same InfluxDB, with the same database and user', () => {
+    const folder = (name: string) => ({
+      bundledDir: path.join(ROOT, 'services', serviceFolder(byName(name)!), 'config'),
+      overrideDir: configFolder(byName(name)!),
+      env: {},
+    });
+    const { metrics } = loadServiceConfig(folder('petstore'));
+    const chain = loadServiceConfig(folder('api-a')).metrics;
+    expect(metrics).toEqual({ ...chain });
+    expect(metrics).toMatchObject({ enabled: true, influxdbHost: 'influxdb' });
+    // What the infra file gives the InfluxDB container.
+    const env = byName('influxdb')!.environment;
+    expect(env).toMatchObject({
+      INFLUXDB_DB: metrics.influxdbName,
+      INFLUXDB_HTTP_AUTH_ENABLED: 'true',
+      INFLUXDB_ADMIN_USER: metrics.influxdbUser,
+      // The password's default, unless INFLUXDB_PASS is set for `up`.
+      INFLUXDB_ADMIN_PASSWORD: `\${INFLUXDB_PASS:-${metrics.influxdbPass}}`,
+    });
+  });
+
   it('no folder names localhost or a loopback address', () => {
     for (const s of built()) {
       for (const f of fs.readdirSync(configFolder(s)!).filter((f) => f.endsWith('.yml'))) {
@@ -196,17 +224,33 @@ describe('hosts in the compose config folders', () => {
 describe('Dockerfiles', () => {
   const dockerignore = fs.readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
 
-  it('.dockerignore keeps node_modules, dist, build info, certificates and config folders out', () => {
+  it('.dockerignore keeps build output, tests, certificates, keys and every secret out', () => {
     expect(dockerignore).toEqual(
       expect.arrayContaining([
         '**/node_modules',
         '**/dist',
         '**/*.tsbuildinfo',
+        '**/test',
         'certs',
         'config',
         '**/*.key',
+        '**/*.pem',
+        '**/secret.yml',
+        'services/token-server/config/clients.yml',
       ]),
     );
+    // The bundled secrets exist (the local run uses them), so the patterns are not idle.
+    expect(fs.existsSync(path.join(ROOT, 'services', 'api-a', 'config', 'secret.yml'))).toBe(true);
+    expect(
+      fs.existsSync(path.join(ROOT, 'services', 'token-server', 'config', 'clients.yml')),
+    ).toBe(true);
+  });
+
+  it('every Dockerfile is what scripts/dockerfiles.mjs makes from the one template', () => {
+    // Throws (naming the stale files) when one differs.
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'dockerfiles.mjs'), '--check'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   });
 
   it.each(['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'])(
@@ -219,11 +263,24 @@ describe('Dockerfiles', () => {
         fs.readFileSync(path.join(ROOT, 'services', folder, 'package.json'), 'utf8'),
       ) as { name: string; main: string };
 
-      // Multi-stage: built with pnpm deploy of this very package, run from a slim Node 20.
+      // No `# syntax=` directive: BuildKit would fetch a frontend image from a registry.
+      expect(
+        fs.readFileSync(path.join(ROOT, 'services', folder, 'Dockerfile'), 'utf8'),
+      ).not.toMatch(/^#\s*syntax\s*=/im);
+      // Multi-stage: the workspace installed from the lockfile and compiled, then pnpm deploy of
+      // this very package, run from a slim Node 20.
       expect(args(instructions, 'FROM')).toEqual(['node:20-slim AS build', 'node:20-slim']);
-      const run = args(instructions, 'RUN').join('\n');
-      expect(run).toContain(`pnpm exec tsc -b services/${folder}\n`);
-      expect(run).toContain(`pnpm --filter ${pkg.name} deploy --prod --legacy --offline /out`);
+      const run = args(instructions, 'RUN');
+      expect(run).toEqual(
+        expect.arrayContaining([
+          'pnpm fetch',
+          'pnpm install --offline --frozen-lockfile',
+          'pnpm exec tsc -b',
+        ]),
+      );
+      expect(run[run.length - 1]).toMatch(
+        new RegExp(`^pnpm --filter ${pkg.name} deploy --prod --offline .* /out `),
+      );
       for (const source of args(instructions, 'COPY')
         .filter((a) => !a.startsWith('--from'))
         .flatMap((a) => a.split(/\s+/).slice(0, -1))) {

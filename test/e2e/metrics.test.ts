@@ -94,6 +94,7 @@ describe('metrics of the four chain services in a real InfluxDB and on GET /metr
             'reportInMinutes: 1',
             `reportIntervalMs: ${INTERVAL_MS}\n`,
           ].join('\n'),
+          'prometheus.yml': 'enabled: true\nenableHotspot: true\n',
           ...(y && {
             [`api_${x}.yml`]: `api_${y}_host: https://localhost:${services[y].port}\napi_${y}_path: /v1/data\n`,
           }),

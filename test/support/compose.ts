@@ -27,6 +27,8 @@ export interface ComposeService {
   networks: string[];
   /** Bind mounts (absolute host path) and named volumes. */
   volumes: { source: string; target: string }[];
+  /** The environment as written (interpolation not applied). */
+  environment: Record<string, string>;
 }
 
 export interface ComposeFile {
@@ -41,6 +43,7 @@ interface RawService {
   ports?: (string | { published: number | string; target: number | string })[];
   networks?: string[] | Record<string, unknown>;
   volumes?: (string | { source: string; target: string })[];
+  environment?: Record<string, string | number | boolean | null> | string[];
 }
 
 /**
@@ -74,6 +77,13 @@ export function parseCompose(text: string, baseDir: string): ComposeFile {
         const [source, target] = v.split(':');
         return { source: hostPath(source), target };
       }),
+      environment: Array.isArray(s.environment)
+        ? Object.fromEntries(
+            s.environment.map((e) => [e.split('=')[0], e.slice(e.indexOf('=') + 1)]),
+          )
+        : Object.fromEntries(
+            Object.entries(s.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)]),
+          ),
     };
   });
   return { version: doc.version, services, networks: doc.networks ?? {} };

@@ -337,8 +337,9 @@ export function describeSecurity(name: string, service: SecuredServiceCase): voi
         expect(res.status).toBe(200);
       });
 
-      it('answers 1,000 requests with made-up kids 401 ERR10000 with a handful of key server requests (the rate limit then holds for every new kid)', async () => {
+      it('answers 1,000 requests with made-up kids 401 ERR10000 with a handful of key server requests (5 at once, then one a second)', async () => {
         const before = keyServer.count;
+        const started = Date.now();
         const [, payload, signature] = scoped(service.required).split('.');
         const statuses: number[] = [];
         for (let batch = 0; batch < 10; batch++) {
@@ -355,7 +356,8 @@ export function describeSecurity(name: string, service: SecuredServiceCase): voi
           }
         }
         expect(statuses).toEqual(Array(1000).fill(401));
-        expect(keyServer.count - before).toBeLessThanOrEqual(5);
+        const seconds = Math.ceil((Date.now() - started) / 1000);
+        expect(keyServer.count - before).toBeLessThanOrEqual(5 + seconds);
         expect((await get({ Authorization: bearer(good()) })).status).toBe(200);
       }, 30_000);
 

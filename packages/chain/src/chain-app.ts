@@ -101,7 +101,7 @@ export function createChainApp(
     logger,
     express,
     routes: (routes) => {
-      routes.get('/v1/data', async ({ req, context: { trace } }) => {
+      routes.get('/v1/data', async ({ req, context: { trace, caller } }) => {
         if (logger.isLevelEnabled('debug')) {
           // What reached this service, for tracing a call through the chain: token
           // fingerprints and client ids only, never a token.
@@ -116,6 +116,8 @@ export function createChainApp(
         }
         if (!downstream) return own;
         const headers: Record<string, string> = {
+          // security.yml passThroughClaims: the verified claims go downstream too.
+          ...caller?.passThrough,
           ...(await credentials(req.headers.authorization)),
           'X-Correlation-Id': trace.correlationId,
         };

@@ -1,9 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import {
+  extraKeysAt,
+  keyAsWritten,
+  prepareKeys,
+  type ConfigWarning,
+  type FileKeys,
+} from './file-keys';
 import { interpolate } from './interpolate';
+import { closestKey, schemaKeysAt } from './key-suggest';
+import { parseYamlDocument } from './yaml-text';
 
 export const DEFAULT_CONFIG_DIR = '/config';
 const EXTENSIONS = ['.yml', '.yaml'];
@@ -39,9 +48,28 @@ export interface SchemaHelpers {
   path(): z.ZodType<string, string>;
   /** The folder relative paths resolve against. */
   dir: string;
+  /** A start-up warning about a key of this file (a key whose value is not used as written). */
+  warn(key: string, message: string): void;
 }
 
-export type SchemaFactory<T> = (helpers: SchemaHelpers) => z.ZodType<T>;
+/**
+ * The schema of one config file, built for the folder it came from. `keys` (see `configFile`)
+ * names the light-4j keys it accepts with a warning and the other names of its keys.
+ */
+export type SchemaFactory<T> = ((helpers: SchemaHelpers) => z.ZodType<T>) & {
+  readonly keys?: FileKeys;
+};
+
+/** A schema factory with the light-4j keys and aliases of its file. */
+export function configFile<T>(
+  factory: (helpers: SchemaHelpers) => z.ZodType<T>,
+  keys: FileKeys,
+): SchemaFactory<T> {
+  return Object.assign((helpers: SchemaHelpers) => factory(helpers), { keys });
+}
+
+/** Files of the override folder that a service reads without a schema of its own. */
+const SUPPORT_FILES = new Set(['values']);
 
 export class ConfigLoader {
   readonly bundledDir: string;
@@ -49,13 +77,17 @@ export class ConfigLoader {
   readonly overrideDir: string | undefined;
   /** An override folder that was named (option or CONFIG_DIR) but does not exist. */
   readonly missingOverride: string | undefined;
+  /** Start-up warnings of the files loaded so far (light-4j keys that do nothing here). */
+  readonly warnings: ConfigWarning[] = [];
   private readonly env: NodeJS.ProcessEnv;
+  private readonly read = new Set<string>();
+  private valuesMap?: Record<string, unknown>;
 
   constructor(options: ConfigLoaderOptions) {
     this.env = options.env ?? process.env;
     this.bundledDir = path.resolve(options.bundledDir);
     const wanted = path.resolve(options.overrideDir ?? this.env.CONFIG_DIR ?? DEFAULT_CONFIG_DIR);
-    // The override folder is skipped when absent (docs/configuration.md). A folder that was named explicitly
+    // The override folder is skipped when absent. A folder that was named explicitly
     // but is missing is reported so the service can warn about it (a typo should be visible).
     this.overrideDir = isDir(wanted) ? wanted : undefined;
     this.missingOverride =
@@ -64,60 +96,142 @@ export class ConfigLoader {
         : undefined;
   }
 
-  /** Finds `<name>.yml` (or `.yaml`): the override folder first, then the bundled folder. */
-  locate(name: string): ConfigSource {
+  /**
+   * Finds `<name>.yml` (or `.yaml`): the override folder first, then the bundled folder. With
+   * several names (light-rest-4j's `openapi-security` before `security`), the first name found
+   * in the override folder wins, then the first in the bundled folder.
+   */
+  locate(name: string | readonly string[]): ConfigSource {
+    const names = typeof name === 'string' ? [name] : name;
+    for (const n of names) this.read.add(n);
     for (const dir of [this.overrideDir, this.bundledDir]) {
       if (!dir) continue;
-      for (const ext of EXTENSIONS) {
-        const file = path.join(dir, name + ext);
-        if (fs.existsSync(file)) return { name, file, dir };
+      for (const n of names) {
+        for (const ext of EXTENSIONS) {
+          const file = path.join(dir, n + ext);
+          if (fs.existsSync(file)) return { name: n, file, dir };
+        }
       }
     }
-    return { name, file: undefined, dir: this.bundledDir };
+    return { name: names[0], file: undefined, dir: this.bundledDir };
   }
 
-  /** The parsed, environment-expanded content of a file, or undefined when no folder has it. */
-  raw(name: string): { source: ConfigSource; value: unknown } {
+  /**
+   * YAML files of the override folder that no load asked for (light-4j's handler.yml, say):
+   * a service warns about each once it has read its config.
+   */
+  unreadFiles(): string[] {
+    if (!this.overrideDir) return [];
+    return fs
+      .readdirSync(this.overrideDir)
+      .filter((f) => EXTENSIONS.includes(path.extname(f)))
+      .filter((f) => !this.read.has(path.basename(f, path.extname(f))))
+      .filter((f) => !SUPPORT_FILES.has(path.basename(f, path.extname(f))))
+      .map((f) => path.join(this.overrideDir!, f));
+  }
+
+  /**
+   * values.yml (light-4j's centralized values): `name: value` pairs that `${name}` expressions
+   * of every other file read after the environment. Read once, not expanded itself.
+   */
+  values(): Readonly<Record<string, unknown>> {
+    if (this.valuesMap) return this.valuesMap;
+    const source = this.locate('values');
+    let values: unknown = {};
+    if (source.file) values = this.parse(source.file) ?? {};
+    if (values === null || typeof values !== 'object' || Array.isArray(values)) {
+      throw new ConfigError(source.file!, undefined, 'is not a map of names to values');
+    }
+    this.valuesMap = values as Record<string, unknown>;
+    return this.valuesMap;
+  }
+
+  /** The parsed, expanded content of a file, or undefined when no folder has it. */
+  raw(name: string | readonly string[]): { source: ConfigSource; value: unknown } {
     const source = this.locate(name);
     if (!source.file) return { source, value: undefined };
+    const parsed = this.parse(source.file);
+    const value = interpolate(parsed, { env: this.env, values: this.values() }, source.file);
+    return { source, value: value ?? undefined };
+  }
+
+  private parse(file: string): unknown {
     let text: string;
     try {
-      text = fs.readFileSync(source.file, 'utf8');
+      text = fs.readFileSync(file, 'utf8');
     } catch (err) {
-      throw new ConfigError(source.file, undefined, `cannot be read (${(err as Error).message})`);
+      throw new ConfigError(file, undefined, `cannot be read (${(err as Error).message})`);
     }
     const lineCounter = new LineCounter();
-    const doc = parseDocument(text, { prettyErrors: false, lineCounter });
+    const doc = parseYamlDocument(text, lineCounter);
     if (doc.errors.length > 0) {
       const first = doc.errors[0];
       const { line } = lineCounter.linePos(first.pos[0]);
       // The parser's message only, never the offending text (it may hold a secret).
       const what = first.message.split('\n')[0].replace(/ at line \d+.*$/, '');
-      throw new ConfigError(source.file, undefined, `not valid YAML (line ${line}): ${what}`);
+      throw new ConfigError(file, undefined, `not valid YAML (line ${line}): ${what}`);
     }
-    const value = interpolate(doc.toJS(), this.env, source.file);
-    return { source, value: value ?? undefined };
+    return doc.toJS() as unknown;
   }
 
   /**
    * Loads and checks one file. A file that no folder has is checked as an empty map, so the
-   * schema's defaults apply; pass `required` to make its absence an error instead.
+   * schema's defaults apply; pass `required` to make its absence an error instead. A file that
+   * is there but empty, or not a map of keys, is an error: an empty security.yml must not mean
+   * "verification off". light-4j keys the schema does not implement are taken out with a
+   * warning each (`warnings`); any other unknown key is an error naming the closest known key.
    */
-  load<T>(name: string, schema: SchemaFactory<T>, options: { required?: boolean } = {}): T {
+  load<T>(
+    name: string | readonly string[],
+    schema: SchemaFactory<T>,
+    options: { required?: boolean } = {},
+  ): T {
     const { source, value } = this.raw(name);
-    const label = source.file ?? path.join(this.bundledDir, `${name}.yml`);
-    if (value === undefined && options.required) {
+    const label = source.file ?? path.join(this.bundledDir, `${source.name}.yml`);
+    if (source.file === undefined && options.required) {
       throw new ConfigError(label, undefined, 'file not found in the config folders');
     }
-    const result = schema(helpersFor(source.dir)).safeParse(value ?? {});
-    if (!result.success) throw toConfigError(label, result.error);
+    if (source.file !== undefined && value === undefined) {
+      throw new ConfigError(
+        label,
+        undefined,
+        'is empty; give its keys, or remove the file to use the defaults',
+      );
+    }
+    if (
+      value !== undefined &&
+      (value === null || typeof value !== 'object' || Array.isArray(value))
+    ) {
+      throw new ConfigError(label, undefined, 'is not a map of keys (is the file cut short?)');
+    }
+    const prepared = prepareKeys(label, value ?? {}, schema.keys);
+    const notes: ConfigWarning[] = [];
+    const zod = schema(
+      helpersFor(source.dir, (key, message) => notes.push({ file: label, key, message })),
+    );
+    const result = zod.safeParse(prepared.value);
+    if (!result.success) {
+      throw toConfigError(
+        label,
+        result.error,
+        (at, unknown) => {
+          const key = keyAsWritten([...at, unknown].join('.'), prepared.moved);
+          const parent = key.split('.').slice(0, -1);
+          const known = [...schemaKeysAt(zod, at), ...extraKeysAt(schema.keys, parent)];
+          return { key, suggestion: closestKey(unknown, known) };
+        },
+        prepared.moved,
+      );
+    }
+    this.warnings.push(...prepared.warnings, ...notes);
     return result.data;
   }
 }
 
-function helpersFor(dir: string): SchemaHelpers {
+function helpersFor(dir: string, warn: SchemaHelpers['warn']): SchemaHelpers {
   return {
     dir,
+    warn,
     path: () => z.string().transform((p) => path.resolve(dir, p)),
     file: () =>
       z.string().transform((p, ctx) => {
@@ -131,18 +245,28 @@ function helpersFor(dir: string): SchemaHelpers {
   };
 }
 
-function toConfigError(file: string, error: z.ZodError): ConfigError {
+type UnknownKey = (
+  at: string[],
+  unknown: string,
+) => { key: string; suggestion: string | undefined };
+
+function toConfigError(
+  file: string,
+  error: z.ZodError,
+  unknownKey: UnknownKey,
+  moved: [string, string][],
+): ConfigError {
   const issue = error.issues[0];
-  const key = [...issue.path];
-  let reason = issue.message;
-  if (issue.code === 'unrecognized_keys') {
-    key.push(issue.keys[0]);
-    reason = 'unknown key';
-  } else if (issue.code === 'invalid_type') {
-    reason = issue.message.replace(/^Invalid input: /, '');
-  }
+  const at = issue.path.map(String);
   const extra = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem(s))` : '';
-  return new ConfigError(file, key.map(String).join('.') || undefined, reason + extra);
+  if (issue.code === 'unrecognized_keys') {
+    const { key, suggestion } = unknownKey(at, issue.keys[0]);
+    const hint = suggestion ? `; did you mean "${suggestion}"?` : '';
+    return new ConfigError(file, key, `unknown key${hint}${extra}`);
+  }
+  const reason =
+    issue.code === 'invalid_type' ? issue.message.replace(/^Invalid input: /, '') : issue.message;
+  return new ConfigError(file, keyAsWritten(at.join('.'), moved) || undefined, reason + extra);
 }
 
 function isDir(p: string): boolean {

@@ -2,10 +2,15 @@ export { ConfigError } from './config-error';
 export {
   ConfigLoader,
   DEFAULT_CONFIG_DIR,
+  configFile,
   type ConfigLoaderOptions,
   type ConfigSource,
   type SchemaFactory,
   type SchemaHelpers,
 } from './config-loader';
-export { interpolate } from './interpolate';
+export { type ConfigWarning, type FileKeys, type Light4jKey } from './file-keys';
+export { environmentName, interpolate, type ValueSources } from './interpolate';
+export { closestKey } from './key-suggest';
+export { listOf, mapOf, text } from './text-forms';
+export { parseYamlValue } from './yaml-text';
 export { z } from 'zod';

@@ -1,44 +1,93 @@
-import { parse } from 'yaml';
 import { ConfigError } from './config-error';
+import { parseYamlValue } from './yaml-text';
 
-const WHOLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}$/;
-const PART = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}/g;
+/** Where `${name}` values come from: the environment first, then values.yml (as light-4j). */
+export interface ValueSources {
+  env: NodeJS.ProcessEnv;
+  /** values.yml of the config folders: `name -> value`, already typed by YAML. */
+  values?: Readonly<Record<string, unknown>>;
+}
+
+const EXPRESSION = /\$\{([^}]*)\}/g;
+const WHOLE = /^\$\{([^}]*)\}$/;
+
+/** No value at all: the key is treated as absent, so its default applies. */
+const ABSENT = Symbol('absent');
+
+/** light-4j's name of the environment variable of `${security.enableVerifyJwt}`: SECURITY_ENABLEVERIFYJWT. */
+export function environmentName(name: string): string {
+  return name.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+}
 
 /**
- * light-4j style `${NAME}` / `${NAME:default}` substitution from the environment, applied to every
- * string value of a parsed file. A value that is nothing but one expression takes the type of
- * what it expands to (`${PORT:7441}` is the number 7441); inside a longer string it is text.
+ * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection, applied to every string
+ * value of a parsed file. The name is looked up in the environment (as written, then as
+ * light-4j converts it, `client.timeout` -> `CLIENT_TIMEOUT`), then in values.yml. A value that
+ * is nothing but one expression takes the type of what it expands to (`${PORT:7441}` is the
+ * number 7441, a values.yml list stays a list); inside a longer string it is text. An empty
+ * default (`${client.tokenServerUrl:}`) with nothing found leaves the key out, as light-4j's
+ * null does, so the key's own default applies.
  */
 export function interpolate(
   value: unknown,
-  env: NodeJS.ProcessEnv,
+  sources: ValueSources,
   file: string,
   key: string[] = [],
 ): unknown {
-  if (typeof value === 'string') {
-    const lookup = (name: string, fallback: string | undefined): string => {
-      const found = env[name];
-      if (found !== undefined) return found;
-      if (fallback !== undefined) return fallback;
-      throw new ConfigError(file, key.join('.'), `environment variable ${name} is not set`);
-    };
-    const whole = WHOLE.exec(value);
-    if (whole) {
-      const text = lookup(whole[1], whole[2]);
-      try {
-        return text === '' ? '' : parse(text);
-      } catch {
-        return text;
-      }
-    }
-    return value.replace(PART, (_m, name: string, fallback?: string) => lookup(name, fallback));
+  const result = expand(value, sources, file, key);
+  return result === ABSENT ? undefined : result;
+}
+
+function expand(value: unknown, sources: ValueSources, file: string, key: string[]): unknown {
+  if (typeof value === 'string') return expandString(value, sources, file, key);
+  if (Array.isArray(value)) {
+    return value
+      .map((v, i) => expand(v, sources, file, [...key, String(i)]))
+      .filter((v) => v !== ABSENT);
   }
-  if (Array.isArray(value))
-    return value.map((v, i) => interpolate(v, env, file, [...key, String(i)]));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, file, [...key, k]);
+    for (const [k, v] of Object.entries(value)) {
+      const expanded = expand(v, sources, file, [...key, k]);
+      if (expanded !== ABSENT) out[k] = expanded;
+    }
     return out;
   }
   return value;
+}
+
+function expandString(text: string, sources: ValueSources, file: string, key: string[]): unknown {
+  const whole = WHOLE.exec(text);
+  if (whole) return resolve(whole[1], sources, file, key);
+  if (!text.includes('${')) return text;
+  return text.replace(EXPRESSION, (_match, content: string) => {
+    const found = resolve(content, sources, file, key);
+    if (found === ABSENT) return '';
+    return typeof found === 'string' ? found : JSON.stringify(found);
+  });
+}
+
+function resolve(content: string, sources: ValueSources, file: string, key: string[]): unknown {
+  const colon = content.indexOf(':');
+  const name = (colon < 0 ? content : content.slice(0, colon)).trim();
+  const fallback = colon < 0 ? undefined : content.slice(colon + 1).trim();
+  const where = key.join('.') || undefined;
+  if (name === '') throw new ConfigError(file, where, 'an empty ${} expression');
+
+  const fromEnv = sources.env[name] ?? sources.env[environmentName(name)];
+  if (fromEnv !== undefined) return fromEnv === '' ? '' : parseYamlValue(fromEnv);
+  const values = sources.values;
+  if (values && Object.prototype.hasOwnProperty.call(values, name)) {
+    return values[name] ?? ABSENT;
+  }
+  if (fallback === undefined) {
+    const reason = values
+      ? `${name} is set neither in the environment nor in values.yml`
+      : `environment variable ${name} is not set`;
+    throw new ConfigError(file, where, reason);
+  }
+  if (fallback.startsWith('?')) {
+    throw new ConfigError(file, where, fallback.slice(1).trim() || `${name} is required`);
+  }
+  return fallback === '' ? ABSENT : parseYamlValue(fallback);
 }

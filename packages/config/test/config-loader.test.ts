@@ -117,7 +117,7 @@ describe('ConfigLoader', () => {
       new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
     );
     expect(err.key).toBe('prot');
-    expect(err.reason).toBe('unknown key');
+    expect(err.reason).toBe('unknown key; did you mean "port"?');
   });
 
   it('never puts a value in the message', () => {
@@ -142,15 +142,33 @@ describe('ConfigLoader', () => {
       new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
     );
     expect(err.key).toBe('name');
-    expect(err.reason).toBe('environment variable NOPE is not set');
+    expect(err.reason).toBe('NOPE is set neither in the environment nor in values.yml');
   });
 
-  it('treats an empty file as an empty map', () => {
-    const bundled = folder({ 'server.yml': '# only a comment\n' });
-    expect(new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema)).toEqual({
-      port: 7441,
-      name: 'svc',
-    });
+  it.each([
+    ['empty', ''],
+    ['only a comment', '# only a comment\n'],
+    ['a YAML null', '~\n'],
+  ])('refuses a file that is there but %s, naming it', (_name, content) => {
+    const bundled = folder({ 'server.yml': content });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.message).toBe(
+      `Config error in ${path.join(bundled, 'server.yml')}: is empty; give its keys, or remove the file to use the defaults`,
+    );
+  });
+
+  it.each([
+    ['a scalar (a file cut inside its first key)', 'enableVerif'],
+    ['a list', '- a\n- b\n'],
+  ])('refuses a file that is %s', (_name, content) => {
+    const bundled = folder({ 'server.yml': content });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.key).toBeUndefined();
+    expect(err.reason).toBe('is not a map of keys (is the file cut short?)');
   });
 
   it('counts further problems without naming their values', () => {
@@ -159,5 +177,111 @@ describe('ConfigLoader', () => {
       new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
     );
     expect(err.message).toMatch(/\(and 1 more problem\(s\)\)$/);
+  });
+});
+
+describe('ConfigLoader, light-4j injection', () => {
+  const any = () => z.looseObject({});
+
+  it('reads ${a.b:default} from the environment as written, then as light-4j converts the name', () => {
+    const bundled = folder({
+      'server.yml': 'port: ${server.httpsPort:8443}\nname: ${server.serviceId:svc}\n',
+    });
+    expect(new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema)).toEqual({
+      port: 8443,
+      name: 'svc',
+    });
+    const env = { SERVER_HTTPSPORT: '9443', 'server.serviceId': 'exact' };
+    expect(new ConfigLoader({ bundledDir: bundled, env }).load('server', schema)).toEqual({
+      port: 9443,
+      name: 'exact',
+    });
+  });
+
+  it('reads values.yml of the config folders after the environment, keeping its types', () => {
+    const bundled = folder({
+      'server.yml': 'port: ${server.httpsPort:8443}\nname: ${server.serviceId}\n',
+      'values.yml': 'server.httpsPort: 9443\nserver.serviceId: from-bundled-values\n',
+    });
+    const override = folder({ 'values.yml': 'server.serviceId: from-override-values\n' });
+    const loader = new ConfigLoader({ bundledDir: bundled, overrideDir: override, env: {} });
+    // values.yml is a file like any other: the override folder's replaces the bundled one
+    expect(loader.load('server', schema)).toEqual({ port: 8443, name: 'from-override-values' });
+    const env = new ConfigLoader({
+      bundledDir: bundled,
+      env: { SERVER_SERVICEID: 'from-env' },
+    });
+    expect(env.load('server', schema)).toEqual({ port: 9443, name: 'from-env' });
+    const lists = folder({
+      'x.yml': 'prefixes: ${security.skipPathPrefixes}\n',
+      'values.yml': 'security.skipPathPrefixes:\n  - /a\n  - /b\n',
+    });
+    expect(new ConfigLoader({ bundledDir: lists, env: {} }).load('x', any)).toEqual({
+      prefixes: ['/a', '/b'],
+    });
+  });
+
+  it('leaves a key out when its expression has an empty default and no value', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\nname: ${server.name:}\ncert: x-${a.b:}\n' });
+    const loaded = new ConfigLoader({ bundledDir: bundled, env: {} }).raw('server').value;
+    expect(loaded).toEqual({ port: 1, cert: 'x-' });
+  });
+
+  it("stops with the file's own message for ${name:?message}", () => {
+    const bundled = folder({
+      'server.yml': 'name: ${server.name:?set server.name in values.yml}\n',
+    });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.key).toBe('name');
+    expect(err.reason).toBe('set server.name in values.yml');
+  });
+
+  it('keeps an unquoted all-digit value that a number would change as the text written', () => {
+    const bundled = folder({
+      'x.yml': 'a: 0012345\nb: 98765432109876543210\nc: 42\nd: ${SECRET}\n',
+    });
+    const loader = new ConfigLoader({ bundledDir: bundled, env: { SECRET: '000777' } });
+    expect(loader.load('x', any)).toEqual({
+      a: '0012345',
+      b: '98765432109876543210',
+      c: 42,
+      d: '000777',
+    });
+  });
+
+  it('refuses a values.yml that is not a map', () => {
+    const bundled = folder({ 'server.yml': 'port: 1\n', 'values.yml': '- a\n' });
+    const err = loadError(() =>
+      new ConfigLoader({ bundledDir: bundled, env: {} }).load('server', schema),
+    );
+    expect(err.file).toBe(path.join(bundled, 'values.yml'));
+    expect(err.reason).toBe('is not a map of names to values');
+  });
+
+  it('finds the first of several names, override folder first (openapi-security before security)', () => {
+    const bundled = folder({ 'security.yml': 'a: bundled\n', 'openapi-security.yml': 'a: b2\n' });
+    const override = folder({ 'security.yml': 'a: override\n' });
+    const names = ['openapi-security', 'security'];
+    const loader = new ConfigLoader({ bundledDir: bundled, overrideDir: override, env: {} });
+    expect(loader.locate(names).file).toBe(path.join(override, 'security.yml'));
+    const both = folder({ 'security.yml': 'a: 1\n', 'openapi-security.yml': 'a: 2\n' });
+    expect(
+      new ConfigLoader({ bundledDir: bundled, overrideDir: both, env: {} }).locate(names).file,
+    ).toBe(path.join(both, 'openapi-security.yml'));
+  });
+
+  it('lists the YAML files of the override folder that nothing read', () => {
+    const override = folder({
+      'server.yml': 'port: 1\n',
+      'handler.yml': 'x: 1\n',
+      'values.yml': 'a: 1\n',
+      'primary.crt': 'x',
+    });
+    const loader = new ConfigLoader({ bundledDir: folder({}), overrideDir: override, env: {} });
+    loader.load('server', schema);
+    expect(loader.unreadFiles()).toEqual([path.join(override, 'handler.yml')]);
+    expect(new ConfigLoader({ bundledDir: folder({}), env: {} }).unreadFiles()).toEqual([]);
   });
 });

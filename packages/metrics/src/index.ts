@@ -1,4 +1,10 @@
-export { metricsConfigSchema, reportIntervalMsOf, type MetricsConfig } from './metrics-config';
+export {
+  metricsConfigSchema,
+  prometheusConfigSchema,
+  reportIntervalMsOf,
+  type MetricsConfig,
+  type PrometheusConfig,
+} from './metrics-config';
 export { createMetrics, type Metrics, type MetricsOptions, type RequestSample } from './metrics';
 export { type ReportResult } from './influx-reporter';
 export { type HostIdentity } from './host-identity';

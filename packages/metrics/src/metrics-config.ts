@@ -1,7 +1,8 @@
-import { z, type SchemaFactory } from '@chain/config';
+import { configFile, text, z, type Light4jKey } from '@chain/config';
 
 /**
- * metrics.yml: light-4j's keys, plus `reportIntervalMs` (docs/configuration.md).
+ * metrics.yml: light-4j's InfluxDB keys under both their names (`influxdbHost`, and the newer
+ * `serverHost`, ...), plus `reportIntervalMs`.
  *
  * `reportIntervalMs` (integer, milliseconds, optional) is for tests only: when present it wins
  * over `reportInMinutes`, so a test can report every second without changing what
@@ -20,22 +21,66 @@ export interface MetricsConfig {
   reportIntervalMs?: number;
 }
 
-/** A user name or password that YAML (or `${ENV}`) typed as a number is still text. */
-const text = () =>
-  z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string()).optional();
+/** light-4j's metrics.yml keys this project does not implement. */
+const LIGHT4J_KEYS: Record<string, Light4jKey> = {
+  enableJVMMonitor: {
+    same: false,
+    note: 'process metrics are on /metrics (prometheus.yml enableHotspot)',
+  },
+  serverPath: { note: "used by light-4j's APM reporter only" },
+  productName: { note: 'no product tag is sent' },
+  sendScopeClientId: { same: false },
+  sendCallerId: { same: false },
+  sendIssuer: { same: false },
+  issuerRegex: { note: 'no issuer tag is sent' },
+};
 
-export const metricsConfigSchema: SchemaFactory<MetricsConfig> = () =>
-  z.strictObject({
-    enabled: z.boolean().default(false),
-    influxdbProtocol: z.enum(['http', 'https']).default('http'),
-    influxdbHost: z.string().min(1).default('localhost'),
-    influxdbPort: z.number().int().min(1).max(65535).default(8086),
-    influxdbName: z.string().min(1).default('metrics'),
-    influxdbUser: text(),
-    influxdbPass: text(),
-    reportInMinutes: z.number().positive().default(1),
-    reportIntervalMs: z.number().int().min(10).optional(),
-  }) as z.ZodType<MetricsConfig>;
+export const metricsConfigSchema = configFile<MetricsConfig>(
+  () =>
+    z.strictObject({
+      enabled: z.boolean().default(false),
+      influxdbProtocol: z.enum(['http', 'https']).default('http'),
+      influxdbHost: z.string().min(1).default('localhost'),
+      influxdbPort: z.number().int().min(1).max(65535).default(8086),
+      influxdbName: z.string().min(1).default('metrics'),
+      influxdbUser: text().optional(),
+      influxdbPass: text().optional(),
+      reportInMinutes: z.number().positive().default(1),
+      reportIntervalMs: z.number().int().min(10).optional(),
+    }) as z.ZodType<MetricsConfig>,
+  {
+    light4j: LIGHT4J_KEYS,
+    // light-4j's newer names of the same keys.
+    aliases: {
+      serverProtocol: 'influxdbProtocol',
+      serverHost: 'influxdbHost',
+      serverPort: 'influxdbPort',
+      serverName: 'influxdbName',
+      serverUser: 'influxdbUser',
+      serverPass: 'influxdbPass',
+    },
+  },
+);
+
+/**
+ * prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch, so Prometheus
+ * works without InfluxDB and InfluxDB without Prometheus.
+ */
+export interface PrometheusConfig {
+  /** Serve `GET /metrics` (default false, as light-4j). */
+  enabled: boolean;
+  /** Add the process metrics (light-4j's JVM "hotspot" metrics; here Node's, from prom-client). */
+  enableHotspot: boolean;
+}
+
+export const prometheusConfigSchema = configFile<PrometheusConfig>(
+  () =>
+    z.strictObject({
+      enabled: z.boolean().default(false),
+      enableHotspot: z.boolean().default(false),
+    }),
+  {},
+);
 
 /** The reporting interval in milliseconds: `reportIntervalMs` when present, else the minutes. */
 export function reportIntervalMsOf(config: MetricsConfig): number {

@@ -3,7 +3,7 @@ import { hostIdentity, type HostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter, type ReportResult } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
-import type { MetricsConfig } from './metrics-config';
+import type { MetricsConfig, PrometheusConfig } from './metrics-config';
 import { PrometheusMetrics } from './prometheus';
 
 export interface MetricsOptions {
@@ -13,6 +13,11 @@ export interface MetricsOptions {
   now?: () => number;
   /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
   host?: HostIdentity;
+  /**
+   * prometheus.yml: `GET /metrics` and its own switch. Without it, `/metrics` (with process
+   * metrics) follows metrics.yml `enabled`.
+   */
+  prometheus?: PrometheusConfig;
 }
 
 /** One finished request, as the runtime's metrics stage reports it. */
@@ -27,8 +32,10 @@ export interface RequestSample {
 }
 
 export interface Metrics {
-  /** false for metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
+  /** Whether anything is counted (metrics.yml `enabled`, or Prometheus on). */
   readonly enabled: boolean;
+  /** Whether `GET /metrics` is served (prometheus.yml `enabled`). */
+  readonly servesPrometheus: boolean;
   /** The clock of `startedAt` (epoch milliseconds, fractions allowed). */
   now(): number;
   /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
@@ -51,13 +58,16 @@ const tagValue = (value: unknown): string => {
 
 const highResolutionNow = () => performance.timeOrigin + performance.now();
 
-/** metrics.yml `enabled: false`: nothing is counted and `/metrics` is not served. */
+const NOTHING = { contentType: 'text/plain', body: '' };
+
+/** Neither InfluxDB nor Prometheus: nothing is counted and `/metrics` is not served. */
 function disabledMetrics(): Metrics {
   return {
     enabled: false,
+    servesPrometheus: false,
     now: highResolutionNow,
     record: () => undefined,
-    prometheus: async () => ({ contentType: 'text/plain', body: '' }),
+    prometheus: async () => NOTHING,
     start: () => undefined,
     stop: async () => undefined,
     report: async () => ({ written: 0 }),
@@ -71,33 +81,39 @@ function disabledMetrics(): Metrics {
  * inside a request, and nothing here knows HTTP.
  */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
-  if (!config.enabled) return disabledMetrics();
+  const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
+  if (!config.enabled && !promConfig.enabled) return disabledMetrics();
   const now = options.now ?? highResolutionNow;
   const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
-  const stats = new IntervalStats();
-  const prometheus = new PrometheusMetrics();
-  const reporter = new InfluxReporter({
-    config,
-    logger: options.logger,
-    now: () => Math.round(now()),
-    collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
-  });
+  const stats = config.enabled ? new IntervalStats() : undefined;
+  const prometheus = promConfig.enabled
+    ? new PrometheusMetrics(promConfig.enableHotspot)
+    : undefined;
+  const reporter = stats
+    ? new InfluxReporter({
+        config,
+        logger: options.logger,
+        now: () => Math.round(now()),
+        collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
+      })
+    : undefined;
 
   const record = ({ endpoint, clientId, statusCode, startedAt }: RequestSample): void => {
     const elapsedMs = now() - startedAt;
     const endpointTag = tagValue(endpoint);
     const clientTag = tagValue(clientId);
-    stats.record(endpointTag, clientTag, statusCode, elapsedMs);
-    prometheus.record(endpointTag, clientTag, statusCode, elapsedMs);
+    stats?.record(endpointTag, clientTag, statusCode, elapsedMs);
+    prometheus?.record(endpointTag, clientTag, statusCode, elapsedMs);
   };
 
   return {
     enabled: true,
+    servesPrometheus: prometheus !== undefined,
     now,
     record,
-    prometheus: () => prometheus.render(),
-    start: () => reporter.start(),
-    stop: () => reporter.stop(),
-    report: () => reporter.report(),
+    prometheus: async () => (prometheus ? prometheus.render() : NOTHING),
+    start: () => reporter?.start(),
+    stop: async () => reporter?.stop(),
+    report: async () => (reporter ? reporter.report() : { written: 0 }),
   };
 }

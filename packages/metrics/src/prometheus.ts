@@ -6,8 +6,9 @@ const LABELS = ['endpoint', 'clientId'] as const;
 /**
  * The Prometheus face of the same figures, named as light-4j's Prometheus handler names them:
  * `requests_total` and one `<outcome>_total` counter per outcome, and the
- * `response_time_seconds` histogram, each labelled by endpoint and clientId; plus the default
- * process metrics. One registry per instance, so several apps in one process never clash.
+ * `response_time_seconds` histogram, each labelled by endpoint and clientId; plus, unless told
+ * not to, the default process metrics. One registry per instance, so several apps in one
+ * process never clash.
  */
 export class PrometheusMetrics {
   readonly registry = new Registry();
@@ -15,7 +16,7 @@ export class PrometheusMetrics {
   private readonly outcomes: Record<Outcome, Counter<(typeof LABELS)[number]>>;
   private readonly responseTime: Histogram<(typeof LABELS)[number]>;
 
-  constructor() {
+  constructor(processMetrics = true) {
     const counter = (name: string, help: string) =>
       new Counter({ name, help, labelNames: LABELS, registers: [this.registry] });
     this.requests = counter('requests_total', 'Total requests.');
@@ -31,7 +32,7 @@ export class PrometheusMetrics {
       labelNames: LABELS,
       registers: [this.registry],
     });
-    collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
   record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {

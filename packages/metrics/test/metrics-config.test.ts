@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, ConfigLoader } from '@chain/config';
-import { metricsConfigSchema, reportIntervalMsOf } from '../src';
+import { metricsConfigSchema, prometheusConfigSchema, reportIntervalMsOf } from '../src';
 
 function load(yaml: string, env: NodeJS.ProcessEnv = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-config-'));
@@ -75,7 +75,65 @@ describe('metrics.yml', () => {
     expect(() => load(yaml)).toThrow(new RegExp(`at key "${key}"`));
   });
 
-  it('refuses an unknown key', () => {
-    expect(() => load('reportInSeconds: 5')).toThrow(/reportInSeconds/);
+  it('refuses an unknown key, naming the closest known one', () => {
+    expect(() => load('reportInSeconds: 5')).toThrow(
+      /at key "reportInSeconds": unknown key; did you mean "reportInMinutes"\?/,
+    );
+  });
+
+  it("reads light-4j's newer key names beside the influxdb* ones", () => {
+    const config = load(
+      [
+        'enabled: true',
+        'serverProtocol: https',
+        'serverHost: influx.example',
+        'serverPort: 8087',
+        'serverName: chain',
+        'serverUser: writer',
+        'serverPass: 123456',
+      ].join('\n'),
+    );
+    expect(config).toMatchObject({
+      influxdbProtocol: 'https',
+      influxdbHost: 'influx.example',
+      influxdbPort: 8087,
+      influxdbName: 'chain',
+      influxdbUser: 'writer',
+      influxdbPass: '123456',
+    });
+    expect(() => load('serverHost: a\ninfluxdbHost: b')).toThrow(
+      /at key "serverHost": is set twice with different values, also as "influxdbHost"; keep one/,
+    );
+  });
+
+  it("loads light-4j's other metrics.yml keys with a warning, silent when off", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-config-'));
+    fs.writeFileSync(
+      path.join(dir, 'metrics.yml'),
+      'enableJVMMonitor: false\nsendCallerId: false\nproductName: http-sidecar\nserverPath: /apm\n',
+    );
+    const loader = new ConfigLoader({ bundledDir: dir, env: {} });
+    loader.load('metrics', metricsConfigSchema);
+    expect(loader.warnings.map((w) => w.key)).toEqual(['serverPath', 'productName']);
+  });
+});
+
+describe('prometheus.yml', () => {
+  const loadProm = (yaml: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prometheus-config-'));
+    fs.writeFileSync(path.join(dir, 'prometheus.yml'), yaml);
+    return new ConfigLoader({ bundledDir: dir, env: {} }).load(
+      'prometheus',
+      prometheusConfigSchema,
+    );
+  };
+
+  it("has light-4j's keys and defaults (off)", () => {
+    expect(loadProm('{}')).toEqual({ enabled: false, enableHotspot: false });
+    expect(loadProm('enabled: true\nenableHotspot: true')).toEqual({
+      enabled: true,
+      enableHotspot: true,
+    });
+    expect(() => loadProm('enable: true')).toThrow(/did you mean "enabled"\?/);
   });
 });

@@ -1,4 +1,4 @@
-import { createMetrics, type Metrics, type MetricsConfig } from '../src';
+import { createMetrics, type Metrics, type MetricsConfig, type PrometheusConfig } from '../src';
 import { InfluxStub } from './influx-stub';
 import { captureLogger } from './log-capture';
 
@@ -18,7 +18,7 @@ const configFor = (port: number, enabled = true): MetricsConfig => ({
  * Metrics on a clock that moves only when a request says so, so response times are exact.
  * `hit` records one finished request as the runtime's metrics stage does.
  */
-function metricsFor(config: MetricsConfig) {
+function metricsFor(config: MetricsConfig, prometheus?: PrometheusConfig) {
   const clock = { t: 1_700_000_000_000 };
   const log = captureLogger();
   const metrics = createMetrics(config, {
@@ -26,6 +26,7 @@ function metricsFor(config: MetricsConfig) {
     logger: log.logger,
     now: () => clock.t,
     host: HOST,
+    prometheus,
   });
   const hit = (endpoint: string, statusCode: number, ms: number, clientId: unknown = 'unknown') => {
     const startedAt = metrics.now();
@@ -233,5 +234,45 @@ describe('createMetrics', () => {
     await built.metrics.stop();
     expect(stub.requests).toEqual([]);
     expect(built.log.lines()).toEqual([]);
+  });
+
+  describe('prometheus.yml: /metrics on its own switch', () => {
+    it('serves /metrics without InfluxDB, and never tries to write to it', async () => {
+      const built = metricsFor(configFor(stub.port, false), {
+        enabled: true,
+        enableHotspot: false,
+      });
+      expect([built.metrics.enabled, built.metrics.servesPrometheus]).toEqual([true, true]);
+      built.hit('/v1/data@get', 200, 1);
+      const { body: text } = await built.metrics.prometheus();
+      expect(text).toContain('requests_total{endpoint="/v1/data@get",clientId="unknown"} 1');
+      // no process metrics without enableHotspot
+      expect(text).not.toContain('process_cpu');
+      built.metrics.start();
+      await expect(built.metrics.report()).resolves.toEqual({ written: 0 });
+      await built.metrics.stop();
+      expect(stub.requests).toEqual([]);
+      expect(built.log.lines()).toEqual([]);
+    });
+
+    it('adds the process metrics with enableHotspot', async () => {
+      const built = metricsFor(configFor(stub.port, false), { enabled: true, enableHotspot: true });
+      expect((await built.metrics.prometheus()).body).toContain('process_cpu');
+    });
+
+    it('reports to InfluxDB with /metrics off', async () => {
+      const built = metricsFor(configFor(stub.port, true), {
+        enabled: false,
+        enableHotspot: false,
+      });
+      metrics = built.metrics;
+      expect(built.metrics.servesPrometheus).toBe(false);
+      built.hit('/v1/data@get', 200, 1);
+      await expect(built.metrics.prometheus()).resolves.toEqual({
+        contentType: 'text/plain',
+        body: '',
+      });
+      await expect(built.metrics.report()).resolves.toMatchObject({ written: 16 });
+    });
   });
 });

@@ -1,5 +1,6 @@
 export {
   clientConfigSchema,
+  clientSecrets,
   secretConfigSchema,
   type ClientConfig,
   type GrantConfig,
@@ -26,4 +27,12 @@ export {
   tokenFingerprint,
   type TokenSummary,
 } from './call-headers';
-export { createKeyClient, KeyFetchError, type FetchKey, type KeyClientOptions } from './key-client';
+export { createKeyClient, KeyFetchError, type KeyClientOptions } from './key-client';
+export {
+  KEY_SERVICE_STATUS,
+  isNoSuchKid,
+  keyServiceAnswer,
+  type ClientCheck,
+  type KeyServiceAnswer,
+  type KeyServiceOptions,
+} from './light-oauth2-key';

@@ -1,19 +1,21 @@
+import type { JsonWebKey } from 'node:crypto';
 import type https from 'node:https';
 import axios from 'axios';
 import jwksClient from 'jwks-rsa';
+import type { FetchedKey, KeySource } from '@chain/security';
 import type { ClientConfig } from './client-config';
+import { isNoSuchKid } from './light-oauth2-key';
 
 export interface KeyClientOptions {
   /** client.yml `oauth.key`. */
   key: ClientConfig['oauth']['key'];
-  /** secret.yml `keyClientSecret`. */
+  /** The key client's secret (secret.yml `keyClientSecret`, else client.yml `client_secret`). */
   secret?: string;
+  /** `jwks`: the key server publishes a JWKS (security.yml `jwt.keyResolver: JsonWebKeySet`). */
+  jwks?: boolean;
   httpsAgent: https.Agent;
   timeoutMs: number;
 }
-
-/** PEM (or public key PEM) of a kid; undefined when the key server does not know the kid. */
-export type FetchKey = (kid: string) => Promise<string | undefined>;
 
 /**
  * Why a key could not be fetched: a message naming the server and what went wrong, and nothing
@@ -26,12 +28,12 @@ export class KeyFetchError extends Error {
 const PEM = /-----BEGIN (CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY)-----/;
 
 /**
- * The client of the key distribution server (README "Chain calls and tokens"): light-oauth2's
- * `GET {server_url}{uri}/{kid}` with Basic `client_id:keyClientSecret` answering a PEM, or with
- * `oauth.key.jwk: true` the JWKS at `{server_url}{uri}` read through jwks-rsa. Rate limiting,
- * single flight and caching are the caller's (the security package's key store).
+ * The client of the key distribution server: light-oauth2's `GET {server_url}{uri}/{kid}` with
+ * Basic `client_id:secret` answering a PEM (a `kid` key source), or a JWKS at
+ * `{server_url}{uri}` read through jwks-rsa (a `set` key source, every key at once). Rate
+ * limiting, single flight and caching are the caller's (the security package's key store).
  */
-export function createKeyClient(options: KeyClientOptions): FetchKey {
+export function createKeyClient(options: KeyClientOptions): KeySource {
   const { key, secret, httpsAgent, timeoutMs } = options;
   if (!key.server_url) throw new TypeError('client.yml oauth.key.server_url is not set');
   const base = key.server_url.replace(/\/+$/, '') + key.uri.replace(/\/+$/, '');
@@ -39,9 +41,9 @@ export function createKeyClient(options: KeyClientOptions): FetchKey {
   if (key.client_id && secret !== undefined) {
     headers.Authorization = `Basic ${Buffer.from(`${key.client_id}:${secret}`).toString('base64')}`;
   }
-  return key.jwk
-    ? jwkClient(base, headers, httpsAgent, timeoutMs)
-    : pemClient(base, headers, httpsAgent, timeoutMs);
+  return options.jwks
+    ? { kind: 'set', fetch: jwkClient(base, headers, httpsAgent, timeoutMs) }
+    : { kind: 'kid', fetch: pemClient(base, headers, httpsAgent, timeoutMs) };
 }
 
 function pemClient(
@@ -49,7 +51,7 @@ function pemClient(
   headers: Record<string, string>,
   httpsAgent: https.Agent,
   timeoutMs: number,
-): FetchKey {
+): (kid: string) => Promise<string | undefined> {
   const http = axios.create({
     timeout: timeoutMs,
     httpsAgent,
@@ -69,7 +71,8 @@ function pemClient(
       const code = (err as { code?: string }).code ?? 'error';
       throw new KeyFetchError(`key server ${base} could not be reached (${code})`);
     }
-    if (response.status === 404) return undefined;
+    // 404, and light-oauth2's 400 ERR12030 INVALID_KEY_ID: the server has no such kid.
+    if (isNoSuchKid(response.status, response.data)) return undefined;
     if (response.status !== 200) {
       throw new KeyFetchError(`key server ${base} answered HTTP ${response.status}`);
     }
@@ -81,12 +84,18 @@ function pemClient(
   };
 }
 
+/**
+ * The whole JWKS: every signing key with a kid (`use` absent or `sig`), as its JWK, with the
+ * `alg` it pins. The keys are imported by the key store (node:crypto reads RSA, EC and OKP
+ * JWKs); jwks-rsa fetches. An empty set is an answer (every kid unknown); an answer without a
+ * `keys` list is a failure.
+ */
 function jwkClient(
   jwksUri: string,
   headers: Record<string, string>,
   httpsAgent: https.Agent,
   timeoutMs: number,
-): FetchKey {
+): () => Promise<ReadonlyMap<string, FetchedKey>> {
   const client = jwksClient({
     jwksUri,
     requestHeaders: headers,
@@ -96,13 +105,25 @@ function jwkClient(
     cache: false,
     rateLimit: false,
   });
-  return async (kid) => {
+  return async () => {
+    let keys: unknown;
     try {
-      return (await client.getSigningKey(kid)).getPublicKey();
+      keys = await client.getKeys();
     } catch (err) {
       const { name, code } = err as { name?: string; code?: string };
-      if (name === 'SigningKeyNotFoundError') return undefined;
       throw new KeyFetchError(`key server ${jwksUri} JWKS could not be read (${code ?? name})`);
     }
+    if (!Array.isArray(keys))
+      throw new KeyFetchError(`key server ${jwksUri} did not answer a JWKS`);
+    const set = new Map<string, FetchedKey>();
+    for (const jwk of keys as Record<string, unknown>[]) {
+      if (jwk === null || typeof jwk !== 'object' || typeof jwk.kid !== 'string') continue;
+      if (jwk.use !== undefined && jwk.use !== 'sig') continue;
+      set.set(jwk.kid, {
+        material: jwk as JsonWebKey,
+        ...(typeof jwk.alg === 'string' ? { alg: jwk.alg } : {}),
+      });
+    }
+    return set;
   };
 }

@@ -26,8 +26,7 @@ export interface RenewableTokenOptions extends RenewalPolicy {
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
 /**
- * One cached token and its renewal, as light-4j's client does it (README "Chain calls and
- * security on"):
+ * One cached token and its renewal, as light-4j's client does it:
  * - fresh: the token is served.
  * - early: the token is served while one background renewal runs; after a failed one, the next
  *   starts no sooner than `earlyRefreshRetryDelay` after that failure.

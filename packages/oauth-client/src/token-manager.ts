@@ -1,6 +1,6 @@
 import type https from 'node:https';
 import { StatusError } from '@chain/security';
-import type { ClientConfig, SecretConfig } from './client-config';
+import { clientSecrets, type ClientConfig, type SecretConfig } from './client-config';
 import { RenewableToken } from './renewable-token';
 import { TokenRequester, type AccessToken } from './token-request';
 
@@ -26,6 +26,7 @@ export class TokenManager {
 
   constructor(private readonly options: TokenManagerOptions) {
     const { token } = options.client.oauth;
+    const secrets = clientSecrets(options.client, options.secret);
     const timeoutMs = options.client.request.timeout;
     const requester = (
       grant: 'client_credentials' | 'authorization_code',
@@ -48,12 +49,12 @@ export class TokenManager {
     };
     this.clientCredentialsRequester = requester(
       'client_credentials',
-      options.secret.clientCredentialsClientSecret,
+      secrets.clientCredentialsClientSecret,
       'clientCredentialsClientSecret',
     );
     this.authorizationCodeRequester = requester(
       'authorization_code',
-      options.secret.authorizationCodeClientSecret,
+      secrets.authorizationCodeClientSecret,
       'authorizationCodeClientSecret',
     );
   }

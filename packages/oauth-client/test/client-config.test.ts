@@ -1,24 +1,44 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigLoader } from '@chain/config';
-import { clientConfigSchema, secretConfigSchema } from '../src';
+import { ConfigError, ConfigLoader } from '@chain/config';
+import { clientConfigSchema, clientSecrets, secretConfigSchema } from '../src';
 
-function load(name: string, text: string) {
+const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');
+
+function load(name: string, text: string, files: Record<string, string> = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-cfg-'));
   fs.writeFileSync(path.join(dir, `${name}.yml`), text);
+  for (const [file, content] of Object.entries(files))
+    fs.writeFileSync(path.join(dir, file), content);
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
   return {
     dir,
+    loader,
     load: <T>(schema: Parameters<typeof loader.load<T>>[1]) => loader.load(name, schema),
   };
 }
 
+function error(name: string, text: string, schema: Parameters<ConfigLoader['load']>[1]) {
+  try {
+    load(name, text).load(schema);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
 describe('client.yml', () => {
-  it('has the documented defaults when empty', () => {
+  it('has these defaults', () => {
     const { load: l } = load('client', 'tls:\n  loadTrustStore: false\n');
     expect(l(clientConfigSchema)).toEqual({
-      tls: { verifyHostname: true, loadTrustStore: false, loadKeyStore: false },
+      tls: {
+        verifyHostname: true,
+        loadDefaultTrustStore: false,
+        loadTrustStore: false,
+        loadKeyStore: false,
+      },
       request: { timeout: 3000 },
       oauth: {
         token: {
@@ -31,7 +51,7 @@ describe('client.yml', () => {
     });
   });
 
-  it('a store that is switched on must be named and must exist', () => {
+  it('a store that is switched on must be named, must exist, and a trust store must be PEM', () => {
     expect(() => load('client', 'tls: {}\n').load(clientConfigSchema)).toThrow(
       /client\.yml at key "tls\.trustStore": is required/,
     );
@@ -41,6 +61,111 @@ describe('client.yml', () => {
         'tls:\n  loadTrustStore: false\n  loadKeyStore: true\n  keyStore: nope.pem\n',
       ).load(clientConfigSchema),
     ).toThrow(/at key "tls\.keyStore": file not found: .*nope\.pem/);
+    const jks = load('client', 'tls:\n  trustStore: client.truststore\n', {
+      'client.truststore': '\xfe\xed\xfe\xed binary',
+    });
+    expect(() => jks.load(clientConfigSchema)).toThrow(
+      /at key "tls\.trustStore": .*client\.truststore is not a PEM file of CA certificates \(a Java trust store\? export it with keytool -exportcert -rfc\)$/,
+    );
+  });
+
+  it("reads the key server under light-4j's newer name oauth.token.key, with audience and client_secret", () => {
+    const { load: l } = load(
+      'client',
+      [
+        'tls:',
+        `  trustStore: ${CA}`,
+        '  tlsVersion: TLSv1.3',
+        'oauth:',
+        '  token:',
+        '    client_credentials:',
+        '      uri: /oauth2/token',
+        '      client_id: c1',
+        '      client_secret: 123456',
+        '    key:',
+        '      server_url: https://localhost:6886',
+        '      uri: /oauth2/key',
+        '      client_id: k1',
+        '      client_secret: key-secret',
+        '      audience: urn:chain:api',
+        '      issuer: [https://localhost:6882, https://oauth2-token:6882]',
+      ].join('\n'),
+    );
+    const config = l(clientConfigSchema);
+    expect(config.tls.tlsVersion).toBe('TLSv1.3');
+    expect(config.oauth.key).toEqual({
+      server_url: 'https://localhost:6886',
+      uri: '/oauth2/key',
+      client_id: 'k1',
+      client_secret: 'key-secret',
+      jwk: false,
+      audience: ['urn:chain:api'],
+      issuer: ['https://localhost:6882', 'https://oauth2-token:6882'],
+    });
+    expect(config.oauth.token.client_credentials).toEqual({
+      uri: '/oauth2/token',
+      client_id: 'c1',
+      client_secret: '123456',
+    });
+  });
+
+  it('loads light-4j keys it does not implement with one warning each', () => {
+    const { loader, load: l } = load(
+      'client',
+      [
+        'tls:',
+        '  loadTrustStore: false',
+        '  trustStorePass: password',
+        'oauth:',
+        '  multipleAuthServers: false',
+        '  token:',
+        '    enableHttp2: true',
+        '    refresh_token:',
+        '      uri: /oauth2/token',
+        '    key:',
+        '      enableHttp2: true',
+        '  sign:',
+        '    timeout: 2000',
+        'request:',
+        '  errorThreshold: 2',
+        '  injectCallerId: false',
+      ].join('\n'),
+    );
+    l(clientConfigSchema);
+    expect(loader.warnings.map((w) => w.key)).toEqual([
+      'tls.trustStorePass',
+      'oauth.token.enableHttp2',
+      'oauth.token.refresh_token',
+      'oauth.token.key.enableHttp2',
+      'oauth.sign',
+      'request.errorThreshold',
+    ]);
+  });
+
+  it('stops on a misspelled key with the closest known one, named as written', () => {
+    const err = error(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  token:\n    key:\n      audiance: x\n',
+      clientConfigSchema,
+    );
+    expect(err.key).toBe('oauth.token.key.audiance');
+    expect(err.reason).toBe('unknown key; did you mean "audience"?');
+    expect(
+      error(
+        'client',
+        'tls:\n  loadTrustStore: false\n  verifyHostName: false\n',
+        clientConfigSchema,
+      ).reason,
+    ).toBe('unknown key; did you mean "verifyHostname"?');
+  });
+
+  it('refuses the key server section under both names with different values', () => {
+    const err = error(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  key:\n    uri: /a\n  token:\n    key:\n      uri: /b\n',
+      clientConfigSchema,
+    );
+    expect(err.key).toBe('oauth.token.key.uri');
   });
 });
 
@@ -50,6 +175,64 @@ describe('secret.yml', () => {
     expect(l(secretConfigSchema)).toEqual({
       clientCredentialsClientSecret: 's1',
       keyClientSecret: 's2',
+    });
+  });
+
+  it('reads an all-digit secret as the text written (defect: a type error stopped the service)', () => {
+    const { load: l } = load(
+      'secret',
+      'clientCredentialsClientSecret: 123456\nkeyClientSecret: 0012345\nauthorizationCodeClientSecret: 98765432109876543210\n',
+    );
+    expect(l(secretConfigSchema)).toEqual({
+      clientCredentialsClientSecret: '123456',
+      keyClientSecret: '0012345',
+      authorizationCodeClientSecret: '98765432109876543210',
+    });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'secret-env-'));
+    fs.writeFileSync(path.join(dir, 'secret.yml'), 'keyClientSecret: ${KEY_SECRET}\n');
+    const fromEnv = new ConfigLoader({ bundledDir: dir, env: { KEY_SECRET: '000042' } });
+    expect(fromEnv.load('secret', secretConfigSchema)).toEqual({ keyClientSecret: '000042' });
+  });
+
+  it('refuses a misspelled secret (defect: unknown keys were accepted), light-4j secrets load with a warning', () => {
+    const err = error('secret', 'clientCredentialClientSecret: s\n', secretConfigSchema);
+    expect(err.reason).toBe('unknown key; did you mean "clientCredentialsClientSecret"?');
+    const { loader, load: l } = load(
+      'secret',
+      'serverKeystorePass: password\nkeyClientSecret: k\n',
+    );
+    expect(l(secretConfigSchema)).toEqual({ keyClientSecret: 'k' });
+    expect(loader.warnings.map((w) => w.key)).toEqual(['serverKeystorePass']);
+  });
+});
+
+describe('clientSecrets', () => {
+  const client = (secrets: { cc?: string; ac?: string; key?: string }) =>
+    ({
+      oauth: {
+        token: {
+          client_credentials: { uri: '/t', client_id: 'c', client_secret: secrets.cc },
+          authorization_code: { uri: '/t', client_id: 'c', client_secret: secrets.ac },
+        },
+        key: { uri: '/k', jwk: false, client_secret: secrets.key },
+      },
+    }) as never;
+
+  it("takes secret.yml's secrets, else client.yml's client_secret", () => {
+    expect(clientSecrets(client({ cc: 'c1', ac: 'a1', key: 'k1' }), {})).toEqual({
+      clientCredentialsClientSecret: 'c1',
+      authorizationCodeClientSecret: 'a1',
+      keyClientSecret: 'k1',
+    });
+    expect(
+      clientSecrets(client({ cc: 'c1', key: 'k1' }), {
+        clientCredentialsClientSecret: 'from-secret-yml',
+        keyClientSecret: 'k2',
+      }),
+    ).toEqual({
+      clientCredentialsClientSecret: 'from-secret-yml',
+      authorizationCodeClientSecret: undefined,
+      keyClientSecret: 'k2',
     });
   });
 });

@@ -1,14 +1,23 @@
 import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createSigningKey, startKeyServer, type KeyServer } from '@chain/testkit';
+import type { KeySource } from '@chain/security';
 import { createKeyClient, KeyFetchError } from '../src/key-client';
 import { createHttpsAgent } from '../src/tls-options';
 import type { ClientConfig } from '../src/client-config';
 
 const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');
+const TLS = {
+  key: fs.readFileSync(path.join(CERTS, 'server.key')),
+  cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
+};
 const rotated = createSigningKey('200');
+const ec = createSigningKey('201', { type: 'ec' });
 const agent = createHttpsAgent({
   verifyHostname: true,
+  loadDefaultTrustStore: false,
   loadTrustStore: true,
   trustStore: path.join(CERTS, 'ca.crt'),
   loadKeyStore: false,
@@ -17,13 +26,10 @@ const agent = createHttpsAgent({
 let server: KeyServer;
 beforeAll(async () => {
   server = await startKeyServer({
-    tls: {
-      key: fs.readFileSync(path.join(CERTS, 'server.key')),
-      cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
-    },
+    tls: TLS,
     clientId: 'key-client',
     clientSecret: 'key-secret',
-    keys: { '200': rotated.certificatePem },
+    keys: { '200': rotated.certificatePem, '201': ec.certificatePem },
   });
 });
 afterAll(async () => {
@@ -56,17 +62,30 @@ async function failure(promise: Promise<unknown>): Promise<string> {
   return (err as Error).message;
 }
 
-describe('createKeyClient (light-oauth2 PEM protocol)', () => {
-  const fetchKey = () =>
-    createKeyClient({ key: keyConfig(), secret: 'key-secret', httpsAgent: agent, timeoutMs: 2000 });
+function byKid(source: KeySource) {
+  if (source.kind !== 'kid') throw new Error('expected a key source by kid');
+  return source.fetch;
+}
 
-  it('GETs {server_url}{uri}/{kid} with Basic client_id:keyClientSecret and answers the PEM', async () => {
+function keySet(source: KeySource) {
+  if (source.kind !== 'set') throw new Error('expected a key set source');
+  return source.fetch;
+}
+
+describe('createKeyClient (light-oauth2 PEM protocol)', () => {
+  const fetchKey = (secret = 'key-secret', key = keyConfig()) =>
+    byKid(createKeyClient({ key, secret, httpsAgent: agent, timeoutMs: 2000 }));
+
+  it('GETs {server_url}{uri}/{kid} with Basic client_id:secret and answers the PEM', async () => {
     await expect(fetchKey()('200')).resolves.toBe(rotated.certificatePem);
     expect(server.requests).toEqual(['/oauth2/key/200']);
   });
 
-  it('answers undefined for a kid the server does not know', async () => {
-    await expect(fetchKey()('404-kid')).resolves.toBeUndefined();
+  it("answers undefined (no such kid) for light-oauth2's 400 ERR12030 and 404 ERR12017 (defect: 400 was a key server failure)", async () => {
+    // light-oauth2 answers its own unknown kid 400 ERR12030, another provider's 404 ERR12017
+    await expect(fetchKey()('999')).resolves.toBeUndefined();
+    await expect(fetchKey()('made-up-kid')).resolves.toBeUndefined();
+    expect(server.requests).toEqual(['/oauth2/key/999', '/oauth2/key/made-up-kid']);
   });
 
   it('encodes the kid into one path segment', async () => {
@@ -74,16 +93,13 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
     expect(server.requests).toEqual(['/oauth2/key/a%20b']);
   });
 
-  it('fails without naming the secret when the credentials are refused', async () => {
-    const wrong = createKeyClient({
-      key: keyConfig(),
-      secret: 'wrong-secret',
-      httpsAgent: agent,
-      timeoutMs: 2000,
-    });
-    const message = await failure(wrong('200'));
+  it('fails without naming the secret when the credentials are refused (401, or 404 ERR12014 client not found)', async () => {
+    const message = await failure(fetchKey('wrong-secret')('200'));
     expect(message).toBe(`key server ${server.url}/oauth2/key answered HTTP 401`);
     expect(message).not.toMatch(/secret/);
+    expect(await failure(fetchKey('key-secret', keyConfig({ client_id: 'nobody' }))('200'))).toBe(
+      `key server ${server.url}/oauth2/key answered HTTP 404`,
+    );
   });
 
   it('fails on a 500 and on an answer that is not PEM', async () => {
@@ -92,21 +108,40 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
       `key server ${server.url}/oauth2/key answered HTTP 500`,
     );
     server.mode = 'serve';
-    server.keys.set('junk', 'hello');
-    expect(await failure(fetchKey()('junk'))).toBe(
+    server.keys.set('jnk', 'hello');
+    expect(await failure(fetchKey()('jnk'))).toBe(
       `key server ${server.url}/oauth2/key did not answer a PEM key`,
     );
-    server.keys.delete('junk');
+    server.keys.delete('jnk');
+  });
+
+  it('fails on a 400 that is not ERR12030', async () => {
+    const other = https.createServer(TLS, (_req, res) => {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      res.end('{"statusCode":400,"code":"ERR11004","message":"VALIDATOR_SCHEMA"}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://localhost:${(other.address() as AddressInfo).port}`;
+      expect(await failure(fetchKey('s', keyConfig({ server_url: url }))('200'))).toBe(
+        `key server ${url}/oauth2/key answered HTTP 400`,
+      );
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('fails within its time-out when the server does not answer', async () => {
     server.mode = 'hang';
-    const client = createKeyClient({
-      key: keyConfig(),
-      secret: 'key-secret',
-      httpsAgent: agent,
-      timeoutMs: 100,
-    });
+    const client = byKid(
+      createKeyClient({
+        key: keyConfig(),
+        secret: 'key-secret',
+        httpsAgent: agent,
+        timeoutMs: 100,
+      }),
+    );
     const started = Date.now();
     expect(await failure(client('200'))).toBe(
       `key server ${server.url}/oauth2/key could not be reached (ECONNABORTED)`,
@@ -115,19 +150,14 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
   });
 
   it('fails when the server is down', async () => {
-    const client = createKeyClient({
-      key: keyConfig({ server_url: 'https://localhost:1' }),
-      secret: 'key-secret',
-      httpsAgent: agent,
-      timeoutMs: 1000,
-    });
+    const client = fetchKey('key-secret', keyConfig({ server_url: 'https://localhost:1' }));
     expect(await failure(client('200'))).toBe(
       'key server https://localhost:1/oauth2/key could not be reached (ECONNREFUSED)',
     );
   });
 
-  it('sends no Authorization without a secret', async () => {
-    const client = createKeyClient({ key: keyConfig(), httpsAgent: agent, timeoutMs: 1000 });
+  it('sends no Authorization without a secret (light-oauth2: 401 ERR12002)', async () => {
+    const client = byKid(createKeyClient({ key: keyConfig(), httpsAgent: agent, timeoutMs: 1000 }));
     expect(await failure(client('200'))).toMatch(/HTTP 401$/);
   });
 
@@ -142,29 +172,92 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
   });
 });
 
-describe('createKeyClient (JWKS through jwks-rsa, oauth.key.jwk: true)', () => {
+describe('createKeyClient (a JWKS through jwks-rsa)', () => {
   const client = () =>
-    createKeyClient({
-      key: keyConfig({ jwk: true }),
-      secret: 'key-secret',
-      httpsAgent: agent,
-      timeoutMs: 2000,
-    });
+    keySet(
+      createKeyClient({
+        key: keyConfig(),
+        jwks: true,
+        secret: 'key-secret',
+        httpsAgent: agent,
+        timeoutMs: 2000,
+      }),
+    );
 
-  it('answers the public key of the kid from the JWKS', async () => {
-    const pem = await client()('200');
-    expect(pem).toBe(rotated.publicKey.export({ type: 'spki', format: 'pem' }));
+  it('answers every signing key of the set with its JWK and alg, in one request', async () => {
+    const set = await client()();
+    expect([...set.keys()]).toEqual(['200', '201']);
+    expect(set.get('200')).toEqual({
+      material: {
+        ...rotated.publicKey.export({ format: 'jwk' }),
+        kid: '200',
+        alg: 'RS256',
+        use: 'sig',
+      },
+      alg: 'RS256',
+    });
     expect(server.requests).toEqual(['/oauth2/key']);
   });
 
-  it('answers undefined for a kid the JWKS does not hold', async () => {
-    await expect(client()('nope')).resolves.toBeUndefined();
+  it('leaves out keys without a kid or not for signatures; an empty set is an answer', async () => {
+    const other = https.createServer(TLS, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          keys: [
+            { kty: 'RSA', use: 'sig' },
+            { kty: 'RSA', kid: 'e', use: 'enc' },
+            null,
+            { kty: 'OKP', kid: 'x' },
+          ],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://localhost:${(other.address() as AddressInfo).port}`;
+      const set = await keySet(
+        createKeyClient({
+          key: keyConfig({ server_url: url }),
+          jwks: true,
+          httpsAgent: agent,
+          timeoutMs: 2000,
+        }),
+      )();
+      expect([...set.keys()]).toEqual(['x']);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
-  it('fails when the JWKS cannot be read', async () => {
+  it('fails when the JWKS cannot be read, or is not a JWKS', async () => {
     server.mode = 'fail';
-    expect(await failure(client()('200'))).toBe(
+    expect(await failure(client()())).toBe(
       `key server ${server.url}/oauth2/key JWKS could not be read (JwksError)`,
     );
+    const other = https.createServer(TLS, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"not":"a jwks"}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://localhost:${(other.address() as AddressInfo).port}`;
+      expect(
+        await failure(
+          keySet(
+            createKeyClient({
+              key: keyConfig({ server_url: url }),
+              jwks: true,
+              httpsAgent: agent,
+              timeoutMs: 2000,
+            }),
+          )(),
+        ),
+      ).toBe(`key server ${url}/oauth2/key did not answer a JWKS`);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 });

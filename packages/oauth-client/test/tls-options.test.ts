@@ -8,6 +8,7 @@ const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
 
 const TLS: ClientConfig['tls'] = {
   verifyHostname: true,
+  loadDefaultTrustStore: false,
   loadTrustStore: true,
   trustStore: path.join(CERTS, 'ca.crt'),
   loadKeyStore: false,

@@ -80,7 +80,7 @@ export function createHttpServer(
   config: ServerConfig,
   app: ServedApp,
   logger: Logger,
-  tls?: { key: Buffer; cert: Buffer },
+  tls?: https.ServerOptions,
 ): http.Server {
   const options: http.ServerOptions = {
     maxHeaderSize: config.maxHeaderSize,

@@ -1,20 +1,29 @@
-import { z, type SchemaFactory } from '@chain/config';
+import fs from 'node:fs';
+import tls from 'node:tls';
+import { configFile, text, z, type Light4jKey } from '@chain/config';
 
 /** The two hosts the request pipeline runs on (server.yml `framework`). */
 export const FRAMEWORKS = ['native', 'express'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
-/** server.yml. The keys and defaults are documented in docs/configuration.md. */
+/**
+ * server.yml: light-4j's keys that this project implements, plus `keyFile`/`certFile` (PEM) and
+ * ours (`framework`, the header size and the time-outs). docs/configuration.md lists them all.
+ */
 export interface ServerConfig {
   serviceId: string;
   ip: string;
   httpsPort: number;
   enableHttps: boolean;
   httpPort: number;
+  /** As light-4j: with enableHttps true, no HTTP listener is opened whatever this says. */
   enableHttp: boolean;
   /** PEM private key and certificate of the HTTPS listener (absolute paths). */
   keyFile?: string;
   certFile?: string;
+  /** light-4j: a PKCS12 keystore holding the key and certificate, used without keyFile/certFile. */
+  keystoreName?: string;
+  keystorePass?: string;
   /** The host of the request pipeline: Node's own objects (fast) or an Express application. */
   framework: Framework;
   /** Largest request header block in bytes; a larger one is answered 431. */
@@ -25,47 +34,135 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open (Node's `keepAliveTimeout`). */
   keepAliveTimeoutMs: number;
-  /** Longest wait for in-flight requests on SIGTERM before connections are cut. */
+  /** Longest wait for in-flight requests on SIGTERM (light-4j's `shutdownGracefulPeriod`). */
   shutdownTimeoutMs: number;
 }
 
 const port = z.number().int().min(0).max(65535);
 const ms = z.number().int().min(1).max(3_600_000);
 
-export const serverConfigSchema: SchemaFactory<ServerConfig> = ({ file }) =>
-  z
-    .strictObject({
-      serviceId: z.string().min(1),
-      ip: z.string().default('0.0.0.0'),
-      httpsPort: port.default(8443),
-      enableHttps: z.boolean().default(true),
-      httpPort: port.default(8080),
-      enableHttp: z.boolean().default(false),
-      keyFile: file().optional(),
-      certFile: file().optional(),
-      framework: z.enum(FRAMEWORKS).default('native'),
-      maxHeaderSize: z
-        .number()
-        .int()
-        .min(1024)
-        .max(16 * 1024 * 1024)
-        .default(128 * 1024),
-      headersTimeoutMs: ms.default(20_000),
-      requestTimeoutMs: ms.default(30_000),
-      keepAliveTimeoutMs: ms.default(72_000),
-      shutdownTimeoutMs: z.number().int().min(0).default(10000),
-    })
-    .superRefine((cfg, ctx) => {
-      if (cfg.headersTimeoutMs > cfg.requestTimeoutMs) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['headersTimeoutMs'],
-          message: 'must not be longer than requestTimeoutMs',
-        });
-      }
-      if (!cfg.enableHttps) return;
-      for (const key of ['keyFile', 'certFile'] as const) {
-        if (!cfg[key])
-          ctx.addIssue({ code: 'custom', path: [key], message: 'is required with enableHttps' });
-      }
-    });
+const notHere = (note: string): Light4jKey => ({ note });
+
+/** light-4j's server.yml keys this project does not implement. */
+const LIGHT4J_KEYS: Record<string, Light4jKey> = {
+  enableHttp2: notHere('served over HTTP/1.1'),
+  keyPass: notHere('a PKCS12 keystore is opened with keystorePass'),
+  enableTwoWayTls: { same: false },
+  truststoreName: notHere('client certificates are not asked for here'),
+  truststorePass: notHere('client certificates are not asked for here'),
+  bootstrapStoreName: notHere('no config server'),
+  bootstrapStorePass: notHere('no config server'),
+  enableRegistry: { same: false },
+  startOnRegistryFailure: { same: false },
+  dynamicPort: { same: false, note: 'port 0 picks a free port' },
+  minPort: notHere('used with dynamicPort only'),
+  maxPort: notHere('used with dynamicPort only'),
+  environment: notHere('no service registry'),
+  buildNumber: notHere('not reported'),
+  serviceName: notHere('serviceId names the service'),
+  bufferSize: notHere('Node sizes its own buffers'),
+  ioThreads: notHere('one event loop'),
+  workerThreads: notHere('one event loop'),
+  backlog: notHere("Node's default backlog"),
+  alwaysSetDate: { same: false },
+  serverString: notHere('no Server header is sent'),
+  shutdownTimeout: notHere('shutdownTimeoutMs bounds the shutdown'),
+  allowUnescapedCharactersInUrl: { same: false },
+  maxTransferFileSize: notHere('no uploads here'),
+  maskConfigProperties: { same: true },
+};
+
+/** JKS files start with 0xFEEDFEED. */
+const JKS_MAGIC = 0xfeedfeed;
+
+/** Why a keystore cannot serve HTTPS, or undefined when it can. */
+function keystoreProblem(file: string, passphrase: string | undefined): string | undefined {
+  const bytes = fs.readFileSync(file);
+  if (bytes.length >= 4 && bytes.readUInt32BE(0) === JKS_MAGIC) {
+    return `${file} is a JKS keystore; convert it to PKCS12 (keytool -importkeystore -deststoretype pkcs12) or give keyFile and certFile`;
+  }
+  try {
+    tls.createSecureContext({ pfx: bytes, passphrase });
+    return undefined;
+  } catch {
+    return `${file} cannot be opened as a PKCS12 keystore with keystorePass`;
+  }
+}
+
+export const serverConfigSchema = configFile<ServerConfig>(
+  ({ file, warn }) =>
+    z
+      .strictObject({
+        serviceId: z.string().min(1),
+        ip: z.string().default('0.0.0.0'),
+        httpsPort: port.default(8443),
+        enableHttps: z.boolean().default(true),
+        httpPort: port.default(8080),
+        enableHttp: z.boolean().default(false),
+        keyFile: file().optional(),
+        certFile: file().optional(),
+        keystoreName: z.string().optional(),
+        keystorePass: text().optional(),
+        framework: z.enum(FRAMEWORKS).default('native'),
+        maxHeaderSize: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16 * 1024 * 1024)
+          .default(128 * 1024),
+        headersTimeoutMs: ms.default(20_000),
+        requestTimeoutMs: ms.default(30_000),
+        keepAliveTimeoutMs: ms.default(72_000),
+        shutdownTimeoutMs: z.number().int().min(0).default(10000),
+      })
+      .superRefine((cfg, ctx) => {
+        if (cfg.headersTimeoutMs > cfg.requestTimeoutMs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['headersTimeoutMs'],
+            message: 'must not be longer than requestTimeoutMs',
+          });
+        }
+        if (!cfg.enableHttps) return;
+        if (cfg.keyFile && cfg.certFile) return;
+        if (!cfg.keyFile && !cfg.certFile && cfg.keystoreName) return;
+        for (const key of ['keyFile', 'certFile'] as const) {
+          if (!cfg[key]) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: 'is required with enableHttps (or give keystoreName, a PKCS12 keystore)',
+            });
+          }
+        }
+      })
+      .transform((cfg, ctx) => {
+        const out = { ...cfg };
+        if (cfg.keystoreName && !(cfg.keyFile && cfg.certFile) && cfg.enableHttps) {
+          const store = file().safeParse(cfg.keystoreName);
+          const problem = store.success
+            ? keystoreProblem(store.data, cfg.keystorePass)
+            : store.error.issues[0].message;
+          if (problem) {
+            ctx.addIssue({ code: 'custom', path: ['keystoreName'], message: problem });
+            return z.NEVER;
+          }
+          out.keystoreName = store.data;
+        } else {
+          if (cfg.keystoreName && cfg.enableHttps) {
+            warn('keystoreName', 'ignored: keyFile and certFile serve HTTPS');
+          }
+          delete out.keystoreName;
+          delete out.keystorePass;
+        }
+        if (cfg.enableHttps && cfg.enableHttp) {
+          warn('enableHttp', 'ignored: with enableHttps true only HTTPS is served (as light-4j)');
+          out.enableHttp = false;
+        }
+        return out;
+      }),
+  {
+    light4j: LIGHT4J_KEYS,
+    aliases: { shutdownGracefulPeriod: 'shutdownTimeoutMs' },
+  },
+);

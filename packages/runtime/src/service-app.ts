@@ -2,8 +2,8 @@ import type http from 'node:http';
 import type express from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
-import { createHttpsAgent, createKeyClient } from '@chain/oauth-client';
-import { createRequestGuard, type KeyResolver } from '@chain/security';
+import { clientSecrets, createHttpsAgent, createKeyClient } from '@chain/oauth-client';
+import { createRequestGuard, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { createErrorRenderer } from './error-renderer';
 import type { Handler, Stage } from './exchange';
@@ -17,7 +17,7 @@ import { mockTokenStage } from './stages/mock-token';
 import { notFoundStage } from './stages/not-found';
 import { probesStage } from './stages/probes';
 import { routingStage } from './stages/routing';
-import { securityStage } from './stages/security';
+import { passThroughStripStage, securityStage } from './stages/security';
 import { validationStage } from './stages/validation';
 
 /** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
@@ -82,18 +82,28 @@ export function createExpressApp(options: ServiceAppOptions): express.Applicatio
 
 function buildStages({ config, logger, routes }: ServiceAppOptions) {
   const { serviceId } = config.server;
-  const metrics = createMetrics(config.metrics, { serviceId, logger });
+  const metrics = createMetrics(config.metrics, {
+    serviceId,
+    logger,
+    prometheus: config.prometheus,
+  });
+  const { key } = config.client.oauth;
   const guard = createRequestGuard({
     config: config.security,
     logger,
-    resolveKey: keyResolver(config),
+    keySource: keySource(config),
     keyPolicy: { timeoutMs: config.client.request.timeout },
+    claims: { audience: key.audience, issuer: key.issuer },
+    events: logger,
   });
+  const { passThroughClaims } = config.security;
   const outer: Stage[] = [probesStage(serviceId, metrics)];
   if (metrics.enabled) outer.push(metricsStage(metrics));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check));
+  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims));
+  else if (Object.keys(passThroughClaims).length)
+    spec.push(passThroughStripStage(passThroughClaims));
   spec.push(validationStage, dispatchStage(registerRoutes(config, routes)));
   return {
     metrics,
@@ -129,13 +139,27 @@ function registerRoutes(
   return handlers;
 }
 
-/** Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set. */
-function keyResolver(config: ServiceConfig): KeyResolver | undefined {
+/**
+ * Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set: a
+ * JWKS when security.yml `jwt.keyResolver` is `JsonWebKeySet` (or, without it, client.yml
+ * `oauth.key.jwk` is true), else light-oauth2's PEM by kid.
+ */
+function keySource(config: ServiceConfig): KeySource | undefined {
   const { key } = config.client.oauth;
-  if (!config.security.enableVerifyJwt || !key.server_url) return undefined;
+  const { enableVerifyJwt, bootstrapFromKeyService, jwt } = config.security;
+  if (!enableVerifyJwt) return undefined;
+  if (!key.server_url) {
+    if (!bootstrapFromKeyService) return undefined;
+    throw new ConfigError(
+      config.loader.locate('client').file ?? 'client.yml',
+      'oauth.key.server_url',
+      'is required when security.yml bootstrapFromKeyService is true (keys come only from the key server)',
+    );
+  }
   return createKeyClient({
     key,
-    secret: config.secret.keyClientSecret,
+    secret: clientSecrets(config.client, config.secret).keyClientSecret,
+    jwks: jwt.keyResolver ? jwt.keyResolver === 'JsonWebKeySet' : key.jwk,
     httpsAgent: createHttpsAgent(config.client.tls),
     timeoutMs: config.client.request.timeout,
   });

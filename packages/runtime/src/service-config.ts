@@ -6,7 +6,12 @@ import {
   type ClientConfig,
   type SecretConfig,
 } from '@chain/oauth-client';
-import { metricsConfigSchema, type MetricsConfig } from '@chain/metrics';
+import {
+  metricsConfigSchema,
+  prometheusConfigSchema,
+  type MetricsConfig,
+  type PrometheusConfig,
+} from '@chain/metrics';
 import { securityConfigSchema, type SecurityConfig } from '@chain/security';
 import { serverConfigSchema, type ServerConfig } from './server-config';
 
@@ -17,6 +22,7 @@ export interface ServiceConfig {
   client: ClientConfig;
   secret: SecretConfig;
   metrics: MetricsConfig;
+  prometheus: PrometheusConfig;
   spec: OpenApiSpec;
   loader: ConfigLoader;
 }
@@ -28,14 +34,16 @@ export interface ServiceConfig {
 export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
   const loader = new ConfigLoader(options);
   const server = loader.load('server', serverConfigSchema, { required: true });
-  const security = loader.load('security', securityConfigSchema);
+  // light-rest-4j reads openapi-security.yml instead of security.yml when there is one.
+  const security = loader.load(['openapi-security', 'security'], securityConfigSchema);
   const client = loader.load('client', clientConfigSchema);
   const secret = loader.load('secret', secretConfigSchema);
   const metrics = loader.load('metrics', metricsConfigSchema);
+  const prometheus = loader.load('prometheus', prometheusConfigSchema);
   const { source, value } = loader.raw('openapi');
   if (value === undefined) {
     throw new ConfigError(`${loader.bundledDir}/openapi.yaml`, undefined, 'file not found');
   }
   const spec = new OpenApiSpec(value, source.file);
-  return { server, security, client, secret, metrics, spec, loader };
+  return { server, security, client, secret, metrics, prometheus, spec, loader };
 }

@@ -56,6 +56,13 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     }
     const tlsFiles = config.server.enableHttps ? loadTls(config) : undefined;
     const app = definition.createApp(config, logger);
+    // light-4j keys that do nothing here, and light-4j files nothing read: once each, at start.
+    for (const { file, key, message } of config.loader.warnings) {
+      logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+    }
+    for (const file of config.loader.unreadFiles()) {
+      logger.warn({ file }, `${file}: not read by this service`);
+    }
     return await listen(config, app, logger, tlsFiles);
   } catch (err) {
     return cannotStart(err, logger);
@@ -70,11 +77,17 @@ function cannotStart(err: unknown, logger: Logger | undefined): never {
   process.exit(1);
 }
 
+/** What the HTTPS listener is given: a PEM key and certificate, or a PKCS12 keystore. */
+export type TlsMaterial = { key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string };
+
 /**
  * server.yml `keyFile` and `certFile`, checked: a PEM private key, a PEM certificate, and a key
- * that belongs to the certificate. Each failure names the file and the key, never OpenSSL's code.
+ * that belongs to the certificate (each failure names the file and the key, never OpenSSL's
+ * code); or light-4j's `keystoreName` (a PKCS12 keystore, checked by server.yml's schema).
  */
-export function loadTls(config: ServiceConfig): { key: Buffer; cert: Buffer } {
+export function loadTls(config: ServiceConfig): TlsMaterial {
+  const { keystoreName, keystorePass } = config.server;
+  if (keystoreName) return { pfx: fs.readFileSync(keystoreName), passphrase: keystorePass };
   const file = config.loader.locate('server').file ?? 'server.yml';
   const key = fs.readFileSync(config.server.keyFile as string);
   const cert = fs.readFileSync(config.server.certFile as string);
@@ -100,7 +113,7 @@ async function listen(
   config: ServiceConfig,
   app: ServiceApp,
   log: Logger,
-  tlsFiles: { key: Buffer; cert: Buffer } | undefined,
+  tlsFiles: TlsMaterial | undefined,
 ): Promise<RunningService> {
   const { server: serverConfig } = config;
   const gate = new ShutdownGate();

@@ -1,13 +1,134 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, ConfigLoader } from '@chain/config';
 import { loadServiceConfig } from '../src';
+import { serverConfigSchema } from '../src/server-config';
 import { configDir } from '../../../test/support/service-process';
 import { FIXTURE } from './support';
 
-const load = (serverYml: string) =>
-  loadServiceConfig({ bundledDir: FIXTURE, overrideDir: configDir({ 'server.yml': serverYml }) });
+const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');
+
+function folder(files: Record<string, string | Buffer>) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'server-yml-'));
+  for (const [name, content] of Object.entries(files))
+    fs.writeFileSync(path.join(dir, name), content);
+  return dir;
+}
+
+function load(yaml: string, files: Record<string, string | Buffer> = {}) {
+  const dir = folder({ 'server.yml': yaml, ...files });
+  const loader = new ConfigLoader({ bundledDir: dir, env: {} });
+  return { dir, loader, config: () => loader.load('server', serverConfigSchema) };
+}
+
+function error(yaml: string, files: Record<string, string | Buffer> = {}): ConfigError {
+  try {
+    load(yaml, files).config();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const pkcs12 = (password: string) =>
+  execFileSync('openssl', [
+    'pkcs12',
+    '-export',
+    '-in',
+    path.join(CERTS, 'server.crt'),
+    '-inkey',
+    path.join(CERTS, 'server.key'),
+    '-passout',
+    `pass:${password}`,
+  ]);
+
+const PEM = `keyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
 
 describe('server.yml', () => {
+  it("serves HTTPS from light-4j's PKCS12 keystore", () => {
+    const { dir, config } = load(
+      'serviceId: s\nkeystoreName: server.keystore\nkeystorePass: secret\n',
+      {
+        'server.keystore': pkcs12('secret'),
+      },
+    );
+    expect(config()).toMatchObject({
+      keystoreName: path.join(dir, 'server.keystore'),
+      keystorePass: 'secret',
+    });
+  });
+
+  it('refuses a JKS keystore, a wrong password and a missing keystore, naming the key', () => {
+    const jks = Buffer.concat([Buffer.from([0xfe, 0xed, 0xfe, 0xed]), Buffer.alloc(32)]);
+    const jksError = error('serviceId: s\nkeystoreName: server.keystore\n', {
+      'server.keystore': jks,
+    });
+    expect(jksError.key).toBe('keystoreName');
+    expect(jksError.reason).toMatch(
+      /server\.keystore is a JKS keystore; convert it to PKCS12 \(keytool -importkeystore -deststoretype pkcs12\) or give keyFile and certFile$/,
+    );
+    expect(
+      error('serviceId: s\nkeystoreName: server.keystore\nkeystorePass: wrong\n', {
+        'server.keystore': pkcs12('secret'),
+      }).reason,
+    ).toMatch(/cannot be opened as a PKCS12 keystore with keystorePass$/);
+    expect(error('serviceId: s\nkeystoreName: nope.keystore\n').reason).toMatch(
+      /^file not found: .*nope\.keystore$/,
+    );
+  });
+
+  it('asks for keyFile and certFile (or a keystore) with enableHttps', () => {
+    const err = error('serviceId: s\n');
+    expect(err.key).toBe('keyFile');
+    expect(err.reason).toMatch(
+      /^is required with enableHttps \(or give keystoreName, a PKCS12 keystore\)/,
+    );
+  });
+
+  it('uses keyFile and certFile over a keystore, saying so', () => {
+    const { loader, config } = load(`serviceId: s\nkeystoreName: server.keystore\n${PEM}`);
+    expect(config().keystoreName).toBeUndefined();
+    expect(loader.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
+      'keystoreName: ignored: keyFile and certFile serve HTTPS',
+    ]);
+  });
+
+  it('serves HTTPS only when enableHttp and enableHttps are both true (light-4j), with a warning', () => {
+    const { loader, config } = load(`serviceId: s\nenableHttp: true\n${PEM}`);
+    expect(config()).toMatchObject({ enableHttps: true, enableHttp: false });
+    expect(loader.warnings[0].message).toBe(
+      'ignored: with enableHttps true only HTTPS is served (as light-4j)',
+    );
+    expect(load('serviceId: s\nenableHttps: false\nenableHttp: true\n').config()).toMatchObject({
+      enableHttps: false,
+      enableHttp: true,
+    });
+  });
+
+  it("reads light-4j's shutdownGracefulPeriod as shutdownTimeoutMs, and warns for its other keys", () => {
+    const { loader, config } = load(
+      `serviceId: s\nshutdownGracefulPeriod: 2000\nioThreads: 4\ndynamicPort: false\n${PEM}`,
+    );
+    expect(config().shutdownTimeoutMs).toBe(2000);
+    expect(loader.warnings.map((w) => w.key)).toEqual(['ioThreads']);
+  });
+
+  it('stops on a misspelled key with the closest known one', () => {
+    expect(error(`serviceId: s\nhttpsport: 1\n${PEM}`).reason).toBe(
+      'unknown key; did you mean "httpsPort"?',
+    );
+  });
+});
+
+const loadFixture = (serverYml: string) =>
+  loadServiceConfig({ bundledDir: FIXTURE, overrideDir: configDir({ 'server.yml': serverYml }) });
+
+describe('server.yml: our keys (framework, header size, time-outs)', () => {
   it('has the documented defaults', () => {
-    expect(load('serviceId: s\nenableHttps: false\n').server).toEqual({
+    expect(loadFixture('serviceId: s\nenableHttps: false\n').server).toEqual({
       serviceId: 's',
       ip: '0.0.0.0',
       httpsPort: 8443,
@@ -33,7 +154,7 @@ describe('server.yml', () => {
     const base = line.startsWith('enableHttps')
       ? 'serviceId: s\n'
       : 'serviceId: s\nenableHttps: false\n';
-    expect(() => load(`${base}${line}\n`)).toThrow(
+    expect(() => loadFixture(`${base}${line}\n`)).toThrow(
       new RegExp(`server\\.yml at key "${message.replace(/[|()]/g, '\\$&')}`),
     );
   });

@@ -146,10 +146,10 @@ describe.each(FRAMEWORKS)('the service pipeline on the %s host', (framework) => 
       );
     });
 
-    it('answers /metrics only when metrics.yml enables metrics', async () => {
+    it('answers /metrics only when prometheus.yml enables it', async () => {
       expect((await request(open().app.listener).get('/metrics')).status).toBe(404);
       const app = fixtureService(
-        fixtureConfig(framework, { 'metrics.yml': 'enabled: true\ninfluxdbHost: 127.0.0.1\n' }),
+        fixtureConfig(framework, { 'prometheus.yml': 'enabled: true\n' }),
       ).app;
       const res = await request(app.listener).get('/metrics');
       expect(res.status).toBe(200);
@@ -241,7 +241,7 @@ describe.each(FRAMEWORKS)('the service pipeline on the %s host', (framework) => 
       const service = fixtureService(
         fixtureConfig(framework, {
           'security.yml': SECURITY_ON,
-          'metrics.yml': 'enabled: true\ninfluxdbHost: 127.0.0.1\n',
+          'prometheus.yml': 'enabled: true\n',
         }),
       );
       const app = service.app.listener;

@@ -106,7 +106,7 @@ describe('server.yml keyFile and certFile', () => {
 
   it('loads a key and its certificate', () => {
     const tls = loadTls(config({ keyFile: file('server.key'), certFile: file('server.crt') }));
-    expect(tls.key.equals(fs.readFileSync(file('server.key')))).toBe(true);
+    expect('key' in tls && tls.key.equals(fs.readFileSync(file('server.key')))).toBe(true);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { parseBearer } from './bearer';
 import type { JwtVerifier, VerifiedToken } from './jwt-verifier';
+import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
 import { StatusError } from './status-error';
 import type { StatusCode } from './status';
@@ -13,13 +14,20 @@ export interface AuthInfo {
   claims: VerifiedToken['claims'];
   /** The X-Scope-Token's caller and scopes, when the request carried one. */
   scopeToken?: { clientId?: string; scopes: string[] };
+  /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
+  passThrough: Record<string, string>;
 }
 
 export interface AuthRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
-  /** Scopes of the matched operation; none or empty means no scope is required. */
+  /**
+   * Scopes of the matched operation (empty: none required). Undefined when the request has no
+   * operation in a spec: refused with ERR10007 unless `skipVerifyScopeWithoutSpec`.
+   */
   requiredScopes: readonly string[] | undefined;
+  /** The request path, for `skipPathPrefixes`. */
+  path?: string;
 }
 
 export interface Authorized {
@@ -28,7 +36,21 @@ export interface Authorized {
   token: string;
 }
 
-export type Authorizer = (request: AuthRequest) => Promise<Authorized>;
+/** Resolves undefined for a path of `skipPathPrefixes`: not verified at all. */
+export type Authorizer = (request: AuthRequest) => Promise<Authorized | undefined>;
+
+/** The request rules of security.yml, beyond the token itself (light-4j's keys). */
+export interface AuthorizerOptions {
+  enableVerifyScope: boolean;
+  /** Verify X-Scope-Token and match its scopes (default true); false: the main token's scopes only. */
+  enableExtractScopeToken?: boolean;
+  /** A request without a spec operation skips the scope check instead of ERR10007. */
+  skipVerifyScopeWithoutSpec?: boolean;
+  /** Paths (whole segments) that skip verification. */
+  skipPathPrefixes?: readonly string[];
+  /** claim -> header name. */
+  passThroughClaims?: Readonly<Record<string, string>>;
+}
 
 /**
  * The verified caller behind a scope mismatch (ERR10005/ERR10006): the token itself was good,
@@ -46,11 +68,26 @@ const CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = 
 };
 
 /**
- * The security checks of one request (README "Security", steps 1-5): the bearer token (ERR10002), its verification
- * (ERR10000/ERR10001), and with scope verification the X-Scope-Token (ERR10003/ERR10004) and the
- * scope match against the operation (ERR10006 for the scope token, else ERR10005).
+ * One request: a path of `skipPathPrefixes` is not verified; otherwise the bearer token
+ * (ERR10002), its verification (ERR10000/ERR10001), and with scope verification the
+ * X-Scope-Token (ERR10003/ERR10004, unless `enableExtractScopeToken` is false) and the scope
+ * match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
+ * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`
+ * become headers.
  */
-export function createAuthorizer(verify: JwtVerifier, enableVerifyScope: boolean): Authorizer {
+export function createAuthorizer(
+  verify: JwtVerifier,
+  rules: AuthorizerOptions | boolean,
+): Authorizer {
+  const options: AuthorizerOptions =
+    typeof rules === 'boolean' ? { enableVerifyScope: rules } : rules;
+  const {
+    enableVerifyScope,
+    enableExtractScopeToken = true,
+    skipVerifyScopeWithoutSpec = false,
+    skipPathPrefixes = [],
+    passThroughClaims = {},
+  } = options;
   const check = async (token: string, which: 'auth' | 'scope') => {
     try {
       return await verify(token);
@@ -62,7 +99,8 @@ export function createAuthorizer(verify: JwtVerifier, enableVerifyScope: boolean
     }
   };
 
-  return async ({ authorization, scopeToken, requiredScopes = [] }) => {
+  return async ({ authorization, scopeToken, requiredScopes, path }) => {
+    if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
     const token = parseBearer(authorization);
     if (token === undefined) throw new StatusError('ERR10002');
     const main = await check(token, 'auth');
@@ -71,10 +109,15 @@ export function createAuthorizer(verify: JwtVerifier, enableVerifyScope: boolean
       userId: main.userId,
       scopes: main.scopes,
       claims: main.claims,
+      passThrough: passThroughHeaders(main.claims, passThroughClaims),
     };
     if (!enableVerifyScope) return { auth, token };
+    if (requiredScopes === undefined) {
+      if (skipVerifyScopeWithoutSpec) return { auth, token };
+      throw new StatusError('ERR10007', [path ?? '']);
+    }
 
-    if (scopeToken !== undefined) {
+    if (scopeToken !== undefined && enableExtractScopeToken) {
       const scopeJwt = parseBearer(scopeToken);
       if (scopeJwt === undefined) {
         throw new StatusError('ERR10003', [], {

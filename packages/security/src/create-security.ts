@@ -1,21 +1,28 @@
 import { createAuthorizer, type Authorizer } from './authorizer';
+import type { ClaimChecks } from './claim-checks';
 import { systemClock, type Clock } from './clock';
 import { createJwtVerifier, type VerifiedToken } from './jwt-verifier';
-import { KeyStore, type KeyResolver, type KeyResolverPolicy } from './key-store';
+import type { KeyPolicy } from './key-policy';
+import type { KeyEvents, KeySource } from './key-source';
+import { KeyStore } from './key-store';
 import { assertMockJwtAllowed, MockTokenIssuer } from './mock-jwt';
-import { loadCertificates } from './public-key';
+import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
 import type { SecurityConfig } from './security-config';
 import { TokenCache } from './token-cache';
 
 export interface SecurityOptions {
   config: SecurityConfig;
-  /** Fetches keys of unknown kids (the key distribution server of client.yml `oauth.key`). */
-  resolveKey?: KeyResolver;
-  keyPolicy?: Partial<KeyResolverPolicy>;
+  /** Keys of unknown kids (the key distribution server of client.yml `oauth.key`). */
+  keySource?: KeySource;
+  keyPolicy?: Partial<KeyPolicy>;
+  /** Audience and issuer checks (client.yml `oauth.key.audience` / `issuer`). */
+  claims?: ClaimChecks;
   now?: Clock;
   /** Environment for the production check of `enableMockJwt` (default process.env). */
   env?: NodeJS.ProcessEnv;
   maxTokenLength?: number;
+  /** Where the key store reports keys fetched, retired, and look-ups that failed. */
+  events?: KeyEvents;
 }
 
 export interface Security {
@@ -25,26 +32,39 @@ export interface Security {
   cache?: TokenCache<VerifiedToken>;
   /** The `enableMockJwt` token issuer. */
   mockIssuer?: MockTokenIssuer;
+  /** `bootstrapFromKeyService` with a JWKS: the keys fetched at start (resolves their number). */
+  preloaded?: Promise<number>;
 }
 
 /**
- * Builds everything security.yml asks for, once, at start: certificates parsed into key objects,
- * the key store with its look-up policy, the token cache, the verifier and the mock issuer.
- * A bad option throws a ConfigError naming security.yml and the key.
+ * Builds everything security.yml asks for, once, at start: certificates parsed into keys, the
+ * key store with its policy, the token cache, the verifier and the mock issuer. A bad option
+ * throws a ConfigError naming security.yml and the key.
  */
 export function createSecurity(options: SecurityOptions): Security {
-  const { config } = options;
+  const { config, claims } = options;
   const now = options.now ?? systemClock;
   assertMockJwtAllowed(config.enableMockJwt, options.env ?? process.env);
-  const mockIssuer = config.enableMockJwt ? new MockTokenIssuer(now) : undefined;
+  const mockIssuer = config.enableMockJwt
+    ? new MockTokenIssuer(now, 600, {
+        issuer: claims?.issuer?.[0],
+        audience: claims?.audience?.[0],
+      })
+    : undefined;
   if (!config.enableVerifyJwt) return { mockIssuer };
 
-  const certificates = loadCertificates(config.jwt.certificate);
-  if (mockIssuer) certificates.set(mockIssuer.kid, mockIssuer.publicKey);
+  const { algorithms } = config.jwt;
+  const certificates: Map<string, VerificationKey> = config.bootstrapFromKeyService
+    ? new Map()
+    : loadCertificates(config.jwt.certificate, algorithms);
+  if (mockIssuer)
+    certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
   const keys = new KeyStore(certificates, {
-    resolver: options.resolveKey,
-    policy: options.keyPolicy,
+    source: options.keySource,
+    policy: { maxAgeMs: config.jwt.keyMaxAgeSeconds * 1000, ...options.keyPolicy },
+    algorithms,
     now,
+    events: options.events,
   });
   const skew = config.jwt.clockSkewInSeconds;
   const cache = config.enableJwtCache
@@ -56,6 +76,20 @@ export function createSecurity(options: SecurityOptions): Security {
     now,
     cache,
     maxTokenLength: options.maxTokenLength,
+    algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
+    claims,
   });
-  return { authorize: createAuthorizer(verify, config.enableVerifyScope), keys, cache, mockIssuer };
+  const authorize = createAuthorizer(verify, {
+    enableVerifyScope: config.enableVerifyScope,
+    enableExtractScopeToken: config.enableExtractScopeToken,
+    skipVerifyScopeWithoutSpec: config.skipVerifyScopeWithoutSpec,
+    skipPathPrefixes: config.skipPathPrefixes,
+    passThroughClaims: config.passThroughClaims,
+  });
+  let preloaded: Promise<number> | undefined;
+  if (config.bootstrapFromKeyService && options.keySource?.kind === 'set') {
+    preloaded = keys.preload();
+    preloaded.catch(() => undefined);
+  }
+  return { authorize, keys, cache, mockIssuer, preloaded };
 }

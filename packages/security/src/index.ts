@@ -7,9 +7,20 @@ export {
 } from './status-error';
 export { extractBearer, parseBearer } from './bearer';
 export { securityConfigSchema, DEFAULT_CERTIFICATES, type SecurityConfig } from './security-config';
+export {
+  SUPPORTED_ALGORITHMS,
+  DEFAULT_ALGORITHMS,
+  algorithmsOfKey,
+  verifySignature,
+  type Algorithm,
+} from './algorithms';
 export { systemClock, type Clock } from './clock';
-export { type KeyMaterial } from './public-key';
-export { DEFAULT_KEY_POLICY, type KeyResolver, type KeyResolverPolicy } from './key-store';
+export { toPublicKey, verificationKey, type KeyMaterial, type VerificationKey } from './public-key';
+export { DEFAULT_KEY_POLICY, type KeyPolicy } from './key-policy';
+export { type FetchedKey, type KeyEvents, type KeySource } from './key-source';
+export { KeyStore } from './key-store';
+export { type ClaimChecks } from './claim-checks';
+export { isSkippedPath, passThroughHeaders, applyPassThrough } from './request-rules';
 export { verifiedCallerOf, type AuthInfo } from './authorizer';
 export { MOCK_KID, type MockTokenIssuer, type TokenResponse } from './mock-jwt';
 export { mockTokenResponse } from './mock-token-request';

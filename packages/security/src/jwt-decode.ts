@@ -1,7 +1,8 @@
+import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
 import { invalidToken } from './token-error';
 
 export interface JwtHeader {
-  alg: 'RS256';
+  alg: Algorithm;
   kid: string;
   [name: string]: unknown;
 }
@@ -25,10 +26,14 @@ const KID = /^(?!\.+$)[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * Splits and parses a compact JWS without trusting any of it: three base64url segments, header
- * and payload JSON objects, `alg` exactly RS256 (no `none`, no HS*, whatever else the header
- * says), no `crit` extensions, a plain `kid`. The signature is not checked here.
+ * and payload JSON objects, `alg` one of the allowed algorithms (never `none` or HS*, whatever
+ * else the header says), no `crit` extensions, a plain `kid`. The signature is not checked here.
  */
-export function decodeJwt(token: string, maxLength = MAX_TOKEN_LENGTH): DecodedJwt {
+export function decodeJwt(
+  token: string,
+  maxLength = MAX_TOKEN_LENGTH,
+  algorithms: readonly Algorithm[] = DEFAULT_ALGORITHMS,
+): DecodedJwt {
   if (token.length > maxLength) throw invalidToken(`token longer than ${maxLength} characters`);
   const parts = token.split('.');
   if (parts.length !== 3) throw invalidToken('token is not three dot-separated segments');
@@ -37,7 +42,9 @@ export function decodeJwt(token: string, maxLength = MAX_TOKEN_LENGTH): DecodedJ
     throw invalidToken('a token segment is not base64url');
   }
   const header = parseObject(h, 'header');
-  if (header.alg !== 'RS256') throw invalidToken('alg is not RS256');
+  if (!algorithms.includes(header.alg as Algorithm)) {
+    throw invalidToken(`alg is not ${algorithms.join(', ')}`);
+  }
   if (header.crit !== undefined) throw invalidToken('crit header parameters are not supported');
   if (typeof header.kid !== 'string' || !KID.test(header.kid)) {
     throw invalidToken('kid is missing or is not a plain key id');

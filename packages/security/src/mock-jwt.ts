@@ -23,6 +23,8 @@ export class MockTokenIssuer {
   constructor(
     private readonly now: Clock,
     readonly expiresInSeconds = 600,
+    /** `iss` and `aud` of the tokens: the first accepted issuer and audience, when checked. */
+    private readonly claims: { issuer?: string; audience?: string } = {},
   ) {
     const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.publicKey = pair.publicKey;
@@ -32,8 +34,8 @@ export class MockTokenIssuer {
   issue(request: { clientId?: string; userId?: string; scopes?: string[] }): TokenResponse {
     const iat = Math.floor(this.now() / 1000);
     const claims: Record<string, unknown> = {
-      iss: 'urn:com:networknt:oauth2:v1',
-      aud: 'urn:com.networknt',
+      iss: this.claims.issuer ?? 'urn:com:networknt:oauth2:v1',
+      aud: this.claims.audience ?? 'urn:com.networknt',
       exp: iat + this.expiresInSeconds,
       iat,
       nbf: iat - 120,

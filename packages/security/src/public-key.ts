@@ -1,49 +1,113 @@
-import crypto, { type KeyObject } from 'node:crypto';
+import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { ConfigError } from '@chain/config';
+import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms';
 
-/** Key material as a key server or a config file gives it. */
-export type KeyMaterial = string | Buffer | KeyObject;
+/** Key material as a key server or a config file gives it: PEM text, a KeyObject or a JWK. */
+export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
 
 /**
- * An RSA public KeyObject from a PEM X.509 certificate, a PEM public key or a KeyObject. Parsed
- * once, so a verification never parses PEM text.
+ * A public key ready to verify: parsed once (a verification never parses PEM text) with the
+ * algorithms it may verify, which is what its type allows, what
+ * security.yml `jwt.algorithms` allows and, for a JWK with `alg`, that algorithm only.
  */
-export function toRsaPublicKey(material: KeyMaterial): KeyObject {
-  let key: KeyObject;
+export interface VerificationKey {
+  readonly key: KeyObject;
+  readonly algorithms: readonly Algorithm[];
+}
+
+const PEM_PUBLIC = /-----BEGIN (PUBLIC KEY|RSA PUBLIC KEY)-----/;
+const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
+const PEM_PRIVATE = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+
+/**
+ * The public key of a PEM X.509 certificate, a PEM public key, a public KeyObject or a public
+ * JWK. A private key is refused, whatever its form: a verifier never holds one, and a private
+ * key in a verifier's config is a leak waiting to happen.
+ */
+export function toPublicKey(material: KeyMaterial): KeyObject {
   if (typeof material === 'string' || Buffer.isBuffer(material)) {
     const text = material.toString();
-    key = text.includes('-----BEGIN CERTIFICATE-----')
-      ? new crypto.X509Certificate(text).publicKey
-      : crypto.createPublicKey(text);
-  } else {
-    key = material.type === 'public' ? material : crypto.createPublicKey(material);
+    if (PEM_PRIVATE.test(text))
+      throw new TypeError('a private key, not a certificate or public key');
+    if (text.includes(PEM_CERTIFICATE)) return new crypto.X509Certificate(text).publicKey;
+    if (PEM_PUBLIC.test(text)) return crypto.createPublicKey(text);
+    throw new TypeError('not a PEM certificate or public key');
   }
-  if (key.asymmetricKeyType !== 'rsa') {
-    throw new TypeError(`an RSA key is required, got ${key.asymmetricKeyType ?? 'none'}`);
+  if (material instanceof crypto.KeyObject) {
+    if (material.type !== 'public') throw new TypeError(`a ${material.type} key, not a public key`);
+    return material;
   }
-  return key;
+  if ('d' in material || 'k' in material) throw new TypeError('a private or secret JWK');
+  return crypto.createPublicKey({ key: material, format: 'jwk' });
 }
 
 /**
- * security.yml `jwt.certificate`: kid -> PEM certificate file, read and parsed at start. A file
- * that cannot be read or parsed stops the service with the file and the key named.
+ * A verification key from key material, allowed to verify `allowed` (security.yml) of what its
+ * type can verify; with `pinned` (a JWK's `alg`) only that one. Throws a TypeError saying why
+ * when the key can verify none of them.
+ */
+export function verificationKey(
+  material: KeyMaterial,
+  allowed: readonly Algorithm[],
+  pinned?: unknown,
+): VerificationKey {
+  const key = toPublicKey(material);
+  const byType = algorithmsOfKey(key);
+  if (byType.length === 0) throw new TypeError(`a ${describeKey(key)} key is not supported`);
+  let algorithms = byType.filter((alg) => allowed.includes(alg));
+  if (pinned !== undefined) {
+    algorithms = isAlgorithm(pinned) ? algorithms.filter((alg) => alg === pinned) : [];
+  }
+  if (algorithms.length === 0) {
+    const what = pinned === undefined ? byType.join(', ') : String(pinned);
+    throw new TypeError(
+      `a ${describeKey(key)} key (${what}); jwt.algorithms allows ${allowed.join(', ')}`,
+    );
+  }
+  return { key, algorithms };
+}
+
+/**
+ * What is wrong with a `jwt.certificate` file, or undefined when it holds a certificate (or
+ * public key) that can verify one of the allowed algorithms.
+ */
+export function certificateProblem(
+  path: string,
+  allowed: readonly Algorithm[],
+): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `file not found: ${path}`
+      : `cannot be read: ${path}`;
+  }
+  try {
+    verificationKey(text, allowed);
+    return undefined;
+  } catch (err) {
+    const reason = err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
+    return `${path} holds ${reason}`;
+  }
+}
+
+/**
+ * security.yml `jwt.certificate`: kid -> PEM certificate (or public key) file, read and parsed at
+ * start. A file that cannot be read, a private key, or a key that fits none of the allowed
+ * algorithms stops the service with the file and the key named.
  */
 export function loadCertificates(
   certificates: Record<string, string>,
+  allowed: readonly Algorithm[],
   file = 'security.yml',
-): Map<string, KeyObject> {
-  const keys = new Map<string, KeyObject>();
+): Map<string, VerificationKey> {
+  const keys = new Map<string, VerificationKey>();
   for (const [kid, path] of Object.entries(certificates)) {
-    try {
-      keys.set(kid, toRsaPublicKey(fs.readFileSync(path, 'utf8')));
-    } catch (err) {
-      const reason =
-        (err as NodeJS.ErrnoException).code === 'ENOENT'
-          ? 'file not found'
-          : 'not an RSA certificate';
-      throw new ConfigError(file, `jwt.certificate.${kid}`, `${reason}: ${path}`);
-    }
+    const problem = certificateProblem(path, allowed);
+    if (problem) throw new ConfigError(file, `jwt.certificate.${kid}`, problem);
+    keys.set(kid, verificationKey(fs.readFileSync(path, 'utf8'), allowed));
   }
   return keys;
 }

@@ -19,8 +19,13 @@ export interface RequestGuardOptions extends SecurityOptions {
 export interface GuardRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
-  /** Scopes of the matched operation; none or empty means no scope is required. */
+  /**
+   * Scopes of the matched operation (empty: none required); undefined when the request has no
+   * operation: ERR10007 unless security.yml `skipVerifyScopeWithoutSpec`.
+   */
   requiredScopes: readonly string[] | undefined;
+  /** The request path, for security.yml `skipPathPrefixes`. */
+  path?: string;
   /** For the log lines only. */
   correlationId?: string;
   /** For the log lines only: the peer address of the connection. */
@@ -29,11 +34,12 @@ export interface GuardRequest {
 
 export interface RequestGuard {
   /**
-   * Verifies one request (security.yml steps 1-5). Resolves with the verified caller; rejects
-   * with the catalogue StatusError, whose verified caller (a 403) `verifiedCallerOf` gives.
-   * Undefined when `enableVerifyJwt` is false: there is nothing to check.
+   * Verifies one request (README "Security"). Resolves with the verified caller, or undefined
+   * for a path of `skipPathPrefixes` (not verified); rejects with the catalogue StatusError,
+   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` is
+   * false: there is nothing to check.
    */
-  check?: (request: GuardRequest) => Promise<AuthInfo>;
+  check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
   /** The `enableMockJwt` token issuer. */
   mockIssuer?: MockTokenIssuer;
 }
@@ -49,9 +55,11 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const { authorize, mockIssuer } = createSecurity(options);
   if (!authorize) return { mockIssuer };
 
-  const check = async (request: GuardRequest): Promise<AuthInfo> => {
+  const check = async (request: GuardRequest): Promise<AuthInfo | undefined> => {
     try {
-      const { auth, token } = await authorize(request);
+      const authorized = await authorize(request);
+      if (!authorized) return undefined; // skipPathPrefixes
+      const { auth, token } = authorized;
       const record = logger && auditRecord(config, token, auth);
       if (record) logger.info({ ...record, correlationId: request.correlationId }, 'jwt verified');
       return auth;

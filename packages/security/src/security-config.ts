@@ -1,17 +1,46 @@
-import fs from 'node:fs';
-import { z, type SchemaFactory } from '@chain/config';
+import { configFile, listOf, mapOf, z, type Light4jKey } from '@chain/config';
+import {
+  algorithmProblem,
+  DEFAULT_ALGORITHMS,
+  SUPPORTED_ALGORITHMS,
+  type Algorithm,
+} from './algorithms';
+import { certificateProblem } from './public-key';
 
-/** security.yml, light-4j's keys and defaults (docs/configuration.md). */
+/**
+ * security.yml: light-4j's keys and defaults, plus ours (`jwt.cacheMaxEntries`,
+ * `jwt.algorithms`, `jwt.keyMaxAgeSeconds`). light-rest-4j's `openapi-security.yml` is read
+ * instead when a config folder has it.
+ */
 export interface SecurityConfig {
   enableVerifyJwt: boolean;
   enableVerifyScope: boolean;
   enableMockJwt: boolean;
+  /** Verify X-Scope-Token and match its scopes (light-4j, default true). */
+  enableExtractScopeToken: boolean;
+  /** A request without a spec operation skips the scope check instead of ERR10007 (light-4j). */
+  skipVerifyScopeWithoutSpec: boolean;
+  /** Paths (whole segments) that skip verification (light-4j). */
+  skipPathPrefixes: string[];
+  /** claim -> request header, for the handler and the downstream (light-4j). */
+  passThroughClaims: Record<string, string>;
+  /**
+   * light-4j: keys come from the key server only (jwt.certificate is not read); a JWKS is
+   * fetched whole at start.
+   */
+  bootstrapFromKeyService: boolean;
   jwt: {
-    /** kid -> absolute path of a PEM X.509 certificate. */
+    /** kid -> absolute path of a PEM X.509 certificate (or public key). */
     certificate: Record<string, string>;
     clockSkewInSeconds: number;
     /** Upper bound of the verified-token cache (ours; light-4j has none). */
     cacheMaxEntries: number;
+    /** Signature algorithms accepted (ours): RS256, PS256, ES256, EdDSA; default RS256. */
+    algorithms: Algorithm[];
+    /** light-4j: `X509Certificate` (light-oauth2, PEM by kid) or `JsonWebKeySet`. */
+    keyResolver?: 'X509Certificate' | 'JsonWebKeySet';
+    /** Longest a key fetched from the key server is used before it is fetched again (ours). */
+    keyMaxAgeSeconds: number;
   };
   logJwtToken: boolean;
   logClientUserScope: boolean;
@@ -21,34 +50,113 @@ export interface SecurityConfig {
 
 export const DEFAULT_CERTIFICATES = { '100': 'primary.crt', '101': 'secondary.crt' };
 
-export const securityConfigSchema: SchemaFactory<SecurityConfig> = ({ path }) =>
-  z
-    .strictObject({
-      enableVerifyJwt: z.boolean().default(false),
-      enableVerifyScope: z.boolean().default(true),
-      enableMockJwt: z.boolean().default(false),
-      jwt: z
-        .strictObject({
-          certificate: z.record(z.string(), path()).prefault(DEFAULT_CERTIFICATES),
-          clockSkewInSeconds: z.number().int().min(0).default(60),
-          cacheMaxEntries: z.number().int().min(0).default(10000),
-        })
-        .prefault({}),
-      logJwtToken: z.boolean().default(true),
-      logClientUserScope: z.boolean().default(false),
-      oauthHttp2Support: z.boolean().default(true),
-      enableJwtCache: z.boolean().default(true),
-    })
-    .superRefine((cfg, ctx) => {
-      // Certificates are needed, and so checked, only when verification is on.
-      if (!cfg.enableVerifyJwt) return;
-      for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
-        if (!fs.existsSync(file)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['jwt', 'certificate', kid],
-            message: `file not found: ${file}`,
-          });
-        }
-      }
+/** Header names a claim may not be passed through as: they carry credentials or framing. */
+const RESERVED_HEADERS = new Set([
+  'authorization',
+  'x-scope-token',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'cookie',
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const algorithms = listOf(z.string())
+  .superRefine((names, ctx) => {
+    if (names.length === 0)
+      ctx.addIssue({ code: 'custom', message: 'needs at least one algorithm' });
+    names.forEach((name, i) => {
+      const problem = algorithmProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', path: [i], message: problem });
     });
+  })
+  .transform((names) => [...new Set(names)] as Algorithm[]);
+
+const skipPathPrefixes = listOf(z.string()).superRefine((prefixes, ctx) => {
+  prefixes.forEach((prefix, i) => {
+    if (!prefix.startsWith('/')) {
+      ctx.addIssue({ code: 'custom', path: [i], message: 'a path prefix starts with /' });
+    } else if (prefix.replace(/\/+$/, '') === '') {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: 'would skip verification of every path; set enableVerifyJwt: false instead',
+      });
+    }
+  });
+});
+
+const passThroughClaims = mapOf(z.string()).superRefine((mapping, ctx) => {
+  for (const [claim, header] of Object.entries(mapping)) {
+    if (!HEADER_NAME.test(header)) {
+      ctx.addIssue({ code: 'custom', path: [claim], message: 'is not a valid header name' });
+    } else if (RESERVED_HEADERS.has(header.toLowerCase())) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [claim],
+        message: `${header} carries credentials or framing and cannot take a claim`,
+      });
+    }
+  }
+});
+
+/** light-4j's security.yml keys this project does not implement. */
+const LIGHT4J_KEYS: Record<string, Light4jKey> = {
+  enableVerifySwt: { same: false, note: 'simple web tokens are not verified here' },
+  swtClientIdHeader: { same: 'swt-client' },
+  swtClientSecretHeader: { same: 'swt-secret' },
+  ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
+  enableH2c: { same: false },
+  enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
+  jwtCacheFullSize: { note: 'jwt.cacheMaxEntries bounds the verified-token cache' },
+  providerId: { note: 'federated light-oauth2 key ids are not split here' },
+};
+
+export const securityConfigSchema = configFile<SecurityConfig>(
+  ({ path }) =>
+    z
+      .strictObject({
+        enableVerifyJwt: z.boolean().default(false),
+        enableVerifyScope: z.boolean().default(true),
+        enableMockJwt: z.boolean().default(false),
+        enableExtractScopeToken: z.boolean().default(true),
+        skipVerifyScopeWithoutSpec: z.boolean().default(false),
+        skipPathPrefixes: skipPathPrefixes.default([]),
+        passThroughClaims: passThroughClaims.default({}),
+        bootstrapFromKeyService: z.boolean().default(false),
+        jwt: z
+          .strictObject({
+            certificate: mapOf(path()).prefault(DEFAULT_CERTIFICATES),
+            clockSkewInSeconds: z.number().int().min(0).default(60),
+            cacheMaxEntries: z.number().int().min(0).default(10000),
+            algorithms: algorithms.default([...DEFAULT_ALGORITHMS]),
+            keyResolver: z.enum(['X509Certificate', 'JsonWebKeySet']).optional(),
+            keyMaxAgeSeconds: z.number().int().min(1).default(600),
+          })
+          .prefault({}),
+        logJwtToken: z.boolean().default(true),
+        logClientUserScope: z.boolean().default(false),
+        oauthHttp2Support: z.boolean().default(true),
+        enableJwtCache: z.boolean().default(true),
+      })
+      .superRefine((cfg, ctx) => {
+        // Certificates are read, and so checked, only when verification is on and they are
+        // not taken from the key server instead.
+        if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return;
+        for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
+          const problem = certificateProblem(file, cfg.jwt.algorithms);
+          if (problem) {
+            ctx.addIssue({ code: 'custom', path: ['jwt', 'certificate', kid], message: problem });
+          }
+        }
+      }),
+  {
+    light4j: LIGHT4J_KEYS,
+    // light-rest-4j's openapi-security.yml name of enableExtractScopeToken.
+    aliases: { enableVerifyJWTScopeToken: 'enableExtractScopeToken' },
+  },
+);
+
+export { SUPPORTED_ALGORITHMS };

@@ -1,7 +1,7 @@
 import { isExpired } from './claims';
 
 /**
- * Verified tokens by their exact text (security.yml `enableJwtCache`: only the expiry is checked again).
+ * Verified tokens by their exact text (light-4j: with the cache only the expiry is checked again).
  * Bounded: past `maxEntries` the oldest entry goes. An entry is never served once expired (with
  * the skew): a look-up of an expired entry removes it, and each insert drops expired entries from
  * the old end, so expired tokens do not pile up.

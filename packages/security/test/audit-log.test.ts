@@ -1,6 +1,6 @@
 import { auditRecord } from '../src/audit-log';
 
-const auth = { clientId: 'c', userId: undefined, scopes: ['a', 'b'], claims: {} };
+const auth = { clientId: 'c', userId: undefined, scopes: ['a', 'b'], claims: {}, passThrough: {} };
 
 describe('auditRecord', () => {
   it('holds both parts when both switches are on', () => {

@@ -3,14 +3,14 @@ import { createAuthorizer } from '../src/authorizer';
 import { createJwtVerifier } from '../src/jwt-verifier';
 import { KeyStore } from '../src/key-store';
 import { StatusError } from '../src/status-error';
-import { manualClock } from './helpers';
+import { keyMap, manualClock } from './helpers';
 
 const primary = createSigningKey('100');
 const stranger = createSigningKey('100');
 const T0 = 1_700_000_000_000;
 const clock = manualClock(T0);
 const verify = createJwtVerifier({
-  keys: new KeyStore(new Map([['100', primary.publicKey]]), { now: clock.now }),
+  keys: new KeyStore(keyMap([primary]), { now: clock.now }),
   clockSkewInSeconds: 60,
   now: clock.now,
 });
@@ -26,8 +26,8 @@ async function answer(
   requiredScopes: string[] = ['api_a.r', 'api_a.w'],
 ) {
   try {
-    const { auth } = await authorize({ authorization, scopeToken, requiredScopes });
-    return { ok: auth };
+    const authorized = await authorize({ authorization, scopeToken, requiredScopes });
+    return { ok: authorized!.auth };
   } catch (err) {
     const e = err as StatusError;
     return { status: e.statusCode, body: e.body, headers: e.headers };
@@ -186,5 +186,81 @@ describe('errors that are not token errors', () => {
     await expect(
       authorize({ authorization: 'Bearer x', scopeToken: undefined, requiredScopes: [] }),
     ).rejects.toBe(boom);
+  });
+});
+
+describe('light-4j request rules', () => {
+  it('skipPathPrefixes: a path at or below a prefix is not verified at all', async () => {
+    const authorize = createAuthorizer(verify, {
+      enableVerifyScope: true,
+      skipPathPrefixes: ['/public', '/v1/open/'],
+    });
+    const ask = (path: string) =>
+      authorize({ authorization: undefined, scopeToken: undefined, requiredScopes: ['x'], path });
+    await expect(ask('/public')).resolves.toBeUndefined();
+    await expect(ask('/public/docs')).resolves.toBeUndefined();
+    await expect(ask('/v1/open/x')).resolves.toBeUndefined();
+    // whole segments only: a near miss is verified (and here has no token)
+    await expect(ask('/publicity')).rejects.toMatchObject({ code: 'ERR10002' });
+    await expect(ask('/v1/openx')).rejects.toMatchObject({ code: 'ERR10002' });
+  });
+
+  it('passThroughClaims: the verified claims become headers', async () => {
+    const authorize = createAuthorizer(verify, {
+      enableVerifyScope: true,
+      passThroughClaims: { client_id: 'X-Client-Id', scope: 'X-Scopes', missing: 'X-Missing' },
+    });
+    const result = await answer(authorize, bearer(token(['api_a.r', 'extra'])));
+    expect(result.ok!.passThrough).toEqual({
+      'x-client-id': 'client-a',
+      'x-scopes': 'api_a.r extra',
+    });
+  });
+
+  it('enableExtractScopeToken false: the X-Scope-Token is neither verified nor matched', async () => {
+    const authorize = createAuthorizer(verify, {
+      enableVerifyScope: true,
+      enableExtractScopeToken: false,
+    });
+    const passes = await answer(authorize, bearer(token(['api_a.r'])), 'Bearer junk');
+    expect(passes.ok!.scopeToken).toBeUndefined();
+    // the main token's scopes decide
+    const refused = await answer(
+      authorize,
+      bearer(token(['other'])),
+      bearer(token(['api_a.r'], { clientId: 'caller' })),
+    );
+    expect(refused.body?.code).toBe('ERR10005');
+  });
+
+  it('a request without a spec operation: ERR10007, or no scope check with skipVerifyScopeWithoutSpec', async () => {
+    const strict = createAuthorizer(verify, { enableVerifyScope: true });
+    const request = {
+      authorization: bearer(token(['other'])),
+      scopeToken: undefined,
+      requiredScopes: undefined,
+      path: '/gateway/x',
+    };
+    await expect(strict(request)).rejects.toMatchObject({
+      statusCode: 404,
+      body: {
+        statusCode: 404,
+        code: 'ERR10007',
+        message: 'INVALID_REQUEST_PATH',
+        description: 'Request path /gateway/x cannot be found in the spec.',
+      },
+    });
+    const lenient = createAuthorizer(verify, {
+      enableVerifyScope: true,
+      skipVerifyScopeWithoutSpec: true,
+    });
+    await expect(lenient(request)).resolves.toMatchObject({ auth: { clientId: 'client-a' } });
+    // the token is still verified
+    await expect(lenient({ ...request, authorization: bearer(expired()) })).rejects.toMatchObject({
+      code: 'ERR10001',
+    });
+    await expect(strict({ ...request, path: undefined })).rejects.toMatchObject({
+      body: { description: 'Request path  cannot be found in the spec.' },
+    });
   });
 });

@@ -1,3 +1,6 @@
+import type { SigningKey } from '@chain/testkit';
+import { DEFAULT_ALGORITHMS, type Algorithm } from '../src/algorithms';
+import { verificationKey, type VerificationKey } from '../src/public-key';
 import type { SecurityConfig } from '../src/security-config';
 
 /** A security.yml as loaded, with verification on, for tests. */
@@ -9,17 +12,65 @@ export function securityConfig(
     enableVerifyJwt: true,
     enableVerifyScope: true,
     enableMockJwt: false,
+    enableExtractScopeToken: true,
+    skipVerifyScopeWithoutSpec: false,
+    skipPathPrefixes: [],
+    passThroughClaims: {},
+    bootstrapFromKeyService: false,
     logJwtToken: true,
     logClientUserScope: false,
     oauthHttp2Support: true,
     enableJwtCache: true,
     ...overrides,
-    jwt: { certificate, clockSkewInSeconds: 60, cacheMaxEntries: 100, ...overrides.jwt },
+    jwt: {
+      certificate,
+      clockSkewInSeconds: 60,
+      cacheMaxEntries: 100,
+      algorithms: ['RS256'],
+      keyMaxAgeSeconds: 600,
+      ...overrides.jwt,
+    },
   };
+}
+
+/** The configured-certificate map of some signing keys (kid -> verification key). */
+export function keyMap(
+  keys: SigningKey[],
+  algorithms: readonly Algorithm[] = DEFAULT_ALGORITHMS,
+): Map<string, VerificationKey> {
+  return new Map(keys.map((k) => [k.kid, verificationKey(k.publicKey, algorithms)]));
 }
 
 /** A clock tests move by hand. */
 export function manualClock(start = 1_700_000_000_000) {
   let t = start;
   return { now: () => t, set: (ms: number) => (t = ms), advance: (ms: number) => (t += ms) };
+}
+
+/** A promise the test resolves by hand. */
+export function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Lets pending promise callbacks run. */
+export const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A key store's events, recorded. */
+export function recordedEvents() {
+  const lines: { level: 'info' | 'warn'; message: string; record: Record<string, unknown> }[] = [];
+  return {
+    lines,
+    events: {
+      info: (record: object, message: string) =>
+        void lines.push({ level: 'info', message, record: record as Record<string, unknown> }),
+      warn: (record: object, message: string) =>
+        void lines.push({ level: 'warn', message, record: record as Record<string, unknown> }),
+    },
+  };
 }

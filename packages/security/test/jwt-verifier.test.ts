@@ -1,11 +1,18 @@
 import crypto from 'node:crypto';
-import { createSigningKey, mintToken, signToken, standardClaims } from '@chain/testkit';
+import {
+  b64url,
+  createSigningKey,
+  mintToken,
+  signToken,
+  signWith,
+  standardClaims,
+} from '@chain/testkit';
 import { createJwtVerifier, type VerifiedToken } from '../src/jwt-verifier';
 import { KeyStore } from '../src/key-store';
 import { StatusError } from '../src/status-error';
 import { TokenCache } from '../src/token-cache';
 import { TokenError } from '../src/token-error';
-import { manualClock } from './helpers';
+import { keyMap, manualClock } from './helpers';
 
 const primary = createSigningKey('100');
 const secondary = createSigningKey('101');
@@ -14,13 +21,10 @@ const T0 = 1_700_000_000_000;
 
 function setup(options: { cache?: boolean; resolver?: () => Promise<string | undefined> } = {}) {
   const clock = manualClock(T0);
-  const keys = new KeyStore(
-    new Map([
-      ['100', primary.publicKey],
-      ['101', secondary.publicKey],
-    ]),
-    { now: clock.now, resolver: options.resolver },
-  );
+  const keys = new KeyStore(keyMap([primary, secondary]), {
+    now: clock.now,
+    source: options.resolver ? { kind: 'kid', fetch: options.resolver } : undefined,
+  });
   const cache = options.cache ? new TokenCache<VerifiedToken>(10, 60) : undefined;
   const verify = createJwtVerifier({ keys, clockSkewInSeconds: 60, now: clock.now, cache });
   return { clock, verify, cache };
@@ -113,5 +117,159 @@ describe('createJwtVerifier', () => {
       await outcome(verify(mintToken(stranger, { now: T0 })));
       expect(cache!.size).toBe(0);
     });
+  });
+});
+
+describe('createJwtVerifier: algorithms', () => {
+  const rsa = createSigningKey('rsa');
+  const pss = createSigningKey('pss', { alg: 'PS256' });
+  const ec = createSigningKey('ec', { type: 'ec' });
+  const ed = createSigningKey('ed', { type: 'ed25519' });
+  const all = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+
+  function verifier(algorithms: readonly ('RS256' | 'PS256' | 'ES256' | 'EdDSA')[]) {
+    const clock = manualClock(T0);
+    const keys = new KeyStore(
+      keyMap(
+        [rsa, pss, ec, ed].filter((k) =>
+          k.alg === 'PS256' ? algorithms.includes('PS256') : algorithms.includes(k.alg),
+        ),
+        algorithms,
+      ),
+      { now: clock.now, algorithms },
+    );
+    return createJwtVerifier({ keys, clockSkewInSeconds: 60, now: clock.now, algorithms });
+  }
+
+  it.each([
+    ['RS256', rsa],
+    ['PS256 with an RSA key', pss],
+    ['ES256 with an EC P-256 key', ec],
+    ['EdDSA with an Ed25519 key', ed],
+  ])('verifies %s when jwt.algorithms allows it', async (_name, key) => {
+    expect(await outcome(verifier(all)(mintToken(key, { now: T0 })))).toBe('verified');
+  });
+
+  it('refuses every algorithm jwt.algorithms does not list (RS256 only by default)', async () => {
+    const verify = verifier(['RS256']);
+    for (const key of [pss, ec, ed]) {
+      expect(await outcome(verify(mintToken(key, { now: T0 })))).toBe('invalid: alg is not RS256');
+    }
+  });
+
+  describe('confusion: the alg must fit the key of the kid', () => {
+    const verify = verifier(all);
+    const claims = standardClaims({ now: T0 });
+    it.each([
+      ['an ES256 header on the kid of an RSA key', { alg: 'ES256', kid: 'rsa' }, ec],
+      ['an RS256 header on the kid of an EC key', { alg: 'RS256', kid: 'ec' }, rsa],
+      ['an EdDSA header on the kid of an RSA key', { alg: 'EdDSA', kid: 'rsa' }, ed],
+      ['a PS256 header on the kid of an Ed25519 key', { alg: 'PS256', kid: 'ed' }, pss],
+    ])('%s', async (_name, header, signer) => {
+      const token = signWith(signer.privateKey, { typ: 'JWT', ...header }, claims);
+      expect(await outcome(verify(token))).toBe('invalid: alg does not fit the key of the kid');
+    });
+
+    it('an RS256 signature sent as PS256 on the same RSA key does not verify', async () => {
+      const token = signWith(
+        rsa.privateKey,
+        { alg: 'PS256', typ: 'JWT', kid: 'rsa' },
+        claims,
+        'RS256',
+      );
+      expect(await outcome(verify(token))).toBe('invalid: signature does not verify');
+    });
+
+    it.each(['none', 'HS256', 'HS512', 'RS512', 'ES384'])(
+      '%s is refused whatever the list',
+      async (alg) => {
+        const token = signWith(rsa.privateKey, { alg, typ: 'JWT', kid: 'rsa' }, claims, 'RS256');
+        expect(await outcome(verify(token))).toBe('invalid: alg is not RS256, PS256, ES256, EdDSA');
+      },
+    );
+
+    it('HS256 signed with the certificate as the secret is refused', async () => {
+      const input = `${b64url({ alg: 'HS256', typ: 'JWT', kid: 'rsa' })}.${b64url(claims)}`;
+      const mac = crypto.createHmac('sha256', rsa.certificatePem).update(input).digest('base64url');
+      expect(await outcome(verify(`${input}.${mac}`))).toMatch(/^invalid: alg is not/);
+    });
+  });
+});
+
+describe('createJwtVerifier: audience and issuer', () => {
+  const clock = manualClock(T0);
+  const keys = new KeyStore(keyMap([primary]), { now: clock.now });
+  const verify = createJwtVerifier({
+    keys,
+    clockSkewInSeconds: 60,
+    now: clock.now,
+    claims: { audience: ['urn:chain:api'], issuer: ['https://localhost:6882'] },
+  });
+  const token = (claims: Record<string, unknown>) =>
+    mintToken(primary, {
+      now: T0,
+      claims: { iss: 'https://localhost:6882', aud: 'urn:chain:api', ...claims },
+    });
+
+  it.each([
+    ['the accepted audience and issuer', {}, 'verified'],
+    ['the audience in a list', { aud: ['urn:x', 'urn:chain:api'] }, 'verified'],
+    ['another audience', { aud: 'urn:com.networknt' }, 'invalid: aud holds no accepted audience'],
+    ['no audience', { aud: undefined }, 'invalid: aud holds no accepted audience'],
+    ['another issuer', { iss: 'https://evil' }, 'invalid: iss is not an accepted issuer'],
+  ])('%s', async (_name, claims, expected) => {
+    expect(await outcome(verify(token(claims)))).toBe(expected);
+  });
+});
+
+describe('createJwtVerifier: keys of the key server', () => {
+  const rotated = createSigningKey('200');
+  const reused = createSigningKey('200');
+
+  function withServer(keys: Record<string, string>) {
+    const clock = manualClock(T0);
+    const fetch = jest.fn(async (kid: string) => keys[kid]);
+    const store = new KeyStore(keyMap([primary]), {
+      now: clock.now,
+      source: { kind: 'kid', fetch },
+      policy: { maxAgeMs: 60_000 },
+    });
+    const cache = new TokenCache<VerifiedToken>(10, 60);
+    const verify = createJwtVerifier({
+      keys: store,
+      clockSkewInSeconds: 60,
+      now: clock.now,
+      cache,
+    });
+    return { verify, clock, fetch, keys, cache };
+  }
+
+  it('stops serving a cached token once its key is retired (at the latest after the maximum age)', async () => {
+    const server = withServer({ '200': rotated.certificatePem });
+    const token = mintToken(rotated, { now: T0, expiresIn: 3600 });
+    expect(await outcome(server.verify(token))).toBe('verified');
+    delete server.keys['200'];
+    server.clock.advance(59_000);
+    // still within its age (the background refresh is due, not done yet)
+    expect(await outcome(server.verify(token))).toBe('verified');
+    server.clock.advance(1_000);
+    expect(await outcome(server.verify(token))).toBe('invalid: unknown kid');
+    expect(server.cache.size).toBe(1);
+  });
+
+  it('fetches a kid again when its key fails (a provider reused the kid), then verifies', async () => {
+    const server = withServer({ '200': rotated.certificatePem });
+    expect(await outcome(server.verify(mintToken(rotated, { now: T0 })))).toBe('verified');
+    server.keys['200'] = reused.certificatePem;
+    expect(await outcome(server.verify(mintToken(reused, { now: T0 })))).toBe('verified');
+    expect(server.fetch).toHaveBeenCalledTimes(2);
+    // forged tokens of that kid cost no look-up within the kid's refetch cooldown
+    const forged = mintToken(createSigningKey('200'), { now: T0 });
+    expect(await outcome(server.verify(forged))).toBe('invalid: signature does not verify');
+    expect(await outcome(server.verify(forged))).toBe('invalid: signature does not verify');
+    expect(server.fetch).toHaveBeenCalledTimes(2);
+    server.clock.advance(30_000);
+    expect(await outcome(server.verify(forged))).toBe('invalid: signature does not verify');
+    expect(server.fetch).toHaveBeenCalledTimes(3);
   });
 });

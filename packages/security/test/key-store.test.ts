@@ -1,16 +1,47 @@
 import crypto from 'node:crypto';
 import { createSigningKey } from '@chain/testkit';
-import { KeyStore, type KeyResolver } from '../src/key-store';
+import { DEFAULT_KEY_POLICY, type KeyPolicy } from '../src/key-policy';
+import type { KeySource } from '../src/key-source';
+import { KeyStore } from '../src/key-store';
+import type { KeyMaterial } from '../src/public-key';
 import { StatusError } from '../src/status-error';
 import { TokenError } from '../src/token-error';
+import { deferred, flush, keyMap, manualClock, recordedEvents } from './helpers';
 
 const primary = createSigningKey('100');
 const rotated = createSigningKey('200');
+const reused = createSigningKey('200');
+const ec = createSigningKey('300', { type: 'ec' });
 
-function clock(start = 1_000_000) {
-  let t = start;
-  const now = () => t;
-  return { now, advance: (ms: number) => (t += ms) };
+type Fetch = (kid: string) => Promise<KeyMaterial | undefined>;
+
+/** A key server by kid whose answers the test changes: kid -> PEM; missing: "no such kid". */
+function keyServer(keys: Record<string, KeyMaterial> = {}) {
+  const asked: string[] = [];
+  const server: {
+    keys: Record<string, KeyMaterial>;
+    asked: string[];
+    down: boolean;
+    fetch: Fetch;
+  } = {
+    keys: { ...keys },
+    asked,
+    down: false,
+    fetch: (async (kid: string) => {
+      asked.push(kid);
+      if (server.down) throw new Error('connect ECONNREFUSED 127.0.0.1:6886');
+      return server.keys[kid];
+    }) as Fetch,
+  };
+  return server;
+}
+
+function storeWith(fetch: Fetch, policy: Partial<KeyPolicy> = {}, start?: number) {
+  const clock = manualClock(start);
+  const { events, lines } = recordedEvents();
+  const source: KeySource = { kind: 'kid', fetch };
+  const store = new KeyStore(keyMap([primary]), { source, policy, now: clock.now, events });
+  return { store, clock, lines };
 }
 
 async function outcome(store: KeyStore, kid: string): Promise<string> {
@@ -24,133 +55,103 @@ async function outcome(store: KeyStore, kid: string): Promise<string> {
   }
 }
 
+const jwkOf = (key: crypto.KeyObject) => key.export({ format: 'jwk' });
+
 describe('KeyStore', () => {
-  const configured = new Map([['100', primary.publicKey]]);
+  it('has the documented policy', () => {
+    expect(DEFAULT_KEY_POLICY).toEqual({
+      timeoutMs: 3000,
+      maxAgeMs: 600_000,
+      notFoundTtlMs: 30_000,
+      failureTtlMs: 5_000,
+      lookupBurst: 5,
+      lookupIntervalMs: 1_000,
+      setCooldownMs: 5_000,
+      refetchCooldownMs: 30_000,
+      maxEntries: 1000,
+    });
+  });
 
   it('answers configured kids without any look-up', async () => {
-    const resolver = jest.fn<ReturnType<KeyResolver>, [string]>();
-    const store = new KeyStore(configured, { resolver, now: clock().now });
-    expect(store.known('100')).toBe(primary.publicKey);
-    await expect(store.resolve('100')).resolves.toBe(primary.publicKey);
-    expect(resolver).not.toHaveBeenCalled();
+    const server = keyServer();
+    const { store } = storeWith(server.fetch);
+    expect(store.current('100')).toBeDefined();
+    expect(await store.resolve('100')).toBe(store.current('100'));
+    expect(server.asked).toEqual([]);
   });
 
   it('refuses an unknown kid when there is no key server', async () => {
-    const store = new KeyStore(configured, { now: clock().now });
+    const store = new KeyStore(keyMap([primary]), { now: manualClock().now });
     expect(await outcome(store, 'nope')).toBe('unknown: unknown kid');
+    expect(await store.preload()).toBe(0);
+    expect(await store.refetch('100', store.current('100')!)).toBeUndefined();
   });
 
-  it('fetches a new kid once and keeps it (rotation)', async () => {
-    const resolver = jest.fn(async () => rotated.certificatePem);
-    const store = new KeyStore(configured, { resolver, now: clock().now });
+  it('fetches a new kid once and keeps it', async () => {
+    const server = keyServer({ '200': rotated.certificatePem });
+    const { store, lines } = storeWith(server.fetch);
     const key = await store.resolve('200');
-    expect(key.export({ format: 'jwk' })).toEqual(rotated.publicKey.export({ format: 'jwk' }));
-    expect(store.known('200')).toBe(key);
+    expect(jwkOf(key.key)).toEqual(jwkOf(rotated.publicKey));
+    expect(key.algorithms).toEqual(['RS256']);
+    expect(store.current('200')).toBe(key);
     await store.resolve('200');
-    expect(resolver).toHaveBeenCalledTimes(1);
-    expect(resolver).toHaveBeenCalledWith('200');
+    expect(server.asked).toEqual(['200']);
+    expect(lines).toEqual([
+      { level: 'info', message: 'key fetched from the key server', record: { kid: '200' } },
+    ]);
   });
 
-  it('accepts a PEM public key, a Buffer and a KeyObject from the resolver', async () => {
-    const pem = rotated.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    const materials = [
-      pem,
-      Buffer.from(rotated.certificatePem),
-      rotated.publicKey,
-      rotated.privateKey,
-    ];
-    for (const material of materials) {
-      const store = new KeyStore(configured, { resolver: async () => material, now: clock().now });
-      const key = await store.resolve('200');
-      expect(key.type).toBe('public');
-      expect(key.asymmetricKeyType).toBe('rsa');
-    }
-  });
-
-  it('shares one look-up between concurrent requests of one kid (single flight)', async () => {
-    let release!: (pem: string) => void;
-    const resolver = jest.fn(() => new Promise<string>((resolve) => (release = resolve)));
-    const store = new KeyStore(configured, { resolver, now: clock().now });
+  it('shares one look-up between concurrent requests of one kid', async () => {
+    const answer = deferred<KeyMaterial | undefined>();
+    const fetch = jest.fn(() => answer.promise);
+    const { store } = storeWith(fetch);
     const all = Promise.all(Array.from({ length: 50 }, () => store.resolve('200')));
-    release(rotated.certificatePem);
-    const keys = await all;
-    expect(new Set(keys).size).toBe(1);
-    expect(resolver).toHaveBeenCalledTimes(1);
+    answer.resolve(rotated.certificatePem);
+    expect(new Set(await all).size).toBe(1);
+    expect(fetch).toHaveBeenCalledTimes(1);
   });
 
-  it('remembers a kid the server does not know until notFoundTtlMs has passed', async () => {
-    const c = clock();
-    const resolver = jest.fn(async () => undefined);
-    const store = new KeyStore(configured, {
-      resolver,
-      now: c.now,
-      policy: { notFoundTtlMs: 1000 },
-    });
+  it('remembers a kid the server does not know for notFoundTtlMs', async () => {
+    const server = keyServer();
+    const { store, clock } = storeWith(server.fetch, { notFoundTtlMs: 1000 });
     expect(await outcome(store, 'ghost')).toBe('unknown: unknown kid');
-    c.advance(999);
+    clock.advance(999);
     expect(await outcome(store, 'ghost')).toBe('unknown: unknown kid');
-    expect(resolver).toHaveBeenCalledTimes(1);
-    c.advance(1);
+    expect(server.asked).toEqual(['ghost']);
+    clock.advance(1);
     expect(await outcome(store, 'ghost')).toBe('unknown: unknown kid');
-    expect(resolver).toHaveBeenCalledTimes(2);
+    expect(server.asked).toEqual(['ghost', 'ghost']);
   });
 
-  it('rate-limits look-ups of made-up kids globally (1,000 kids, a handful of look-ups)', async () => {
-    const c = clock();
-    const resolver = jest.fn(async () => undefined);
-    const store = new KeyStore(configured, {
-      resolver,
-      now: c.now,
-      policy: { burst: 3, refillMs: 1000 },
-    });
-    const results = await Promise.all(
-      Array.from({ length: 1000 }, (_v, i) => outcome(store, `made-up-${i}`)),
-    );
-    expect(resolver).toHaveBeenCalledTimes(3);
-    expect(results.filter((r) => r === 'unknown: unknown kid')).toHaveLength(3);
-    expect(results.filter((r) => /rate-limited/.test(r))).toHaveLength(997);
-    // one more look-up per refill interval
-    c.advance(1000);
-    expect(await outcome(store, 'new-1')).toBe('unknown: unknown kid');
-    expect(await outcome(store, 'new-2')).toMatch(/rate-limited/);
-    expect(resolver).toHaveBeenCalledTimes(4);
-  });
-
-  it('answers ERR20005 when the key server fails, and keeps answering it for failureTtlMs', async () => {
-    const c = clock();
-    const resolver = jest.fn(async (): Promise<string> => {
-      throw new Error('connect ECONNREFUSED 127.0.0.1:6886');
-    });
-    const store = new KeyStore(configured, { resolver, now: c.now, policy: { failureTtlMs: 500 } });
+  it('answers ERR20005 when the key server fails, remembered for failureTtlMs, then asks again', async () => {
+    const server = keyServer({ '200': rotated.certificatePem });
+    server.down = true;
+    const { store, clock, lines } = storeWith(server.fetch, { failureTtlMs: 500 });
     const expected =
       'ERR20005: The verification key for kid 200 could not be fetched from the key distribution server';
     expect(await outcome(store, '200')).toBe(expected);
     expect(await outcome(store, '200')).toBe(expected);
-    expect(resolver).toHaveBeenCalledTimes(1);
-    // the server is back: after the cool-down the kid is fetched again
-    resolver.mockImplementation(async () => rotated.certificatePem);
-    c.advance(500);
+    expect(server.asked).toEqual(['200']);
+    expect(lines[0]).toMatchObject({
+      level: 'warn',
+      message: 'key look-up failed',
+      record: { kid: '200' },
+    });
+    server.down = false;
+    clock.advance(500);
     expect(await outcome(store, '200')).toBe('key');
-    expect(resolver).toHaveBeenCalledTimes(2);
   });
 
   it('keeps the cause of a failure and leaks none of it into the body', async () => {
     const cause = new Error('boom');
-    const store = new KeyStore(configured, {
-      resolver: async () => Promise.reject(cause),
-      now: clock().now,
-    });
+    const { store } = storeWith(() => Promise.reject(cause));
     const err = (await store.resolve('200').catch((e: unknown) => e)) as StatusError;
     expect(err.cause).toBe(cause);
     expect(JSON.stringify(err.body)).not.toMatch(/boom/);
   });
 
   it('gives up after timeoutMs with ERR20005', async () => {
-    const store = new KeyStore(configured, {
-      resolver: () => new Promise(() => undefined),
-      now: clock().now,
-      policy: { timeoutMs: 50 },
-    });
+    const { store } = storeWith(() => new Promise(() => undefined), { timeoutMs: 50 });
     const started = Date.now();
     const err = (await store.resolve('200').catch((e: unknown) => e)) as StatusError;
     expect(Date.now() - started).toBeLessThan(1000);
@@ -158,32 +159,187 @@ describe('KeyStore', () => {
     expect((err.cause as Error).message).toBe('no answer within 50 ms');
   });
 
-  it('treats key material that is not an RSA public key as a key server failure', async () => {
-    const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
-    for (const material of ['not a pem', ec]) {
-      const store = new KeyStore(configured, { resolver: async () => material, now: clock().now });
+  it('treats an answer that is not a public key (text, a private key) as a key server failure', async () => {
+    for (const material of ['<html>oops</html>', rotated.privateKey]) {
+      const { store } = storeWith(async () => material);
       expect(await outcome(store, '200')).toMatch(/^ERR20005/);
     }
   });
 
-  it('bounds the remembered misses and fetched keys', async () => {
-    const c = clock();
-    const resolver = jest.fn(async (kid: string) =>
+  it('treats a key jwt.algorithms does not allow as no key for the kid (401), and says why', async () => {
+    const { store, lines } = storeWith(async () => ec.certificatePem);
+    expect(await outcome(store, '300')).toBe('unknown: unknown kid');
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        message: 'key of the key server not used',
+        record: { kid: '300', reason: 'a EC prime256v1 key (ES256); jwt.algorithms allows RS256' },
+      },
+    ]);
+  });
+
+  describe('a flood of made-up kids (PEM by kid)', () => {
+    it('costs the key server lookupBurst, then one request per lookupIntervalMs', async () => {
+      const server = keyServer();
+      const { store, clock } = storeWith(server.fetch);
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_v, i) => outcome(store, `made-up-${i}`)),
+      );
+      expect(server.asked).toHaveLength(5);
+      expect(results.filter((r) => r === 'unknown: unknown kid')).toHaveLength(5);
+      expect(results.filter((r) => /rate-limited/.test(r))).toHaveLength(995);
+      clock.advance(1000);
+      expect(await outcome(store, 'next-1')).toBe('unknown: unknown kid');
+      expect(await outcome(store, 'next-2')).toMatch(/rate-limited/);
+      expect(server.asked).toHaveLength(6);
+    });
+
+    it('cannot keep out a kid the key server really has: 50 made-up kids a second for a minute', async () => {
+      const server = keyServer();
+      const { store, clock } = storeWith(server.fetch);
+      const started = clock.now();
+      let published: number | undefined;
+      let accepted: number | undefined;
+      for (let ms = 0; ms < 60_000; ms += 20) {
+        clock.set(started + ms);
+        await outcome(store, `made-up-${ms}`);
+        if (ms === 10_000) {
+          server.keys['200'] = rotated.certificatePem;
+          published = clock.now();
+        }
+        // clients holding tokens of the new kid, 5 requests a second
+        if (published !== undefined && accepted === undefined && ms % 200 === 0) {
+          if ((await outcome(store, '200')) === 'key') accepted = clock.now();
+        }
+      }
+      expect(accepted! - published!).toBeLessThanOrEqual(2_000);
+      // the key server saw at most about one request a second
+      expect(server.asked.length).toBeLessThanOrEqual(5 + 61);
+    });
+  });
+
+  describe('maximum age', () => {
+    const policy = { maxAgeMs: 4000 };
+
+    it('refreshes a fetched key in the background from 3/4 of maxAgeMs, while it is used', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock } = storeWith(server.fetch, policy);
+      const first = await store.resolve('200');
+      clock.advance(2999);
+      expect(store.current('200')).toBe(first);
+      expect(server.asked).toEqual(['200']);
+      clock.advance(1);
+      expect(store.current('200')).toBe(first);
+      await flush();
+      expect(server.asked).toEqual(['200', '200']);
+      // the refreshed key is used from now on, for a new maximum age
+      clock.advance(3999);
+      expect(store.current('200')).toBeDefined();
+    });
+
+    it('refuses a kid the key server no longer has, at the latest after maxAgeMs (defect: fetched keys lived forever)', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock, lines } = storeWith(server.fetch, policy);
+      await store.resolve('200');
+      delete server.keys['200'];
+      clock.advance(4000);
+      expect(store.current('200')).toBeUndefined();
+      expect(await outcome(store, '200')).toBe('unknown: unknown kid');
+      expect(lines.map((l) => l.message)).toContain('key retired by the key server');
+    });
+
+    it('drops a retired kid as soon as the background refresh says so', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock } = storeWith(server.fetch, policy);
+      await store.resolve('200');
+      delete server.keys['200'];
+      clock.advance(3000);
+      store.current('200');
+      await flush();
+      expect(store.current('200')).toBeUndefined();
+      expect(await outcome(store, '200')).toBe('unknown: unknown kid');
+    });
+
+    it('does not trust a key past its maximum age while the key server is down (ERR20005)', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock } = storeWith(server.fetch, { ...policy, failureTtlMs: 10_000 });
+      await store.resolve('200');
+      server.down = true;
+      clock.advance(3000);
+      // the background refresh fails; the key is still within its age
+      expect(store.current('200')).toBeDefined();
+      await flush();
+      const asked = server.asked.length;
+      // no retry on every request while the failure is remembered
+      for (let i = 0; i < 10; i++) store.current('200');
+      await flush();
+      expect(server.asked).toHaveLength(asked);
+      clock.advance(1000);
+      expect(await outcome(store, '200')).toMatch(/^ERR20005/);
+    });
+
+    it('fetches a known kid past its age outside the look-up budget', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock } = storeWith(server.fetch, {
+        ...policy,
+        lookupBurst: 1,
+        lookupIntervalMs: 60_000,
+      });
+      await store.resolve('200');
+      expect(await outcome(store, 'made-up')).toMatch(/rate-limited/);
+      clock.advance(4000);
+      expect(await outcome(store, '200')).toBe('key');
+    });
+  });
+
+  describe('a kid reused with a new key (refetch after a failed signature)', () => {
+    it('fetches the kid again, at most once per refetchCooldownMs', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store, clock } = storeWith(server.fetch, { refetchCooldownMs: 30_000 });
+      const old = await store.resolve('200');
+      server.keys['200'] = reused.certificatePem;
+      const fresh = await store.refetch('200', old);
+      expect(jwkOf(fresh!.key)).toEqual(jwkOf(reused.publicKey));
+      // someone else already refreshed: the current key, no fetch
+      expect(await store.refetch('200', old)).toBe(fresh);
+      expect(await store.refetch('200', fresh!)).toBeUndefined();
+      expect(server.asked).toEqual(['200', '200']);
+      clock.advance(30_000);
+      expect(await store.refetch('200', fresh!)).toBeUndefined(); // the same key again
+      expect(server.asked).toEqual(['200', '200', '200']);
+      // and it kept its identity (tokens it verified stay cached)
+      expect(store.current('200')).toBe(fresh);
+    });
+
+    it('never refetches a configured certificate or an unknown kid', async () => {
+      const server = keyServer();
+      const { store } = storeWith(server.fetch);
+      expect(await store.refetch('100', store.current('100')!)).toBeUndefined();
+      expect(await store.refetch('999', store.current('100')!)).toBeUndefined();
+      expect(server.asked).toEqual([]);
+    });
+
+    it('answers undefined when the refetch fails', async () => {
+      const server = keyServer({ '200': rotated.certificatePem });
+      const { store } = storeWith(server.fetch);
+      const old = await store.resolve('200');
+      server.down = true;
+      expect(await store.refetch('200', old)).toBeUndefined();
+    });
+  });
+
+  it('bounds the fetched keys and the remembered misses', async () => {
+    const fetch = jest.fn(async (kid: string) =>
       kid.startsWith('real') ? rotated.certificatePem : undefined,
     );
-    const store = new KeyStore(configured, {
-      resolver,
-      now: c.now,
-      policy: { maxEntries: 2, burst: 100 },
-    });
+    const { store } = storeWith(fetch, { maxEntries: 2, lookupBurst: 100 });
     for (const kid of ['real1', 'real2', 'real3']) await store.resolve(kid);
-    expect(store.known('real1')).toBeUndefined();
-    expect(store.known('real3')).toBeDefined();
+    expect(store.current('real1')).toBeUndefined();
+    expect(store.current('real3')).toBeDefined();
     for (const kid of ['x1', 'x2', 'x3']) await outcome(store, kid);
-    // x1 was forgotten, so it is looked up again; x3 is still remembered
     await outcome(store, 'x1');
     await outcome(store, 'x3');
-    expect(resolver.mock.calls.map(([k]) => k)).toEqual([
+    expect(fetch.mock.calls.map(([k]) => k)).toEqual([
       'real1',
       'real2',
       'real3',
@@ -192,5 +348,20 @@ describe('KeyStore', () => {
       'x3',
       'x1',
     ]);
+  });
+
+  it('gives a free look-up to a kid asked for more often, while the asker is told it waits', async () => {
+    const server = keyServer({ '200': rotated.certificatePem });
+    const { store, clock } = storeWith(server.fetch, { lookupBurst: 1, lookupIntervalMs: 1000 });
+    expect(await outcome(store, 'first')).toBe('unknown: unknown kid');
+    await outcome(store, '200');
+    await outcome(store, '200');
+    clock.advance(1000);
+    expect(await outcome(store, 'made-up')).toBe(
+      'unknown: unknown kid; a kid asked for more often is looked up first',
+    );
+    await flush();
+    expect(server.asked).toEqual(['first', '200']);
+    expect(await outcome(store, '200')).toBe('key');
   });
 });

@@ -1,42 +1,141 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@chain/config';
 import { createSigningKey, writeCertificate } from '@chain/testkit';
-import { loadCertificates, toRsaPublicKey } from '../src/public-key';
+import {
+  certificateProblem,
+  loadCertificates,
+  toPublicKey,
+  verificationKey,
+} from '../src/public-key';
 
-const key = createSigningKey('100');
+const rsa = createSigningKey('100');
+const ec = createSigningKey('ec', { type: 'ec' });
+const ed = createSigningKey('ed', { type: 'ed25519' });
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'public-key-'));
+const write = (name: string, content: string | Buffer) => {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, content);
+  return file;
+};
 
-describe('loadCertificates', () => {
-  it('parses every certificate of the map into a KeyObject', () => {
-    const keys = loadCertificates({ '100': writeCertificate(key) });
-    expect(keys.get('100')!.export({ format: 'jwk' })).toEqual(
-      key.publicKey.export({ format: 'jwk' }),
-    );
+describe('toPublicKey', () => {
+  it('reads a certificate, a PEM public key (SPKI or PKCS#1), a public KeyObject and a public JWK', () => {
+    const jwk = rsa.publicKey.export({ format: 'jwk' });
+    for (const material of [
+      rsa.certificatePem,
+      Buffer.from(rsa.certificatePem),
+      rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      rsa.publicKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+      rsa.publicKey,
+      jwk,
+    ]) {
+      expect(toPublicKey(material).export({ format: 'jwk' })).toEqual(jwk);
+    }
   });
 
-  it('names security.yml and the key of a missing file', () => {
-    expect(() => loadCertificates({ '101': '/nonexistent/secondary.crt' })).toThrow(
-      new ConfigError(
-        'security.yml',
-        'jwt.certificate.101',
-        'file not found: /nonexistent/secondary.crt',
-      ),
-    );
-  });
-
-  it('names security.yml and the key of a file that is not a certificate', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sec-')), 'bad.crt');
-    fs.writeFileSync(file, '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
-    expect(() => loadCertificates({ '100': file })).toThrow(
-      `Config error in security.yml at key "jwt.certificate.100": not an RSA certificate: ${file}`,
-    );
+  it.each([
+    [
+      'a PKCS#8 private key',
+      rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      'a private key, not a certificate or public key',
+    ],
+    [
+      'a PKCS#1 private key',
+      rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+      'a private key, not a certificate or public key',
+    ],
+    [
+      'an EC private key',
+      ec.privateKey.export({ type: 'sec1', format: 'pem' }).toString(),
+      'a private key, not a certificate or public key',
+    ],
+    ['a private KeyObject', rsa.privateKey, 'a private key, not a public key'],
+    [
+      'a secret KeyObject',
+      crypto.createSecretKey(Buffer.alloc(32)),
+      'a secret key, not a public key',
+    ],
+    ['a private JWK', rsa.privateKey.export({ format: 'jwk' }), 'a private or secret JWK'],
+    ['an HMAC JWK', { kty: 'oct', k: 'c2VjcmV0' }, 'a private or secret JWK'],
+    ['text', 'not a key', 'not a PEM certificate or public key'],
+  ])('refuses %s', (_name, material, reason) => {
+    expect(() => toPublicKey(material as never)).toThrow(new TypeError(reason));
   });
 });
 
-describe('toRsaPublicKey', () => {
-  it('refuses a key that is not RSA', () => {
-    const { publicKey } = require('node:crypto').generateKeyPairSync('ed25519');
-    expect(() => toRsaPublicKey(publicKey)).toThrow('an RSA key is required, got ed25519');
+describe('verificationKey', () => {
+  it('allows what the key type can do and security.yml allows', () => {
+    expect(verificationKey(rsa.publicKey, ['RS256', 'PS256', 'ES256']).algorithms).toEqual([
+      'RS256',
+      'PS256',
+    ]);
+    expect(verificationKey(ec.publicKey, ['RS256', 'ES256']).algorithms).toEqual(['ES256']);
+    expect(verificationKey(ed.publicKey, ['EdDSA']).algorithms).toEqual(['EdDSA']);
+  });
+
+  it('pins the algorithm a JWK names', () => {
+    expect(verificationKey(rsa.publicKey, ['RS256', 'PS256'], 'PS256').algorithms).toEqual([
+      'PS256',
+    ]);
+    expect(() => verificationKey(rsa.publicKey, ['RS256'], 'PS256')).toThrow(
+      'a RSA 2048 bits key (PS256); jwt.algorithms allows RS256',
+    );
+    expect(() => verificationKey(rsa.publicKey, ['RS256'], 'HS256')).toThrow(
+      'a RSA 2048 bits key (HS256); jwt.algorithms allows RS256',
+    );
+  });
+
+  it('refuses a key security.yml does not allow, or of no supported type', () => {
+    expect(() => verificationKey(ec.publicKey, ['RS256'])).toThrow(
+      'a EC prime256v1 key (ES256); jwt.algorithms allows RS256',
+    );
+    const short = crypto.generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
+    expect(() => verificationKey(short, ['RS256'])).toThrow('a RSA 1024 bits key is not supported');
+  });
+});
+
+describe('certificateProblem and loadCertificates', () => {
+  const good = writeCertificate(rsa, dir);
+  const privateKey = write('private.pem', rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  const ecCert = write('ec.crt', ec.certificatePem);
+
+  it('accepts a certificate of an allowed type', () => {
+    expect(certificateProblem(good, ['RS256'])).toBeUndefined();
+    const keys = loadCertificates({ '100': good }, ['RS256']);
+    expect(keys.get('100')!.key.export({ format: 'jwk' })).toEqual(
+      rsa.publicKey.export({ format: 'jwk' }),
+    );
+  });
+
+  it.each([
+    [
+      'a missing file',
+      path.join(dir, 'missing.crt'),
+      `file not found: ${path.join(dir, 'missing.crt')}`,
+    ],
+    ['a folder', dir, `cannot be read: ${dir}`],
+    [
+      'a private key',
+      privateKey,
+      `${privateKey} holds a private key, not a certificate or public key`,
+    ],
+    [
+      'an EC certificate while only RS256 is allowed',
+      ecCert,
+      `${ecCert} holds a EC prime256v1 key (ES256); jwt.algorithms allows RS256`,
+    ],
+  ])('names the problem of %s', (_name, file, problem) => {
+    expect(certificateProblem(file, ['RS256'])).toBe(problem);
+    expect(() => loadCertificates({ '101': file }, ['RS256'])).toThrow(
+      new ConfigError('security.yml', 'jwt.certificate.101', problem),
+    );
+  });
+
+  it('never puts the content of a refused file in the message', () => {
+    const message = certificateProblem(privateKey, ['RS256'])!;
+    expect(message).not.toMatch(/BEGIN|MII/);
   });
 });

@@ -137,7 +137,7 @@ describe('createRequestGuard', () => {
       const guard = createRequestGuard({
         config: securityConfig(certificate),
         env: {},
-        resolveKey: () => Promise.reject(new Error('connect ECONNREFUSED')),
+        keySource: { kind: 'kid', fetch: () => Promise.reject(new Error('connect ECONNREFUSED')) },
         logger: { info: () => undefined, warn: (record, msg) => seen.push({ record, msg }) },
       });
       const seen: { record: object; msg: string }[] = [];

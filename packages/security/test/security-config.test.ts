@@ -1,25 +1,52 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigLoader } from '@chain/config';
+import { ConfigError, ConfigLoader } from '@chain/config';
+import { createSigningKey } from '@chain/testkit';
 import { securityConfigSchema } from '../src/security-config';
 
-function load(yaml: string | undefined, files: Record<string, string> = {}) {
+const rsa = createSigningKey('100');
+const ec = createSigningKey('ec', { type: 'ec' });
+const PRIVATE = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+
+function load(yaml: string | undefined, files: Record<string, string> = {}, name = 'security') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'security-yml-'));
-  if (yaml !== undefined) fs.writeFileSync(path.join(dir, 'security.yml'), yaml);
-  for (const [name, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, name), content);
+  if (yaml !== undefined) fs.writeFileSync(path.join(dir, `${name}.yml`), yaml);
+  for (const [file, content] of Object.entries(files))
+    fs.writeFileSync(path.join(dir, file), content);
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
-  return { dir, load: () => loader.load('security', securityConfigSchema) };
+  return {
+    dir,
+    loader,
+    load: () => loader.load(['openapi-security', 'security'], securityConfigSchema),
+  };
 }
 
+function error(yaml: string, files: Record<string, string> = {}): ConfigError {
+  const { load: run } = load(yaml, files);
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const ON = 'enableVerifyJwt: true\njwt:\n  certificate:\n    "100": a.crt\n';
+
 describe('security.yml', () => {
-  it("has light-4j's defaults", () => {
+  it("has light-4j's defaults, and ours", () => {
     const { dir, load: run } = load(undefined);
     expect(run()).toEqual({
       enableVerifyJwt: false,
       enableVerifyScope: true,
       enableMockJwt: false,
+      enableExtractScopeToken: true,
+      skipVerifyScopeWithoutSpec: false,
+      skipPathPrefixes: [],
+      passThroughClaims: {},
+      bootstrapFromKeyService: false,
       jwt: {
         certificate: {
           '100': path.join(dir, 'primary.crt'),
@@ -27,6 +54,8 @@ describe('security.yml', () => {
         },
         clockSkewInSeconds: 60,
         cacheMaxEntries: 10000,
+        algorithms: ['RS256'],
+        keyMaxAgeSeconds: 600,
       },
       logJwtToken: true,
       logClientUserScope: false,
@@ -35,26 +64,160 @@ describe('security.yml', () => {
     });
   });
 
-  it('checks the certificate files only when verification is on', () => {
+  it("reads light-4j's string forms of lists and maps", () => {
     const { dir, load: run } = load(
-      'enableVerifyJwt: true\njwt:\n  certificate:\n    "100": a.crt\n',
-      {
-        'a.crt': 'x',
-      },
+      [
+        'jwt:',
+        '  certificate: 100=a.crt&101=b.crt',
+        '  algorithms: RS256, ES256',
+        '  keyResolver: JsonWebKeySet',
+        'skipPathPrefixes: /health,/v1/public',
+        'passThroughClaims: \'{"client_id":"X-Client-Id"}\'',
+      ].join('\n'),
     );
+    expect(run()).toMatchObject({
+      jwt: {
+        certificate: { '100': path.join(dir, 'a.crt'), '101': path.join(dir, 'b.crt') },
+        algorithms: ['RS256', 'ES256'],
+        keyResolver: 'JsonWebKeySet',
+      },
+      skipPathPrefixes: ['/health', '/v1/public'],
+      passThroughClaims: { client_id: 'X-Client-Id' },
+    });
+  });
+
+  it('checks the certificate files only when verification is on and keys are not from the key server', () => {
+    const { dir, load: run } = load(ON, { 'a.crt': rsa.certificatePem });
     expect(run().jwt.certificate).toEqual({ '100': path.join(dir, 'a.crt') });
-    const missing = load('enableVerifyJwt: true\njwt:\n  certificate:\n    "100": nope.crt\n');
-    expect(() => missing.load()).toThrow(
-      `at key "jwt.certificate.100": file not found: ${path.join(missing.dir, 'nope.crt')}`,
+    expect(error(ON).message).toMatch(/at key "jwt.certificate.100": file not found: .*a\.crt$/);
+    expect(() => load(`${ON}bootstrapFromKeyService: true\n`).load()).not.toThrow();
+  });
+
+  describe('configuration that would weaken security stops the service', () => {
+    it.each([
+      ['empty', ''],
+      ['only comments', '# enableVerifyJwt: true\n'],
+    ])('an %s security.yml (defect: it started with verification off)', (_name, content) => {
+      const err = error(content);
+      expect(err.key).toBeUndefined();
+      expect(err.reason).toBe('is empty; give its keys, or remove the file to use the defaults');
+      expect(err.file).toMatch(/security\.yml$/);
+    });
+
+    it('a security.yml cut short', () => {
+      expect(error('enableVerifyJwt: true\njwt:\n  certif').message).toMatch(
+        /security\.yml at key "jwt": expected object, received string$/,
+      );
+      expect(
+        error('enableVerifyJwt: true\njwt:\n  certificate:\n    "100": [a.crt').message,
+      ).toMatch(/security\.yml: not valid YAML \(line 4\)/);
+      expect(error('enableVerif').reason).toBe('is not a map of keys (is the file cut short?)');
+      expect(error('enableVerifyJwt: true\njwt:\n').key).toBe('jwt');
+    });
+
+    it('a private key given as a certificate (defect: it was accepted)', () => {
+      const err = error(ON, { 'a.crt': PRIVATE });
+      expect(err.key).toBe('jwt.certificate.100');
+      expect(err.reason).toMatch(/a\.crt holds a private key, not a certificate or public key$/);
+      expect(err.message).not.toMatch(/BEGIN|MII/);
+    });
+
+    it('a certificate of a type jwt.algorithms does not allow', () => {
+      expect(error(ON, { 'a.crt': ec.certificatePem }).reason).toMatch(
+        /holds a EC prime256v1 key \(ES256\); jwt\.algorithms allows RS256$/,
+      );
+      const allowed = load(`${ON}  algorithms: [ES256]\n`, { 'a.crt': ec.certificatePem });
+      expect(allowed.load().jwt.algorithms).toEqual(['ES256']);
+    });
+
+    it.each([
+      [
+        'none',
+        'jwt.algorithms.0',
+        'none is never accepted (anyone holding the certificate could sign)',
+      ],
+      [
+        'HS256',
+        'jwt.algorithms.0',
+        'HS256 is never accepted (anyone holding the certificate could sign)',
+      ],
+      ['RS512', 'jwt.algorithms.0', 'RS512 is not supported; use RS256, PS256, ES256, EdDSA'],
+    ])('jwt.algorithms [%s]', (alg, key, reason) => {
+      const err = error(`jwt:\n  algorithms: [${alg}]\n`);
+      expect(err.key).toBe(key);
+      expect(err.reason).toBe(reason);
+    });
+
+    it('an empty jwt.algorithms', () => {
+      expect(error('jwt:\n  algorithms: []\n').reason).toBe('needs at least one algorithm');
+    });
+
+    it.each([
+      ['/', 'would skip verification of every path; set enableVerifyJwt: false instead'],
+      ['//', 'would skip verification of every path; set enableVerifyJwt: false instead'],
+      ['health', 'a path prefix starts with /'],
+    ])('skipPathPrefixes [%s]', (prefix, reason) => {
+      const err = error(`skipPathPrefixes: ['${prefix}']\n`);
+      expect(err.key).toBe('skipPathPrefixes.0');
+      expect(err.reason).toBe(reason);
+    });
+
+    it.each([
+      ['Authorization', 'Authorization carries credentials or framing and cannot take a claim'],
+      ['x-scope-token', 'x-scope-token carries credentials or framing and cannot take a claim'],
+      ['Bad Header', 'is not a valid header name'],
+    ])('passThroughClaims to %s', (header, reason) => {
+      const err = error(`passThroughClaims:\n  user_id: ${header}\n`);
+      expect(err.key).toBe('passThroughClaims.user_id');
+      expect(err.reason).toBe(reason);
+    });
+  });
+
+  it('loads light-4j keys it does not implement with a warning each, silent when they mean what is done here', () => {
+    const { loader, load: run } = load(
+      [
+        'enableVerifySwt: true',
+        'swtClientIdHeader: swt-client',
+        'ignoreJwtExpiry: false',
+        'enableH2c: false',
+        'jwtCacheFullSize: 100',
+        'providerId: "01"',
+      ].join('\n'),
+    );
+    run();
+    expect(loader.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
+      'enableVerifySwt: light-4j key not supported here; ignored (simple web tokens are not verified here)',
+      'jwtCacheFullSize: light-4j key not supported here; ignored (jwt.cacheMaxEntries bounds the verified-token cache)',
+      'providerId: light-4j key not supported here; ignored (federated light-oauth2 key ids are not split here)',
+    ]);
+  });
+
+  it('warns for ignoreJwtExpiry: true, and still checks the expiry', () => {
+    const { loader, load: run } = load('ignoreJwtExpiry: true\n');
+    run();
+    expect(loader.warnings[0].message).toBe(
+      'light-4j key not supported here; ignored (the expiry is always checked)',
     );
   });
 
-  it('rejects unknown keys and wrong types', () => {
-    expect(() => load('enableVerifyJWT: true\n').load()).toThrow(
-      'at key "enableVerifyJWT": unknown key',
+  it('stops on a misspelled key, naming the closest known key', () => {
+    const err = error('enableVerifyJWT: true\n');
+    expect(err.message).toBe(
+      `Config error in ${err.file} at key "enableVerifyJWT": unknown key; did you mean "enableVerifyJwt"?`,
     );
-    expect(() => load('jwt:\n  clockSkewInSeconds: "60"\n').load()).toThrow(
-      'at key "jwt.clockSkewInSeconds"',
+    expect(error('skipPathPrefix: [/a]\n').reason).toBe(
+      'unknown key; did you mean "skipPathPrefixes"?',
     );
+    expect(error('jwt:\n  clockSkewInSecond: 5\n').key).toBe('jwt.clockSkewInSecond');
+    expect(error('jwt:\n  clockSkewInSeconds: "60"\n').key).toBe('jwt.clockSkewInSeconds');
+  });
+
+  it("reads light-rest-4j's openapi-security.yml instead, with its older scope-token key", () => {
+    const { load: run } = load(
+      'enableVerifyJwt: false\nenableVerifyJWTScopeToken: false\n',
+      { 'security.yml': 'enableVerifyJwt: true\n' },
+      'openapi-security',
+    );
+    expect(run()).toMatchObject({ enableVerifyJwt: false, enableExtractScopeToken: false });
   });
 });

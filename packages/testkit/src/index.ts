@@ -1,5 +1,14 @@
-export { createSigningKey, loadSigningKey, writeCertificate, type SigningKey } from './signing-key';
 export {
+  createSigningKey,
+  loadSigningKey,
+  writeCertificate,
+  type KeyType,
+  type SigningAlgorithm,
+  type SigningKey,
+} from './signing-key';
+export {
+  LOCAL_AUDIENCE,
+  LOCAL_ISSUER,
   b64url,
   mintToken,
   signToken,

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { keyServiceAnswer, type ClientCheck } from '@chain/oauth-client';
 
 export interface KeyServerOptions {
   /** TLS key and certificate (PEM) of the HTTPS listener. */
@@ -12,6 +13,8 @@ export interface KeyServerOptions {
   uri?: string;
   /** kid -> PEM certificate served at `{uri}/{kid}` and, as JWK, in the JWKS at `{uri}`. */
   keys?: Record<string, string>;
+  /** light-oauth2's `providerId` (federation); none by default. */
+  providerId?: string;
   port?: number;
 }
 
@@ -19,10 +22,12 @@ export interface KeyServerOptions {
 export type KeyServerMode = 'serve' | 'hang' | 'fail';
 
 /**
- * A small HTTPS key distribution server speaking light-oauth2's key protocol:
- * `GET {uri}/{kid}` with Basic auth answers the PEM certificate (`application/text`), 404 for an
- * unknown kid, 401 for wrong credentials; `GET {uri}` answers a JWKS. It counts every request
- * and can be stopped and started again on the same port (outage tests).
+ * A small HTTPS key distribution server answering exactly as light-oauth2's key service does
+ * (`keyServiceAnswer` of @chain/oauth-client): `GET {uri}/{kid}` with Basic auth answers the PEM
+ * certificate (`application/text`); an unknown kid of its own 400 ERR12030 INVALID_KEY_ID, a kid
+ * of an unknown federated provider (four characters or more) 404 ERR12017; no or wrong
+ * credentials 401 ERR12002 / ERR12007, an unknown client 404 ERR12014. `GET {uri}` answers a
+ * JWKS. It counts every request and can be stopped and started again on the same port.
  */
 export class KeyServer {
   readonly keys = new Map<string, string>();
@@ -62,14 +67,18 @@ export class KeyServer {
       if (req.method !== 'GET') return send(res, 405, 'application/json', '{}');
       if (path === this.uri) return send(res, 200, 'application/json', JSON.stringify(this.jwks()));
       if (!path.startsWith(this.uri + '/')) return send(res, 404, 'application/json', '{}');
-      if (!this.authorized(req.headers.authorization)) {
-        return send(res, 401, 'application/json', '{"code":"ERR12002","message":"UNAUTHORIZED"}');
+      let kid = path.slice(this.uri.length + 1);
+      try {
+        kid = decodeURIComponent(kid);
+      } catch {
+        // kept as sent
       }
-      const kid = decodeURIComponent(path.slice(this.uri.length + 1));
-      const pem = this.keys.get(kid);
-      if (!pem)
-        return send(res, 404, 'application/json', '{"code":"ERR12017","message":"KEY_NOT_FOUND"}');
-      send(res, 200, 'application/text', pem);
+      const answer = keyServiceAnswer(kid, req.headers.authorization, {
+        providerId: this.options.providerId,
+        authenticate: (header) => this.authenticate(header),
+        certificate: (keyId) => this.keys.get(keyId),
+      });
+      send(res, answer.status, answer.contentType, answer.body);
     });
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
@@ -105,11 +114,20 @@ export class KeyServer {
     };
   }
 
-  private authorized(header: string | undefined): boolean {
-    const expected =
-      'Basic ' +
-      Buffer.from(`${this.options.clientId}:${this.options.clientSecret}`).toString('base64');
-    return header === expected;
+  private authenticate(header: string | undefined): ClientCheck {
+    if (header === undefined) return { ok: false, reason: 'missing' };
+    // light-oauth2: anything but `Basic id:secret` is an unauthorized client.
+    const match = /^basic (.+)$/i.exec(header);
+    const decoded = match ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return { ok: false, reason: 'wrong-secret' };
+    const clientId = decoded.slice(0, colon);
+    if (clientId !== this.options.clientId)
+      return { ok: false, reason: 'unknown-client', clientId };
+    if (decoded.slice(colon + 1) !== this.options.clientSecret) {
+      return { ok: false, reason: 'wrong-secret' };
+    }
+    return { ok: true };
   }
 }
 

@@ -4,9 +4,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** A JWT signing key as light-oauth2 has one: kid, RSA private key, self-signed certificate. */
+/** The key types a test signs with, and the JWS algorithm each signs by default. */
+export type KeyType = 'rsa' | 'ec' | 'ed25519';
+export type SigningAlgorithm = 'RS256' | 'PS256' | 'ES256' | 'EdDSA';
+const DEFAULT_ALG: Record<KeyType, SigningAlgorithm> = {
+  rsa: 'RS256',
+  ec: 'ES256',
+  ed25519: 'EdDSA',
+};
+
+/** A JWT signing key as light-oauth2 has one: kid, private key, self-signed certificate. */
 export interface SigningKey {
   kid: string;
+  /** The algorithm tokens of this key carry in their header (RS256 for RSA keys). */
+  alg: SigningAlgorithm;
   privateKey: KeyObject;
   publicKey: KeyObject;
   /** PEM X.509 certificate of the public key (what `jwt.certificate` and the key server hold). */
@@ -14,11 +25,25 @@ export interface SigningKey {
 }
 
 /**
- * Makes a new RSA key and a self-signed certificate for it (openssl, as scripts/gen-certs.sh).
- * About a tenth of a second: make keys once per test file.
+ * Makes a new key and a self-signed certificate for it (openssl, as scripts/gen-certs.sh): RSA
+ * (2048 bits unless told), EC P-256 or Ed25519. About a tenth of a second for RSA: make keys once
+ * per test file.
  */
-export function createSigningKey(kid: string, modulusLength = 2048): SigningKey {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength });
+export function createSigningKey(
+  kid: string,
+  options: number | { type?: KeyType; modulusLength?: number; alg?: SigningAlgorithm } = {},
+): SigningKey {
+  const {
+    type = 'rsa',
+    modulusLength = 2048,
+    alg,
+  } = typeof options === 'number' ? { modulusLength: options } : options;
+  const { privateKey, publicKey } =
+    type === 'rsa'
+      ? crypto.generateKeyPairSync('rsa', { modulusLength })
+      : type === 'ec'
+        ? crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : crypto.generateKeyPairSync('ed25519');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'testkit-key-'));
   try {
     const keyFile = path.join(dir, 'key.pem');
@@ -40,7 +65,7 @@ export function createSigningKey(kid: string, modulusLength = 2048): SigningKey 
       ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    return { kid, privateKey, publicKey, certificatePem };
+    return { kid, alg: alg ?? DEFAULT_ALG[type], privateKey, publicKey, certificatePem };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -50,7 +75,8 @@ export function createSigningKey(kid: string, modulusLength = 2048): SigningKey 
 export function loadSigningKey(kid: string, keyFile: string, certFile: string): SigningKey {
   const privateKey = crypto.createPrivateKey(fs.readFileSync(keyFile));
   const certificatePem = fs.readFileSync(certFile, 'utf8');
-  return { kid, privateKey, publicKey: crypto.createPublicKey(privateKey), certificatePem };
+  const alg = DEFAULT_ALG[privateKey.asymmetricKeyType as KeyType] ?? 'RS256';
+  return { kid, alg, privateKey, publicKey: crypto.createPublicKey(privateKey), certificatePem };
 }
 
 /** Writes a certificate to a temporary file and returns its path (for a jwt.certificate map). */

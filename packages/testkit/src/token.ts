@@ -18,12 +18,16 @@ export interface ClaimOptions {
   scope?: string[] | string;
 }
 
-/** The claims light-oauth2 puts in a token, for `now`. */
+/** `iss` and `aud` of the project's local token server (services/token-server), as the shipped client.yml files check them. */
+export const LOCAL_ISSUER = 'https://localhost:6882';
+export const LOCAL_AUDIENCE = 'urn:chain:api';
+
+/** The claims light-oauth2 puts in a token, for `now`, issued by the local token server for the chain. */
 export function standardClaims(options: ClaimOptions = {}): Claims {
   const iat = Math.floor((options.now ?? Date.now()) / 1000);
   const claims: Claims = {
-    iss: 'urn:com:networknt:oauth2:v1',
-    aud: 'urn:com.networknt',
+    iss: LOCAL_ISSUER,
+    aud: LOCAL_AUDIENCE,
     exp: iat + (options.expiresIn ?? 600),
     iat,
     nbf: iat - 120,
@@ -35,15 +39,44 @@ export function standardClaims(options: ClaimOptions = {}): Claims {
   return claims;
 }
 
-/** An RS256 token signed by `key` (header kid = key.kid unless `header` says otherwise). */
+/** A token signed by `key` with its algorithm (header kid = key.kid unless `header` says otherwise). */
 export function signToken(key: SigningKey, claims: Claims, header: Claims = {}): string {
-  return signWith(key.privateKey, { alg: 'RS256', typ: 'JWT', kid: key.kid, ...header }, claims);
+  return signWith(key.privateKey, { alg: key.alg, typ: 'JWT', kid: key.kid, ...header }, claims);
 }
 
-/** A token with any header and payload, signed RS256 by a private key. */
-export function signWith(privateKey: KeyObject, header: Claims, payload: Claims | string): string {
-  const input = `${b64url(header)}.${b64url(payload)}`;
-  return `${input}.${crypto.sign('RSA-SHA256', Buffer.from(input), privateKey).toString('base64url')}`;
+/**
+ * A token with any header and payload, signed by a private key with the algorithm of
+ * `signingAlg` (default: the header's `alg`, RS256 when it names none the key can do).
+ */
+export function signWith(
+  privateKey: KeyObject,
+  header: Claims,
+  payload: Claims | string,
+  signingAlg: unknown = header.alg,
+): string {
+  const input = Buffer.from(`${b64url(header)}.${b64url(payload)}`);
+  return `${input.toString()}.${sign(signingAlg, privateKey, input).toString('base64url')}`;
+}
+
+function sign(alg: unknown, key: KeyObject, input: Buffer): Buffer {
+  switch (alg) {
+    case 'PS256':
+      return crypto.sign('sha256', input, {
+        key,
+        padding: crypto.constants.RSA_PKCS1_PSS_PADDING,
+        saltLength: crypto.constants.RSA_PSS_SALTLEN_DIGEST,
+      });
+    case 'ES256':
+      return crypto.sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
+    case 'EdDSA':
+      return crypto.sign(null, input, key);
+    default:
+      if (key.asymmetricKeyType === 'ec') {
+        return crypto.sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
+      }
+      if (key.asymmetricKeyType === 'ed25519') return crypto.sign(null, input, key);
+      return crypto.sign('RSA-SHA256', input, key);
+  }
 }
 
 /** Shorthand: a token of light-oauth2's claims with the given options, signed by `key`. */

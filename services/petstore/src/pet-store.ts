@@ -1,4 +1,4 @@
-/** The Pet resource and its parts (README "Petstore"). */
+/** The petstore's resources: Pet, Category, Tag. */
 export interface Category {
   id: number;
   name: string;

@@ -11,6 +11,8 @@ async function main() {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+    // Key rotation without a restart: the files are read again on SIGHUP.
+    process.on('SIGHUP', () => void server.reload());
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : (err as Error).message;
     process.stderr.write(`Cannot start: ${message}\n`);

@@ -1,7 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
-import { authenticates } from './client-auth';
+import { keyServiceAnswer, type ClientCheck } from '@chain/oauth-client';
+import { basicCredentials, authenticates } from './client-auth';
 import type { ClientRegistration } from './token-server-config';
 
 export interface KeySet {
@@ -11,7 +12,7 @@ export interface KeySet {
   jwks: { keys: Record<string, unknown>[] };
 }
 
-/** Reads the served certificates once, at start. */
+/** Reads the served certificates (at start and on reload). */
 export function loadKeySet(certificates: Record<string, string>): KeySet {
   const pems: Record<string, string> = {};
   const keys: Record<string, unknown>[] = [];
@@ -28,14 +29,33 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(JSON.stringify(body));
 }
 
+/** light-oauth2's client check of the key service: no header, unknown client, wrong secret. */
+function clientCheck(
+  header: string | undefined,
+  clients: Record<string, ClientRegistration>,
+): ClientCheck {
+  if (header === undefined) return { ok: false, reason: 'missing' };
+  const credentials = basicCredentials(header);
+  if (!credentials) return { ok: false, reason: 'wrong-secret' };
+  if (!Object.prototype.hasOwnProperty.call(clients, credentials.clientId)) {
+    return { ok: false, reason: 'unknown-client', clientId: credentials.clientId };
+  }
+  return authenticates(header, clients) ? { ok: true } : { ok: false, reason: 'wrong-secret' };
+}
+
 /**
- * light-oauth2's key distribution: `GET /oauth2/key/{kid}` answers the PEM certificate to a
- * known client (Basic auth); `GET /oauth2/jwks` answers the JWKS (public, as any JWKS).
+ * light-oauth2's key distribution, answering as light-oauth2 does (`keyServiceAnswer`):
+ * `GET /oauth2/key/{kid}` the PEM certificate to a known client (Basic auth), an unknown kid
+ * 400 ERR12030 (404 ERR12017 for another provider's); `GET /oauth2/jwks` the JWKS (public, as
+ * any JWKS). The key set and clients are read per request, so a reload takes effect at once.
  * Returns false when the request is not for a key route.
  */
-export function keyEndpoints(keys: KeySet, clients: Record<string, ClientRegistration>) {
+export function keyEndpoints(
+  current: () => { keys: KeySet; clients: Record<string, ClientRegistration> },
+) {
   return (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
     const path = (req.url ?? '').split('?')[0];
+    const { keys, clients } = current();
     if (path === '/oauth2/jwks') {
       if (req.method !== 'GET') return methodNotAllowed(res);
       sendJson(res, 200, keys.jwks);
@@ -44,27 +64,22 @@ export function keyEndpoints(keys: KeySet, clients: Record<string, ClientRegistr
     const match = /^\/oauth2\/key\/([^/]+)$/.exec(path);
     if (!match) return false;
     if (req.method !== 'GET') return methodNotAllowed(res);
-    if (!authenticates(req.headers.authorization, clients)) {
-      res.setHeader('WWW-Authenticate', 'Basic realm="oauth2-key"');
-      sendJson(res, 401, {
-        error: 'invalid_client',
-        error_description: 'client authentication failed',
-      });
-      return true;
-    }
     let kid = match[1];
     try {
       kid = decodeURIComponent(kid);
     } catch {
       // a malformed escape is simply an unknown kid
     }
-    const pem = Object.prototype.hasOwnProperty.call(keys.pems, kid) ? keys.pems[kid] : undefined;
-    if (!pem) {
-      sendJson(res, 404, { error: 'not_found', error_description: 'unknown kid' });
-      return true;
-    }
-    res.writeHead(200, { 'Content-Type': 'application/text' });
-    res.end(pem);
+    const answer = keyServiceAnswer(kid, req.headers.authorization, {
+      authenticate: (header) => clientCheck(header, clients),
+      certificate: (keyId) =>
+        Object.prototype.hasOwnProperty.call(keys.pems, keyId) ? keys.pems[keyId] : undefined,
+    });
+    res.writeHead(answer.status, {
+      'Content-Type': answer.contentType,
+      'Cache-Control': 'no-store',
+    });
+    res.end(answer.body);
     return true;
   };
 }

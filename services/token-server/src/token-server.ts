@@ -3,12 +3,16 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
-import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
+import { ConfigError, ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { createProvider } from './provider';
-import { loadTokenServerConfig, type ClientsConfig } from './token-server-config';
+import {
+  loadTokenServerConfig,
+  type ClientsConfig,
+  type TokenServerConfig,
+} from './token-server-config';
 import { TokenStats } from './token-stats';
 
 export interface RunningTokenServer {
@@ -16,6 +20,12 @@ export interface RunningTokenServer {
   keyPort: number;
   stats: TokenStats;
   logger: Logger;
+  /**
+   * Reads token-server.yml and clients.yml again and starts signing with the signing key and
+   * serving the certificates they name, without closing a connection (key rotation while the
+   * chain runs). A bad file is logged and the running configuration kept. Ports do not change.
+   */
+  reload(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -27,25 +37,40 @@ const MAX_BODY = 64 * 1024;
  * and `GET /stats`. Throws ConfigError for a bad config file.
  */
 export async function startTokenServer(options: ConfigLoaderOptions): Promise<RunningTokenServer> {
-  const { server: config, clients } = loadTokenServerConfig(new ConfigLoader(options));
+  const loader = new ConfigLoader(options);
+  const { server: config, clients } = loadTokenServerConfig(loader);
   const logger = createLogger('token-server');
   routeLibraryNotices(logger);
+  for (const { file, key, message } of loader.warnings) {
+    logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+  }
   const stats = new TokenStats();
-  const provider = await createProvider(config, clients);
-  provider.on('grant.success', (ctx) => {
-    const clientId = ctx.oidc.client?.clientId ?? 'unknown';
-    stats.issue(clientId);
-    const expiresIn = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
-    // When the token expires (epoch ms): what a client's renewal is measured against.
-    const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : undefined;
-    logger.info({ clientId, expiresAt }, 'token issued');
-  });
-  provider.on('grant.error', (_ctx, err) => {
-    logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
-  });
-  provider.on('server_error', (_ctx, err) => logger.error({ err }, 'token server error'));
-  const oidc = provider.callback();
-  const keys = keyEndpoints(loadKeySet(config.certificates), clients.clients);
+  const build = async (server: TokenServerConfig, registered: ClientsConfig) => {
+    const provider = await createProvider(server, registered);
+    provider.on('grant.success', (ctx) => {
+      const clientId = ctx.oidc.client?.clientId ?? 'unknown';
+      stats.issue(clientId);
+      const expiresIn = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
+      // When the token expires (epoch ms): what a client's renewal is measured against.
+      const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : undefined;
+      logger.info({ clientId, expiresAt }, 'token issued');
+    });
+    provider.on('grant.error', (_ctx, err) => {
+      logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
+    });
+    provider.on('server_error', (_ctx, err) => logger.error({ err }, 'token server error'));
+    return {
+      oidc: provider.callback(),
+      clients: registered,
+      keys: loadKeySet(server.certificates),
+      signingKid: server.signing.kid,
+    };
+  };
+  let state = await build(config, clients);
+  const oidc: (req: http.IncomingMessage, res: http.ServerResponse) => void = (req, res) =>
+    state.oidc(req, res);
+  const keys = keyEndpoints(() => ({ keys: state.keys, clients: state.clients.clients }));
+  const served = () => ({ signingKid: state.signingKid, kids: Object.keys(state.keys.pems) });
 
   const common = (req: http.IncomingMessage, res: http.ServerResponse, name: string) => {
     const path = (req.url ?? '').split('?')[0];
@@ -64,13 +89,15 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   const tokenServer = https.createServer(tls, (req, res) => {
     if (common(req, res, 'oauth2-token')) return;
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/oauth2/token') {
-      tokenRequest(req, res, clients, stats, logger, oidc);
+      tokenRequest(req, res, state.clients, stats, logger, oidc);
       return;
     }
     oidc(req, res);
   });
   const keyServer = https.createServer(tls, (req, res) => {
     if (common(req, res, 'oauth2-key')) return;
+    const path = (req.url ?? '').split('?')[0];
+    if (path.startsWith('/oauth2/key/') || path === '/oauth2/jwks') stats.keyRequest();
     if (!keys(req, res)) sendJson(res, 404, { error: 'not_found' });
   });
 
@@ -95,6 +122,20 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     { protocol: 'https', ip: config.ip, port: keyPort, endpoint: 'key' },
     `key server listening on https port ${keyPort}`,
   );
+  logger.info(served(), 'signing and serving keys');
+
+  const reload = async (): Promise<boolean> => {
+    try {
+      const fresh = loadTokenServerConfig(new ConfigLoader(options));
+      state = await build(fresh.server, fresh.clients);
+      logger.info(served(), 'reloaded: signing and serving keys');
+      return true;
+    } catch (err) {
+      const message = err instanceof ConfigError ? err.message : (err as Error).message;
+      logger.error({ err: message }, 'reload failed; the running configuration is kept');
+      return false;
+    }
+  };
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -118,7 +159,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     })();
     return closing;
   };
-  return { tokenPort, keyPort, stats, logger, close };
+  return { tokenPort, keyPort, stats, logger, reload, close };
 }
 
 /**

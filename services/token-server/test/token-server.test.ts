@@ -1,6 +1,8 @@
 import { createVerify } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
+import { createSigningKey } from '@chain/testkit';
 import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
   claimsOf,
@@ -128,28 +130,68 @@ describe('token server (a real process over HTTPS)', () => {
     });
   });
 
-  it('key server: the PEM certificate by kid to a known client, 401 otherwise, 404 for an unknown kid', async () => {
+  it("key server: answers as light-oauth2's key service does", async () => {
     const auth = { Authorization: basic('api-b-client', 'api-b-secret') };
     const pem = await httpsRequest(`${ts.keyUrl}/oauth2/key/101`, { headers: auth });
     expect(pem.status).toBe(200);
     expect(pem.headers['content-type']).toBe('application/text');
     expect(pem.text).toBe(fs.readFileSync(path.join(CERTS, 'secondary.crt'), 'utf8'));
 
-    const noAuth = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`);
-    expect(noAuth.status).toBe(401);
-    expect(noAuth.headers['www-authenticate']).toBe('Basic realm="oauth2-key"');
-    expect(noAuth.body).toEqual({
-      error: 'invalid_client',
-      error_description: 'client authentication failed',
+    const status = (statusCode: number, code: string, message: string, description: string) => ({
+      statusCode,
+      code,
+      message,
+      description,
+      severity: 'ERROR',
     });
-    const wrong = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, {
-      headers: { Authorization: basic('api-b-client', 'api-a-secret') },
-    });
-    expect(wrong.status).toBe(401);
-
-    const unknown = await httpsRequest(`${ts.keyUrl}/oauth2/key/999`, { headers: auth });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ error: 'not_found', error_description: 'unknown kid' });
+    const answers = [
+      [undefined, '100'],
+      [{ Authorization: basic('api-b-client', 'api-a-secret') }, '100'],
+      [{ Authorization: basic('nobody', 'x') }, '100'],
+      [auth, '999'],
+      [auth, 'made-up-kid'],
+    ] as const;
+    const got = await Promise.all(
+      answers.map(([headers, kid]) => httpsRequest(`${ts.keyUrl}/oauth2/key/${kid}`, { headers })),
+    );
+    expect(got.map((a) => [a.status, a.headers['content-type'], a.body])).toEqual([
+      [
+        401,
+        'application/json',
+        status(
+          401,
+          'ERR12002',
+          'MISSING_AUTHORIZATION_HEADER',
+          'No authorization header is found in the request.',
+        ),
+      ],
+      [
+        401,
+        'application/json',
+        status(
+          401,
+          'ERR12007',
+          'UNAUTHORIZED_CLIENT',
+          'Unauthorized client with wrong client secret.',
+        ),
+      ],
+      [
+        404,
+        'application/json',
+        status(404, 'ERR12014', 'CLIENT_NOT_FOUND', 'Client nobody is not found.'),
+      ],
+      [400, 'application/json', status(400, 'ERR12030', 'INVALID_KEY_ID', 'Invalid key id 999.')],
+      [
+        404,
+        'application/json',
+        status(
+          404,
+          'ERR12017',
+          'KEY_NOT_FOUND',
+          'Public key certificate keyId made-up-kid is not found.',
+        ),
+      ],
+    ]);
     const post = await httpsRequest(`${ts.keyUrl}/oauth2/key/100`, {
       method: 'POST',
       headers: auth,
@@ -181,6 +223,14 @@ describe('token server (a real process over HTTPS)', () => {
     expect((await httpsRequest(`${ts.keyUrl}/nothing`)).status).toBe(404);
   });
 
+  it('counts the key requests, and the most in one second', async () => {
+    const stats = (await httpsRequest(`${ts.tokenUrl}/stats`)).body as Record<string, number>;
+    // 1 + 5 + 1 (POST) by kid, and one JWKS
+    expect(stats.keyRequests).toBe(8);
+    expect(stats.keyRequestsPeakPerSecond).toBeGreaterThanOrEqual(1);
+    expect(stats.keyRequestsPeakPerSecond).toBeLessThanOrEqual(8);
+  });
+
   it('counts token requests per client (refused ones too) and logs no secret or token', async () => {
     const counts = await tokenRequestCounts(ts.tokenUrl);
     expect(counts).toEqual({
@@ -194,6 +244,74 @@ describe('token server (a real process over HTTPS)', () => {
       expect(log).not.toContain(secret);
     }
     expect(log).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
+  });
+});
+
+describe('token server key rotation (SIGHUP)', () => {
+  it('starts signing with a new kid and stops serving a retired one, without a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'token-rotation-'));
+    const next = createSigningKey('102');
+    fs.writeFileSync(
+      path.join(dir, 'next.key'),
+      next.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    );
+    fs.writeFileSync(path.join(dir, 'next.crt'), next.certificatePem);
+    const yml = (signing: string, certificates: string) =>
+      tokenServerYml()
+        .replace(/signing:\n {2}kid: '100'\n {2}keyFile: .*\n/, signing)
+        .replace(/certificates:\n( {2}.*\n)+/, certificates);
+    fs.writeFileSync(path.join(dir, 'token-server.yml'), tokenServerYml());
+    const ts = await startTokenServer({ dir });
+    try {
+      const kidOf = async () => {
+        const answer = await tokenRequest(ts, basic('api-a-client', 'api-a-secret'), {
+          grant_type: 'client_credentials',
+        });
+        const jwt = (answer.body as { access_token: string }).access_token;
+        return JSON.parse(Buffer.from(jwt.split('.')[0], 'base64url').toString()).kid as string;
+      };
+      const keyStatus = async (kid: string) =>
+        (
+          await httpsRequest(`${ts.keyUrl}/oauth2/key/${kid}`, {
+            headers: { Authorization: basic('api-a-client', 'api-a-secret') },
+          })
+        ).status;
+      expect(await kidOf()).toBe('100');
+      expect(await keyStatus('102')).toBe(400);
+
+      // publish 102 and sign with it; 100 is still served
+      fs.writeFileSync(
+        path.join(dir, 'token-server.yml'),
+        yml(
+          `signing:\n  kid: '102'\n  keyFile: ${dir}/next.key\n`,
+          `certificates:\n  '100': ${CERTS}/primary.crt\n  '102': ${dir}/next.crt\n`,
+        ),
+      );
+      ts.child.kill('SIGHUP');
+      await ts.waitForLine((l) => /reloaded: signing and serving keys/.test(l));
+      expect(await kidOf()).toBe('102');
+      expect([await keyStatus('100'), await keyStatus('102')]).toEqual([200, 200]);
+
+      // retire 100
+      fs.writeFileSync(
+        path.join(dir, 'token-server.yml'),
+        yml(
+          `signing:\n  kid: '102'\n  keyFile: ${dir}/next.key\n`,
+          `certificates:\n  '102': ${dir}/next.crt\n`,
+        ),
+      );
+      ts.child.kill('SIGHUP');
+      await ts.waitForLine((l) => /"kids":\["102"\]/.test(l));
+      expect([await keyStatus('100'), await keyStatus('102')]).toEqual([400, 200]);
+
+      // a bad file keeps the running configuration
+      fs.writeFileSync(path.join(dir, 'token-server.yml'), 'tokenPort: [\n');
+      ts.child.kill('SIGHUP');
+      await ts.waitForLine((l) => /reload failed; the running configuration is kept/.test(l));
+      expect(await kidOf()).toBe('102');
+    } finally {
+      expect(await ts.stop()).toBe(0);
+    }
   });
 });
 

@@ -7,14 +7,14 @@ const ALLOW = 'GET, HEAD, OPTIONS';
 
 /**
  * The service's own probes, outside the spec and security and not counted by metrics:
- * `/health`, and `/metrics` (Prometheus) when metrics.yml enables metrics. GET and HEAD answer,
+ * `/health`, and `/metrics` (Prometheus) when prometheus.yml (or, without it, metrics.yml) enables it. GET and HEAD answer,
  * OPTIONS lists them, any other method is 405 with `Allow`.
  */
 export function probesStage(serviceId: string, metrics: Metrics): Stage {
   const health = JSON.stringify({ status: 'UP', serviceId });
   return (x) => {
     const isHealth = x.path === '/health';
-    if (!isHealth && !(metrics.enabled && x.path === '/metrics')) return;
+    if (!isHealth && !(metrics.servesPrometheus && x.path === '/metrics')) return;
     switch (x.method) {
       case 'GET':
       case 'HEAD':

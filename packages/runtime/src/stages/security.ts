@@ -1,25 +1,43 @@
-import { verifiedCallerOf, type RequestGuard } from '@chain/security';
+import { applyPassThrough, verifiedCallerOf, type RequestGuard } from '@chain/security';
 import type { Stage } from '../exchange';
 
 /**
  * light-4j's JWT verify handler, after routing (it needs the operation's scopes): the security
  * package checks the request's credentials; the verified caller goes into the context. A 403
  * keeps its (verified) caller, so metrics count it under the client, as light-4j does.
+ * security.yml `passThroughClaims`: the caller's own headers of those names are removed, then the
+ * verified claims are set as request headers, for the handler and the downstream.
  */
-export function securityStage(check: NonNullable<RequestGuard['check']>): Stage {
+export function securityStage(
+  check: NonNullable<RequestGuard['check']>,
+  passThroughClaims: Readonly<Record<string, string>>,
+): Stage {
   return async (x) => {
+    applyPassThrough(x.req.headers, passThroughClaims);
     try {
-      x.context.caller = await check({
+      const caller = await check({
         authorization: x.req.headers.authorization,
         scopeToken: x.req.headers['x-scope-token'],
         requiredScopes: x.context.operation?.scopes,
+        path: x.path,
         correlationId: x.context.trace.correlationId,
         remoteAddress: x.req.socket?.remoteAddress,
       });
+      if (!caller) return; // a path of skipPathPrefixes
+      applyPassThrough(x.req.headers, passThroughClaims, caller.passThrough);
+      x.context.caller = caller;
     } catch (err) {
       const caller = verifiedCallerOf(err);
       if (caller) x.context.caller = caller;
       throw err;
     }
   };
+}
+
+/**
+ * With verification off there are no verified claims, but a caller's own headers named in
+ * `passThroughClaims` are still removed (a caller must not claim `X-User-Id: admin`).
+ */
+export function passThroughStripStage(passThroughClaims: Readonly<Record<string, string>>): Stage {
+  return (x) => applyPassThrough(x.req.headers, passThroughClaims);
 }

@@ -1,0 +1,143 @@
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError } from './config-error';
+
+/** A light-4j key that this project reads but does not implement. */
+export interface Light4jKey {
+  /** What to do instead, added to the warning. */
+  note?: string;
+  /** A value that means what this project does anyway: that value loads without a warning. */
+  same?: unknown;
+}
+
+/**
+ * The keys of one config file beyond those its schema implements: light-4j's keys that load
+ * with one start-up warning each, and other names of implemented keys.
+ */
+export interface FileKeys {
+  /** Dotted path -> light-4j key. A path names its whole subtree (`oauth.sign`). */
+  light4j?: Readonly<Record<string, Light4jKey>>;
+  /**
+   * Other name -> the name the schema reads (`serverHost` -> `influxdbHost`,
+   * `oauth.token.key` -> `oauth.key`). Both set with different values is an error.
+   */
+  aliases?: Readonly<Record<string, string>>;
+}
+
+/** A start-up warning about a config file: the file and the key, never the value. */
+export interface ConfigWarning {
+  file: string;
+  key?: string;
+  message: string;
+}
+
+type Tree = Record<string, unknown>;
+
+const isTree = (v: unknown): v is Tree => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function get(tree: Tree, path: string[]): unknown {
+  let node: unknown = tree;
+  for (const part of path) {
+    if (!isTree(node) || !Object.prototype.hasOwnProperty.call(node, part)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+/** Removes a key, and the maps that held nothing else. */
+function remove(tree: Tree, path: string[]): void {
+  for (let depth = path.length; depth > 0; depth--) {
+    const parent = get(tree, path.slice(0, depth - 1));
+    if (!isTree(parent)) return;
+    delete parent[path[depth - 1]];
+    if (depth === 1 || Object.keys(parent).length > 0) return;
+  }
+}
+
+/** Sets a value, making the maps on the way; false when something else is in the way. */
+function set(tree: Tree, path: string[], value: unknown): boolean {
+  let node: Tree = tree;
+  for (const part of path.slice(0, -1)) {
+    if (node[part] === undefined) node[part] = {};
+    if (!isTree(node[part])) return false;
+    node = node[part];
+  }
+  node[path[path.length - 1]] = value;
+  return true;
+}
+
+/** Merges two values of one key: maps key by key; any other pair must be equal. */
+function merge(a: unknown, b: unknown, at: string[], conflict: (path: string[]) => never): unknown {
+  if (isTree(a) && isTree(b)) {
+    const out: Tree = { ...a };
+    for (const [k, v] of Object.entries(b)) {
+      out[k] = k in out ? merge(out[k], v, [...at, k], conflict) : v;
+    }
+    return out;
+  }
+  if (!isDeepStrictEqual(a, b)) conflict(at);
+  return a;
+}
+
+/** What `prepareKeys` did: the value to give the schema, and how to name its keys back. */
+export interface PreparedKeys {
+  value: unknown;
+  warnings: ConfigWarning[];
+  /** Paths moved by an alias, schema name -> name in the file, to name errors as written. */
+  moved: [to: string, from: string][];
+}
+
+/**
+ * Applies a file's FileKeys to its parsed value before the schema checks it: light-4j keys are
+ * taken out (each a warning unless its value is `same`), then aliases are moved to the name the
+ * schema reads. The parsed value is not changed.
+ */
+export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined): PreparedKeys {
+  if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved: [] };
+  const value = structuredClone(raw);
+  const warnings: ConfigWarning[] = [];
+  for (const [key, spec] of Object.entries(keys.light4j ?? {})) {
+    const path = key.split('.');
+    const found = get(value, path);
+    if (found === undefined) continue;
+    remove(value, path);
+    if ('same' in spec && isDeepStrictEqual(found, spec.same)) continue;
+    const note = spec.note ? ` (${spec.note})` : '';
+    warnings.push({ file, key, message: `light-4j key not supported here; ignored${note}` });
+  }
+  const moved: [string, string][] = [];
+  for (const [from, to] of Object.entries(keys.aliases ?? {})) {
+    const fromPath = from.split('.');
+    const found = get(value, fromPath);
+    if (found === undefined) continue;
+    remove(value, fromPath);
+    const toPath = to.split('.');
+    const existing = get(value, toPath);
+    const conflict = (at: string[]): never => {
+      throw new ConfigError(
+        file,
+        [from, ...at].join('.'),
+        `is set twice with different values, also as "${[to, ...at].join('.')}"; keep one`,
+      );
+    };
+    const merged = existing === undefined ? found : merge(existing, found, [], conflict);
+    if (set(value, toPath, merged)) moved.push([to, from]);
+  }
+  return { value, warnings, moved };
+}
+
+/** The name of a key as the file wrote it, for a key the schema names after an alias moved it. */
+export function keyAsWritten(key: string, moved: PreparedKeys['moved']): string {
+  for (const [to, from] of moved) {
+    if (key === to || key.startsWith(to + '.')) return from + key.slice(to.length);
+  }
+  return key;
+}
+
+/** The keys FileKeys knows directly under `path` (light-4j keys and aliases). */
+export function extraKeysAt(keys: FileKeys | undefined, path: string[]): string[] {
+  const names = [...Object.keys(keys?.light4j ?? {}), ...Object.keys(keys?.aliases ?? {})];
+  const prefix = path.length ? path.join('.') + '.' : '';
+  return names
+    .filter((name) => name.startsWith(prefix))
+    .map((name) => name.slice(prefix.length).split('.')[0]);
+}

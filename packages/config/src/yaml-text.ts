@@ -1,0 +1,34 @@
+import { parseDocument, type Document, type LineCounter, type ScalarTag, type Tags } from 'yaml';
+
+/**
+ * YAML's core schema reads the plain scalar `0012345` as the number 12345 and
+ * `98765432109876543210` as a float that has lost its last digits: a secret or an id written
+ * unquoted (or coming from `${ENV}`) would silently change. An integer is kept a number only
+ * when the number prints back as the same text; otherwise it stays the text as written, and a
+ * key that wants a number says so by name.
+ */
+const losslessIntegers = (tags: Tags): Tags =>
+  tags.map((tag) => {
+    if (typeof tag !== 'object' || tag.tag !== 'tag:yaml.org,2002:int' || tag.format) return tag;
+    const scalar = tag as ScalarTag;
+    const resolve = scalar.resolve.bind(scalar);
+    const lossless: ScalarTag = {
+      ...scalar,
+      resolve: (text, onError, options) => {
+        const value: unknown = resolve(text, onError, options);
+        return typeof value === 'number' && String(value) === text ? value : text;
+      },
+    };
+    return lossless;
+  });
+
+/** Parses one YAML document the way every config file and `${…}` value is parsed. */
+export function parseYamlDocument(text: string, lineCounter?: LineCounter): Document {
+  return parseDocument(text, { prettyErrors: false, lineCounter, customTags: losslessIntegers });
+}
+
+/** The value of a YAML text (a `${…}` expansion); the text itself when it is not valid YAML. */
+export function parseYamlValue(text: string): unknown {
+  const doc = parseYamlDocument(text);
+  return doc.errors.length > 0 ? text : (doc.toJS() as unknown);
+}

@@ -1,0 +1,100 @@
+import crypto, { type KeyObject } from 'node:crypto';
+
+/**
+ * The JWS algorithms a verifier may accept (security.yml `jwt.algorithms`, default RS256 only).
+ * `none` and the HMAC family (HS*) are never accepted: with a public certificate as the "secret"
+ * anyone could sign (RFC 8725 2.1).
+ */
+export const SUPPORTED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+export type Algorithm = (typeof SUPPORTED_ALGORITHMS)[number];
+export const DEFAULT_ALGORITHMS: readonly Algorithm[] = ['RS256'];
+
+/** RSA keys shorter than this are refused (RFC 7518 3.3, 3.5). */
+export const MIN_RSA_BITS = 2048;
+
+export function isAlgorithm(value: unknown): value is Algorithm {
+  return typeof value === 'string' && (SUPPORTED_ALGORITHMS as readonly string[]).includes(value);
+}
+
+/** Why a configured algorithm name is refused, or undefined when it is supported. */
+export function algorithmProblem(name: string): string | undefined {
+  if (isAlgorithm(name)) return undefined;
+  if (/^none$/i.test(name) || /^HS\d*$/i.test(name)) {
+    return `${name} is never accepted (anyone holding the certificate could sign)`;
+  }
+  return `${name} is not supported; use ${SUPPORTED_ALGORITHMS.join(', ')}`;
+}
+
+/**
+ * The algorithms a public key can verify, by its type: RSA (2048 bits or more) RS256 and PS256,
+ * RSA-PSS PS256, EC P-256 ES256, Ed25519 and Ed448 EdDSA; none for any other key.
+ */
+export function algorithmsOfKey(key: KeyObject): Algorithm[] {
+  const details = key.asymmetricKeyDetails ?? {};
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return (details.modulusLength ?? 0) >= MIN_RSA_BITS ? ['RS256', 'PS256'] : [];
+    case 'rsa-pss':
+      return (details.modulusLength ?? 0) >= MIN_RSA_BITS ? ['PS256'] : [];
+    case 'ec':
+      return details.namedCurve === 'prime256v1' ? ['ES256'] : [];
+    case 'ed25519':
+    case 'ed448':
+      return ['EdDSA'];
+    default:
+      return [];
+  }
+}
+
+/** A human name of a key's type, for messages: `RSA 1024 bits`, `EC secp384r1`, `ed25519`. */
+export function describeKey(key: KeyObject): string {
+  const details = key.asymmetricKeyDetails ?? {};
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+    case 'rsa-pss':
+      return `${key.asymmetricKeyType.toUpperCase()} ${details.modulusLength ?? '?'} bits`;
+    case 'ec':
+      return `EC ${details.namedCurve ?? '?'}`;
+    default:
+      return key.asymmetricKeyType ?? 'unknown';
+  }
+}
+
+const ES256_SIGNATURE_BYTES = 64;
+
+/** Checks a JWS signature (RFC 7515/7518/8037) with node:crypto. Never throws for a bad input. */
+export function verifySignature(
+  alg: Algorithm,
+  key: KeyObject,
+  input: Buffer,
+  signature: Buffer,
+): boolean {
+  try {
+    switch (alg) {
+      case 'RS256':
+        return crypto.verify('RSA-SHA256', input, key, signature);
+      case 'PS256':
+        return crypto.verify(
+          'sha256',
+          input,
+          {
+            key,
+            padding: crypto.constants.RSA_PKCS1_PSS_PADDING,
+            saltLength: crypto.constants.RSA_PSS_SALTLEN_DIGEST,
+          },
+          signature,
+        );
+      case 'ES256':
+        // JWS carries r || s (64 bytes), not DER.
+        return (
+          signature.length === ES256_SIGNATURE_BYTES &&
+          crypto.verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature)
+        );
+      case 'EdDSA':
+        return crypto.verify(null, input, key, signature);
+    }
+  } catch {
+    // A key of another type, a malformed signature: not verified.
+    return false;
+  }
+}

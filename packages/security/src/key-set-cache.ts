@@ -1,0 +1,127 @@
+import { bounded, keyUnavailable, unknownKid, withTimeout } from './key-errors';
+import { refreshAgeMs } from './key-policy';
+import type { KeySource } from './key-source';
+import { sameKey, usable, type FetchedKeys, type FetchedKeysOptions } from './kid-lookups';
+import type { VerificationKey } from './public-key';
+
+/**
+ * A key server publishing a JWKS: the whole set is fetched at once and every key of it kept
+ * (jose's remote key set model). The set is used for `maxAgeMs` and refreshed in the background
+ * from three quarters of it; a kid the set does not hold fetches it again at most once per
+ * `setCooldownMs` (one fetch in flight at a time, shared by every caller), so a flood of made-up
+ * kids costs the key server one request per cooldown and a newly published kid is in the next
+ * fetch. A failed fetch is remembered `failureTtlMs`. A set past its maximum age is not used:
+ * without a fresh answer from the key server its keys are not trusted (ERR20005).
+ */
+export class KeySetCache implements FetchedKeys {
+  private keys = new Map<string, VerificationKey>();
+  private fetchedAt: number | undefined;
+  private attemptedAt: number | undefined;
+  private failure: { until: number; cause: unknown } | undefined;
+  private flight: Promise<void> | undefined;
+  private readonly refetchedAt = new Map<string, number>();
+
+  constructor(
+    private readonly source: Extract<KeySource, { kind: 'set' }>,
+    private readonly options: FetchedKeysOptions,
+  ) {}
+
+  current(kid: string): VerificationKey | undefined {
+    if (this.fetchedAt === undefined) return undefined;
+    const { policy, now } = this.options;
+    const at = now();
+    const age = at - this.fetchedAt;
+    if (age >= policy.maxAgeMs) return undefined;
+    if (age >= refreshAgeMs(policy) && !this.flight && !this.failingAt(at)) {
+      this.reload().catch(() => undefined);
+    }
+    return this.keys.get(kid);
+  }
+
+  async resolve(kid: string): Promise<VerificationKey> {
+    const held = this.current(kid);
+    if (held) return held;
+    if (this.flight) return this.after(this.flight, kid);
+    const { policy, now } = this.options;
+    const at = now();
+    if (this.failingAt(at)) throw keyUnavailable(kid, this.failure!.cause);
+    const fresh = this.fetchedAt !== undefined && at - this.fetchedAt < policy.maxAgeMs;
+    if (fresh && this.attemptedAt !== undefined && at - this.attemptedAt < policy.setCooldownMs) {
+      throw unknownKid('unknown kid; not in the key set');
+    }
+    return this.after(this.reload(), kid);
+  }
+
+  async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
+    const held = this.keys.get(kid);
+    if (held !== stale) return held;
+    const { policy, now } = this.options;
+    const at = now();
+    const last = this.refetchedAt.get(kid);
+    if (last !== undefined && at - last < policy.refetchCooldownMs) return undefined;
+    if (this.attemptedAt !== undefined && at - this.attemptedAt < policy.setCooldownMs) {
+      return undefined;
+    }
+    this.refetchedAt.delete(kid);
+    bounded(this.refetchedAt, policy.maxEntries).set(kid, at);
+    await (this.flight ?? this.reload()).catch(() => undefined);
+    const fresh = this.keys.get(kid);
+    return fresh && !sameKey(fresh, stale) ? fresh : undefined;
+  }
+
+  async preload(): Promise<number> {
+    await (this.flight ?? this.reload());
+    return this.keys.size;
+  }
+
+  private failingAt(at: number): boolean {
+    return this.failure !== undefined && this.failure.until > at;
+  }
+
+  private async after(flight: Promise<void>, kid: string): Promise<VerificationKey> {
+    try {
+      await flight;
+    } catch (err) {
+      throw keyUnavailable(kid, err);
+    }
+    const key = this.keys.get(kid);
+    if (!key) throw unknownKid('unknown kid; not in the key set');
+    return key;
+  }
+
+  /** One fetch of the whole set at a time; every caller waits for the same one. */
+  private reload(): Promise<void> {
+    this.flight ??= this.fetch().finally(() => (this.flight = undefined));
+    return this.flight;
+  }
+
+  private async fetch(): Promise<void> {
+    const { policy, now, events } = this.options;
+    this.attemptedAt = now();
+    let set;
+    try {
+      set = await withTimeout(this.source.fetch(), policy.timeoutMs);
+    } catch (err) {
+      this.failure = { until: now() + policy.failureTtlMs, cause: err };
+      events?.warn({ err }, 'key set fetch failed');
+      throw err;
+    }
+    const keys = new Map<string, VerificationKey>();
+    for (const [kid, { material, alg }] of set) {
+      if (keys.size >= policy.maxEntries) break;
+      const key = usable(kid, material, this.options, alg);
+      // The same key again keeps its identity, so tokens it verified stay cached.
+      const previous = this.keys.get(kid);
+      if (key) keys.set(kid, sameKey(previous, key) ? previous! : key);
+    }
+    const before = [...this.keys.keys()];
+    const added = [...keys.keys()].filter((kid) => !this.keys.has(kid));
+    const retired = before.filter((kid) => !keys.has(kid));
+    this.keys = keys;
+    this.fetchedAt = now();
+    this.failure = undefined;
+    if (added.length || retired.length) {
+      events?.info({ added, retired, kids: keys.size }, 'key set fetched from the key server');
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import type { KeyMaterial } from './public-key';
+
+/** One key of a key set, with the `alg` its JWK pins (if any). */
+export interface FetchedKey {
+  material: KeyMaterial;
+  alg?: string;
+}
+
+/**
+ * Where keys of kids the configured certificates do not hold come from (the key distribution
+ * server of client.yml `oauth.key`). `kid`: light-oauth2's PEM by kid, resolving undefined when
+ * the server says it has no such kid, rejecting when it cannot be asked. `set`: a JWKS, every
+ * key at once.
+ */
+export type KeySource =
+  | { kind: 'kid'; fetch(kid: string): Promise<KeyMaterial | undefined> }
+  | { kind: 'set'; fetch(): Promise<ReadonlyMap<string, FetchedKey>> };
+
+/** What the key store reports (a pino logger fits). */
+export interface KeyEvents {
+  info(record: object, message: string): void;
+  warn(record: object, message: string): void;
+}

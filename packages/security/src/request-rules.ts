@@ -1,0 +1,59 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { JwtClaims } from './jwt-decode';
+
+/**
+ * security.yml `skipPathPrefixes`: a request whose path is one of the prefixes, or below one of
+ * them, skips verification. A prefix matches whole path segments (`/public` skips `/public` and
+ * `/public/x`, not `/publicity`); light-4j matches any string prefix, which turns a typo into an
+ * open endpoint.
+ */
+export function isSkippedPath(path: string, prefixes: readonly string[]): boolean {
+  for (const prefix of prefixes) {
+    const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+    if (path === base || path.startsWith(base + '/')) return true;
+  }
+  return false;
+}
+
+/** A header value Node can send as it is: no control characters (no CR/LF injection). */
+const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * security.yml `passThroughClaims` (claim -> header name): the headers a verified token's claims
+ * give the handler and the downstream. A claim the token does not hold gives no header; a list
+ * is joined with spaces (as `scope`), an object is JSON; a value that cannot be a header value
+ * is left out.
+ */
+export function passThroughHeaders(
+  claims: JwtClaims,
+  mapping: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [claim, header] of Object.entries(mapping)) {
+    if (!Object.prototype.hasOwnProperty.call(claims, claim)) continue;
+    const value = claims[claim];
+    if (value === null || value === undefined) continue;
+    const text = Array.isArray(value)
+      ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ')
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
+    if (SAFE_VALUE.test(text)) headers[header.toLowerCase()] = text;
+  }
+  return headers;
+}
+
+/**
+ * Puts the pass-through headers on a request: every header named in `mapping` is removed first,
+ * whatever the caller sent (a caller must not be able to claim `X-User-Id: admin`), then the
+ * verified values are set. With no verified token (verification off, a skipped path) the
+ * headers are only removed.
+ */
+export function applyPassThrough(
+  headers: IncomingHttpHeaders,
+  mapping: Readonly<Record<string, string>>,
+  values: Readonly<Record<string, string>> = {},
+): void {
+  for (const header of Object.values(mapping)) delete headers[header.toLowerCase()];
+  Object.assign(headers, values);
+}

@@ -1,0 +1,78 @@
+import { applyPassThrough, isSkippedPath, passThroughHeaders } from '../src/request-rules';
+
+describe('isSkippedPath', () => {
+  it.each([
+    ['/health', ['/health'], true],
+    ['/health/ready', ['/health'], true],
+    ['/healthz', ['/health'], false],
+    ['/v1/data', ['/v1/'], true],
+    ['/v1', ['/v1/'], true],
+    ['/v2/pet', ['/v1', '/v2'], true],
+    ['/v3', ['/v1', '/v2'], false],
+    ['/anything', [], false],
+  ])('%s with %j: %s', (path, prefixes, skipped) => {
+    expect(isSkippedPath(path, prefixes)).toBe(skipped);
+  });
+});
+
+describe('passThroughHeaders', () => {
+  it('maps claims to lower-case header names, lists joined by spaces, objects as JSON', () => {
+    expect(
+      passThroughHeaders(
+        {
+          client_id: 'c1',
+          exp: 1700000000,
+          admin: false,
+          scope: ['a', 'b'],
+          roles: [{ r: 1 }, 'x'],
+          address: { city: 'Z' },
+          none: null,
+        },
+        {
+          client_id: 'X-Client-Id',
+          exp: 'X-Exp',
+          admin: 'X-Admin',
+          scope: 'X-Scope',
+          roles: 'X-Roles',
+          address: 'X-Address',
+          none: 'X-None',
+          absent: 'X-Absent',
+        },
+      ),
+    ).toEqual({
+      'x-client-id': 'c1',
+      'x-exp': '1700000000',
+      'x-admin': 'false',
+      'x-scope': 'a b',
+      'x-roles': '{"r":1} x',
+      'x-address': '{"city":"Z"}',
+    });
+  });
+
+  it('leaves out a value that would inject a header line', () => {
+    expect(
+      passThroughHeaders({ user_id: 'u1\r\nX-Admin: true' }, { user_id: 'X-User-Id' }),
+    ).toEqual({});
+  });
+
+  it('does not read claims from the prototype', () => {
+    expect(passThroughHeaders({}, { toString: 'X-To-String' })).toEqual({});
+  });
+});
+
+describe('applyPassThrough', () => {
+  it("removes the caller's own headers of those names, then sets the verified values", () => {
+    const headers: Record<string, string | string[] | undefined> = {
+      'x-user-id': 'admin',
+      'x-other': 'kept',
+    };
+    applyPassThrough(
+      headers,
+      { user_id: 'X-User-Id', client_id: 'X-Client-Id' },
+      {
+        'x-client-id': 'c1',
+      },
+    );
+    expect(headers).toEqual({ 'x-other': 'kept', 'x-client-id': 'c1' });
+  });
+});

@@ -1,0 +1,35 @@
+import pino from 'pino';
+import { createApp } from '../src/app';
+import { serviceConfig } from '../../../test/support/service-config';
+import { CERTS } from '../../../test/support/service-process';
+import { describeVerificationRules } from '../../../test/support/verification-rules';
+
+describeVerificationRules({
+  name: 'petstore',
+  path: '/v2/pet/1',
+  required: ['read:pets'],
+  okBody: {
+    id: 1,
+    name: 'Rex',
+    photoUrls: ['https://example.com/photos/rex-1.jpg'],
+    category: { id: 1, name: 'Dogs' },
+    tags: [{ id: 1, name: 'friendly' }],
+    status: 'available',
+  },
+  keyClient: { id: 'petstore-client', secret: 'petstore-secret' },
+  clientYml: (keyServerUrl, keyExtra = '') => `tls:
+  trustStore: ${CERTS}/ca.crt
+request:
+  timeout: 1000
+oauth:
+  key:
+    server_url: ${keyServerUrl}
+    uri: /oauth2/key
+    client_id: petstore-client
+${keyExtra}`,
+  createApp: (files, lines = []) =>
+    createApp(
+      serviceConfig('petstore', files),
+      pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+    ).listener,
+});

@@ -1,0 +1,11 @@
+// The container test, run by scripts/test-containers.sh on a real Docker engine (not part of the
+// main Jest run: it builds images and publishes the services' fixed ports).
+module.exports = {
+  rootDir: '../..',
+  roots: ['<rootDir>/test/containers'],
+  testMatch: ['<rootDir>/test/containers/**/*.test.ts'],
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }] },
+  moduleNameMapper: { '^@chain/(.*)$': '<rootDir>/packages/$1/src' },
+  verbose: true,
+};
