@@ -6,7 +6,7 @@ import { StatusError } from './status-error';
 import type { StatusCode } from './status';
 import { TokenError } from './token-error';
 
-/** The verified caller, as the handler and metrics see it (`res.locals.auth`). */
+/** The verified caller, as the handler and metrics see it (the request context's `caller`). */
 export interface AuthInfo {
   clientId?: string;
   userId?: string;
