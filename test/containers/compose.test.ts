@@ -347,7 +347,8 @@ describe('operating the running chain as the README says', () => {
       statusCode: 502,
       code: 'ERR20002',
       message: 'DOWNSTREAM_UNAVAILABLE',
-      description: 'Downstream service https://api-c:7443/v1/data could not be reached',
+      // api-b could not reach api-c; named, never its internal URL; api-a passes it on unchanged.
+      description: 'Downstream service api-c could not be reached',
     });
     // api-b's request.timeout (config/api-b/config/client.yml).
     const timeout = Number(
