@@ -32,7 +32,7 @@ const rounds = option('rounds', quick ? 1 : 3);
 const requireRoot = createRequire(path.join(root, 'package.json'));
 const requireRuntime = createRequire(path.join(root, 'packages', 'runtime', 'package.json'));
 const dist = (pkg) => path.join(root, 'packages', pkg, 'dist', 'index.js');
-for (const pkg of ['security', 'testkit']) {
+for (const pkg of ['config', 'security', 'testkit']) {
   if (!fs.existsSync(dist(pkg))) {
     console.error(`${dist(pkg)} is missing: run pnpm build first`);
     process.exit(2);
@@ -40,14 +40,21 @@ for (const pkg of ['security', 'testkit']) {
 }
 const express = requireRuntime('express');
 const { auth, requiredScopes } = requireRoot('express-oauth2-jwt-bearer');
-const { createRequestGuard, toStatusError } = requireRoot(dist('security'));
-const { createSigningKey, writeCertificate, signToken, standardClaims } = requireRoot(
-  dist('testkit'),
-);
+const { createRequestGuard, securityConfigSchema, toStatusError } = requireRoot(dist('security'));
+const { ConfigLoader } = requireRoot(dist('config'));
+const {
+  createSigningKey,
+  writeCertificate,
+  signToken,
+  standardClaims,
+  LOCAL_ISSUER,
+  LOCAL_AUDIENCE,
+} = requireRoot(dist('testkit'));
 const autocannon = requireRoot.resolve('autocannon/autocannon.js');
 
-const ISSUER = 'urn:com:networknt:oauth2:v1';
-const AUDIENCE = 'urn:com.networknt';
+// The claims testkit puts in a token: the local token server's issuer and audience.
+const ISSUER = LOCAL_ISSUER;
+const AUDIENCE = LOCAL_AUDIENCE;
 const SCOPE = 'read:pets';
 const PET = {
   id: 1,
@@ -92,20 +99,29 @@ function petApp(guard) {
   return app;
 }
 
-/** @chain/security as Express middleware: the guard the runtime's security stage calls. */
+/**
+ * @chain/security as Express middleware: the guard the runtime's security stage calls, with a
+ * security.yml read by the service's own loader and schema (every key at its default but these).
+ */
 function chainSecurity(enableJwtCache) {
-  const { check } = createRequestGuard({
-    config: {
-      enableVerifyJwt: true,
-      enableVerifyScope: true,
-      enableMockJwt: false,
-      jwt: { certificate: { 100: certificate }, clockSkewInSeconds: 60, cacheMaxEntries: 10000 },
-      logJwtToken: false,
-      logClientUserScope: false,
-      oauthHttp2Support: true,
-      enableJwtCache,
-    },
-  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-sec-yml-'));
+  fs.writeFileSync(
+    path.join(dir, 'security.yml'),
+    `enableVerifyJwt: true
+enableVerifyScope: true
+jwt:
+  certificate:
+    '100': ${certificate}
+logJwtToken: false
+logClientUserScope: false
+enableJwtCache: ${enableJwtCache}
+`,
+  );
+  const config = new ConfigLoader({ bundledDir: dir, overrideDir: dir, env: {} }).load(
+    'security',
+    securityConfigSchema,
+  );
+  const { check } = createRequestGuard({ config });
   return (req, _res, next) =>
     check({
       authorization: req.headers.authorization,
