@@ -35,6 +35,7 @@ module.exports = {
     ...onBothHosts.map(onExpress),
     project('e2e', 'test', 'test/e2e'),
     project('docs', 'test', 'test/docs'),
+    project('kubernetes', 'test', 'test/kubernetes'),
   ],
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {

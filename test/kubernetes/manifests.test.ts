@@ -1,0 +1,451 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { ConfigLoader } from '@chain/config';
+import {
+  createLogger,
+  loadServiceConfig,
+  type ServiceApp,
+  type ServiceConfig,
+} from '@chain/runtime';
+import type { Logger } from 'pino';
+import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config';
+import {
+  allProblems,
+  configFiles,
+  containerEnv,
+  containerMounts,
+  idOf,
+  OUTSIDE,
+  OVERLAYS,
+  podSecurityProblems,
+  portProblems,
+  reachability,
+  referenceProblems,
+  render,
+  schemaProblems,
+  scriptSecrets,
+  secretInConfigMapProblems,
+  selectorProblems,
+  shutdownProblems,
+  unknownFieldProblems,
+  workloads,
+  writeVolume,
+  type K8sObject,
+  type Workload,
+} from '../support/kubernetes';
+import { CERTS, ROOT } from '../support/service-process';
+
+// deploy/kubernetes without a cluster: each overlay rendered by kubectl's kustomize, every
+// object validated against the Kubernetes API schemas, and the manifests checked against the
+// services themselves (their config loaders, their routes). The fixtures under fixtures/ break
+// one thing each and must be caught.
+
+jest.setTimeout(60_000);
+
+const FIXTURES = path.join(__dirname, 'fixtures');
+const CHAIN = ['api-a', 'api-b', 'api-c', 'api-d'];
+const RUNTIME_SERVICES = [...CHAIN, 'petstore'];
+const ALL = [...RUNTIME_SERVICES, 'token-server'];
+
+const secrets = scriptSecrets();
+const rendered: Record<string, K8sObject[]> = {};
+const overlay = (name: keyof typeof OVERLAYS) => (rendered[name] ??= render(OVERLAYS[name]));
+
+/** Who may connect to whom: the chain's call graph, the entry points, the shared servers. */
+const CALLS = {
+  'api-a:7441': [OUTSIDE, ...ALL, 'influxdb'].sort(),
+  'petstore:8443': [OUTSIDE, ...ALL, 'influxdb'].sort(),
+  'api-b:7442': ['api-a'],
+  'api-c:7443': ['api-b'],
+  'api-d:7444': ['api-c'],
+  'token-server:6882': [...ALL, 'influxdb'].sort(),
+  'token-server:6886': [...ALL, 'influxdb'].sort(),
+  'influxdb:8086': [...RUNTIME_SERVICES].sort(),
+};
+
+
+describe.each(['local', 'production'] as const)('the %s overlay', (name) => {
+  it('renders every workload with its Service, PodDisruptionBudget and ConfigMap', () => {
+    const objects = overlay(name);
+    const kinds = (kind: string) =>
+      objects
+        .filter((o) => o.kind === kind)
+        .map((o) => o.metadata.name.replace(/-[a-z0-9]{10}$/, ''));
+    expect(kinds('Deployment').sort()).toEqual([...ALL].sort());
+    expect(kinds('StatefulSet')).toEqual(['influxdb']);
+    expect(kinds('Service').sort()).toEqual(
+      [...RUNTIME_SERVICES, 'influxdb', 'oauth2-key', 'oauth2-token'].sort(),
+    );
+    expect(kinds('PodDisruptionBudget').sort()).toEqual([...ALL].sort());
+    expect(kinds('ConfigMap').sort()).toEqual(
+      [...ALL.map((s) => `${s}-config`), 'chain-environment'].sort(),
+    );
+    expect(kinds('NetworkPolicy')).toHaveLength(8);
+    expect(kinds('Namespace')).toEqual([name === 'local' ? 'chain-local' : 'secured-rest-chain']);
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+  });
+
+  it('every object validates against the Kubernetes API schema of its kind', () => {
+    expect(schemaProblems(overlay(name))).toEqual([]);
+  });
+
+  it('no object has a field the Kubernetes API does not know', () => {
+    expect(unknownFieldProblems(overlay(name))).toEqual([]);
+  });
+
+  it('is consistent: ports, references, selectors, no secret in a ConfigMap, shutdown, pod security', () => {
+    expect(allProblems(overlay(name), secrets)).toEqual([]);
+  });
+
+  it('lets api-b be called by api-a only, api-c by api-b, api-d by api-c; api-a and the petstore from outside', () => {
+    expect(reachability(overlay(name))).toEqual(CALLS);
+  });
+
+  it('uses every Secret the script makes, and no other', () => {
+    const used = new Set<string>();
+    const objects = [...overlay(name), ...secrets];
+    for (const w of workloads(objects)) {
+      for (const v of w.spec.template.spec.volumes ?? []) {
+        for (const s of v.projected?.sources ?? []) if (s.secret) used.add(s.secret.name);
+      }
+      for (const c of w.spec.template.spec.containers) {
+        for (const e of c.env ?? []) {
+          if (e.valueFrom?.secretKeyRef) used.add(e.valueFrom.secretKeyRef.name);
+        }
+      }
+    }
+    expect([...used].sort()).toEqual(secrets.map((s) => s.metadata.name).sort());
+  });
+});
+
+describe('overlay differences', () => {
+  it('local: one replica of each workload, the images built here (tag dev)', () => {
+    for (const w of workloads(overlay('local'))) {
+      expect({ name: w.metadata.name, replicas: w.spec.replicas }).toEqual({
+        name: w.metadata.name,
+        replicas: 1,
+      });
+      const image = w.spec.template.spec.containers[0].image;
+      expect(image).toBe(
+        w.metadata.name === 'influxdb'
+          ? 'influxdb:1.8'
+          : `secured-rest-chain/${w.metadata.name}:dev`,
+      );
+    }
+  });
+
+  it('production: every Deployment autoscaled on CPU from two pods, with no replica count of its own', () => {
+    const objects = overlay('production');
+    const hpas = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler') as (K8sObject & {
+      spec: {
+        scaleTargetRef: { name: string };
+        minReplicas: number;
+        maxReplicas: number;
+        metrics: { resource: { name: string; target: { averageUtilization: number } } }[];
+      };
+    })[];
+    expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual([...ALL].sort());
+    for (const h of hpas) {
+      expect(h.spec.minReplicas).toBe(2);
+      expect(h.spec.maxReplicas).toBeGreaterThan(2);
+      expect(h.spec.metrics.map((m) => m.resource.name)).toEqual(['cpu']);
+    }
+    for (const w of workloads(objects).filter((w) => w.kind === 'Deployment')) {
+      expect({ name: w.metadata.name, replicas: w.spec.replicas }).toEqual({
+        name: w.metadata.name,
+        replicas: undefined,
+      });
+      expect(w.spec.template.spec.containers[0].image).toBe(
+        `registry.example.com/secured-rest-chain/${w.metadata.name}:1.0.0`,
+      );
+    }
+    const influx = workloads(objects).find((w) => w.kind === 'StatefulSet')!;
+    expect(influx.spec.volumeClaimTemplates![0].spec.resources.requests.storage).toBe('20Gi');
+  });
+
+  it('the same ConfigMaps in both: one image and one config serve every overlay', () => {
+    const data = (objects: K8sObject[]) =>
+      objects
+        .filter((o) => o.kind === 'ConfigMap' && o.metadata.name !== 'chain-environment')
+        .map((o) => [o.metadata.name, o.data]);
+    const stripHash = (rows: unknown[][]) =>
+      rows.map(([n, d]) => [String(n).replace(/-[a-z0-9]{10}$/, ''), d]);
+    expect(stripHash(data(overlay('production')))).toEqual(stripHash(data(overlay('local'))));
+  });
+});
+
+/** The workload's /config folder written out as the kubelet would, and its environment. */
+function podConfig(
+  objects: K8sObject[],
+  w: Workload,
+): { dir: string; env: Record<string, string> } {
+  const all = [...objects, ...secrets];
+  const c = w.spec.template.spec.containers[0];
+  const problems: string[] = [];
+  const env = containerEnv(all, c, problems);
+  const config = containerMounts(all, w, c, problems).find((m) => m.mount.mountPath === '/config')!;
+  expect(problems).toEqual([]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-config-${w.metadata.name}-`));
+  writeVolume(dir, config.files);
+  // The image's own environment (services/*/Dockerfile) under the pod's.
+  return { dir, env: { NODE_ENV: 'production', CONFIG_DIR: '/config', ...env } };
+}
+
+type CreateApp = (config: ServiceConfig, logger: Logger) => ServiceApp;
+const createApp = (service: string): CreateApp =>
+  (require(path.join(ROOT, 'services', service, 'src', 'app')) as { createApp: CreateApp })
+    .createApp;
+
+describe('what each pod mounts, read by the service itself', () => {
+  const objects = render(OVERLAYS.local);
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+  /** Loads the pod's /config as the service does at start; returns the names it looked up. */
+  function load(w: Workload): { names: Set<string>; files: string[]; config?: ServiceConfig } {
+    const { dir, env } = podConfig(objects, w);
+    dirs.push(dir);
+    const names = new Set<string>();
+    const locate = jest.spyOn(ConfigLoader.prototype, 'locate');
+    try {
+      let config: ServiceConfig | undefined;
+      const bundledDir = path.join(ROOT, 'services', w.metadata.name, 'config');
+      if (w.metadata.name === 'token-server') {
+        loadTokenServerConfig(new ConfigLoader({ bundledDir, overrideDir: dir, env }));
+      } else {
+        config = loadServiceConfig({ bundledDir, overrideDir: dir, env });
+        // Everything the service reads at start, its own files (api_x.yml) included.
+        createApp(w.metadata.name)(config, createLogger(w.metadata.name, 'silent'));
+      }
+      for (const [n] of locate.mock.calls) names.add(n);
+      const files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f));
+      return { names, files, config };
+    } finally {
+      locate.mockRestore();
+    }
+  }
+
+  it.each(ALL)(
+    '%s: every key of every mounted file is one the service knows, and every file is read',
+    (service) => {
+      const w = workloads(objects).find((x) => x.metadata.name === service)!;
+      const { names, files } = load(w);
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.filter((f) => !names.has(f.replace(/\.ya?ml$/, '')))).toEqual([]);
+    },
+  );
+
+  it.each(RUNTIME_SERVICES)('%s: the probe paths are served without a token', async (service) => {
+    const w = workloads(objects).find((x) => x.metadata.name === service)!;
+    const { config } = load(w);
+    expect(config!.security.enableVerifyJwt).toBe(true);
+    const { app } = createApp(service)(config!, createLogger(service, 'silent'));
+    const c = w.spec.template.spec.containers[0];
+    const paths = [c.startupProbe, c.livenessProbe, c.readinessProbe].map((p) => p!.httpGet!.path);
+    expect(new Set(paths)).toEqual(new Set(['/health', '/ready']));
+    const health = await request(app).get('/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'UP' });
+    // Ready or not (api-a ... api-c need their own token, and no token server runs here), but
+    // answered by the service, without a token: never 401 nor 404.
+    const ready = await request(app).get('/ready');
+    expect(service === 'api-d' || service === 'petstore' ? [200] : [200, 503]).toContain(
+      ready.status,
+    );
+    expect(ready.headers['content-type']).toMatch(/^application\/json/);
+    expect(ready.body).toMatchObject({ status: ready.status === 200 ? 'UP' : 'DOWN' });
+  });
+
+  it('the config files in the pods name each downstream, token and key server by its Service', () => {
+    const files = configFiles(
+      [...objects, ...secrets],
+      workloads(objects).find((w) => w.metadata.name === 'api-a')!,
+    );
+    expect(files['api_a.yml']).toEqual({
+      api_b_host: 'https://api-b:7442',
+      api_b_path: '/v1/data',
+    });
+  });
+});
+
+describe('the checks catch a broken manifest (fixtures under test/kubernetes/fixtures)', () => {
+  const fixture = (name: string) => render(path.join(FIXTURES, name));
+
+  it('port-mismatch: api-b listens on 7442 (server.yml) but the Deployment says 7450', () => {
+    expect(portProblems([...fixture('port-mismatch'), ...secrets])).toEqual([
+      'Deployment api-b: server.yml httpsPort 7442 is not a container port (7450)',
+      'Service api-b port 7442: targetPort https is container port 7450 (must be the same number)',
+    ]);
+  });
+
+  it('missing-secret: api-c mounts a TLS Secret that nobody makes', () => {
+    const objects = fixture('missing-secret');
+    expect(referenceProblems([...objects, ...secrets])).toEqual([
+      'Deployment api-c volume config: Secret api-c-certs does not exist',
+    ]);
+    expect(allProblems(objects, secrets)).toContain(
+      'Deployment api-c volume config: Secret api-c-certs does not exist',
+    );
+  });
+
+  it('wrong-selector: the policy for api-c lets in pods labelled api-bb, so api-b is shut out', () => {
+    const objects = fixture('wrong-selector');
+    expect(selectorProblems([...objects, ...secrets])).toEqual([
+      'NetworkPolicy api-c-from-api-b: ingress[0].from[0].podSelector selects no pod',
+    ]);
+    expect(reachability(objects)['api-c:7443']).toEqual([]);
+  });
+
+  it('a ConfigMap holding a client secret and a private key (made here: never committed)', () => {
+    const objects = structuredClone(overlay('local'));
+    const cm = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('api-a-config'),
+    )!;
+    const data = cm.data as Record<string, string>;
+    data['secret.yml'] = 'clientCredentialsClientSecret: api-a-secret\n';
+    data['server.key'] = fs.readFileSync(path.join(CERTS, 'server.key'), 'utf8');
+    const problems = secretInConfigMapProblems(objects, secrets);
+    const at = `ConfigMap ${cm.metadata.name}`;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `${at} secret.yml: clientCredentialsClientSecret holds a literal secret`,
+        `${at} secret.yml: holds the value of Secret api-a-secret secret.yml`,
+        `${at} server.key: holds a PEM private key`,
+        `${at} server.key: holds the value of Secret api-a-tls tls.key`,
+      ]),
+    );
+    expect(
+      problems.filter(
+        (p) => !p.startsWith(`${at} secret.yml:`) && !p.startsWith(`${at} server.key:`),
+      ),
+    ).toEqual([]);
+    expect(secretInConfigMapProblems(overlay('local'), secrets)).toEqual([]);
+  });
+
+  it('unsafe-pod: a writable root, privilege escalation, no limits, a short grace period', () => {
+    const objects = [...fixture('unsafe-pod'), ...secrets];
+    expect(podSecurityProblems(objects)).toEqual([
+      'Deployment api-d container api-d: allowPrivilegeEscalation is not false',
+      'Deployment api-d container api-d: the root file system is writable',
+      'Deployment api-d container api-d: no cpu limit',
+      'Deployment api-d container api-d: no memory limit',
+    ]);
+    expect(shutdownProblems(objects)).toEqual([
+      'Deployment api-d: terminationGracePeriodSeconds 8 < preStop 5 s + shutdownTimeoutMs 10000 ms + 1 s',
+    ]);
+  });
+
+  it('unknown-field: a misspelt readinessProbe and a string replica count', () => {
+    const objects = fixture('unknown-field');
+    expect(schemaProblems(objects)).toEqual([
+      'Deployment petstore: data/spec/replicas must be integer',
+    ]);
+    expect(unknownFieldProblems(objects)).toEqual([
+      expect.stringMatching(
+        /^Deployment petstore: Type 'string' is not assignable to type 'number'/,
+      ),
+      expect.stringMatching(
+        /^Deployment petstore: Object literal may only specify known properties, and '"readinesProbe"' does not exist in type 'IContainer'/,
+      ),
+    ]);
+  });
+
+  it('unknown-config-key: a misspelt key in a mounted file stops the service with the file and key', () => {
+    const objects = fixture('unknown-config-key');
+    const w = workloads(objects).find((x) => x.metadata.name === 'api-a')!;
+    const { dir, env } = podConfig(objects, w);
+    try {
+      expect(() =>
+        loadServiceConfig({
+          bundledDir: path.join(ROOT, 'services', 'api-a', 'config'),
+          overrideDir: dir,
+          env,
+        }),
+      ).toThrow(`Config error in ${dir}/server.yml at key "shutdownTimeoutMS"`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('scripts/kubernetes-secrets.mjs', () => {
+  it('makes the TLS Secrets in the layout of kubernetes.io/tls (as cert-manager writes them)', () => {
+    const tls = secrets.filter((s) => s.metadata.name.endsWith('-tls'));
+    expect(tls.map((s) => s.metadata.name).sort()).toEqual(ALL.map((s) => `${s}-tls`).sort());
+    for (const s of tls) {
+      expect(s.type).toBe('kubernetes.io/tls');
+      expect(Object.keys(s.data as object).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+    }
+  });
+
+  it('gives each service the secret of the client its client.yml names, from the clients file', () => {
+    const clients = path.join(os.tmpdir(), `k8s-clients-${process.pid}.yml`);
+    fs.writeFileSync(
+      clients,
+      `clients:\n${['api-a', 'api-b', 'api-c', 'api-d', 'petstore']
+        .map((s) => `  ${s}-client:\n    secret: own-${s}-secret\n    scope: []\n`)
+        .join('')}`,
+    );
+    try {
+      const own = scriptSecrets(['--clients', clients, '--namespace', 'ns1']);
+      const apiB = own.find((s) => s.metadata.name === 'api-b-secret')!;
+      expect(apiB.metadata.namespace).toBe('ns1');
+      const yml = Buffer.from(
+        (apiB.data as Record<string, string>)['secret.yml'],
+        'base64',
+      ).toString();
+      expect(yml).toContain(
+        'clientCredentialsClientSecret: own-api-b-secret\nkeyClientSecret: own-api-b-secret\n',
+      );
+    } finally {
+      fs.rmSync(clients);
+    }
+  });
+
+  it('refuses a clients file without a service client, naming the client', () => {
+    const clients = path.join(os.tmpdir(), `k8s-clients-${process.pid}-short.yml`);
+    fs.writeFileSync(clients, 'clients:\n  api-a-client:\n    secret: x\n');
+    try {
+      expect(() =>
+        execFileSync(
+          process.execPath,
+          [path.join(ROOT, 'scripts', 'kubernetes-secrets.mjs'), '--clients', clients],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            encoding: 'utf8',
+          },
+        ),
+      ).toThrow(
+        /no secret for client api-b-client \(api-b client\.yml oauth\.token\.client_credentials\.client_id\)/,
+      );
+    } finally {
+      fs.rmSync(clients);
+    }
+  });
+
+  it('no private key, certificate or secret is committed under deploy/', () => {
+    const files = execFileSync(
+      'git',
+      ['ls-files', '--cached', '--others', '--exclude-standard', 'deploy', 'test/kubernetes'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter(Boolean);
+    expect(files.length).toBeGreaterThan(10);
+    const leaks = files.filter(
+      (f) =>
+        /-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----/.test(
+          fs.readFileSync(path.join(ROOT, f), 'utf8'),
+        ) ||
+        /\.(key|crt|pem|p12)$/.test(f) ||
+        /(^|\/)secret\.yml$/.test(f),
+    );
+    expect(leaks).toEqual([]);
+  });
+});
