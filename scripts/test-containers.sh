@@ -4,7 +4,10 @@
 # if started here), makes sure node:20-slim and influxdb:1.8 exist (scripts/base-images.sh:
 # pulled, or stand-ins where Docker Hub cannot be reached), then runs test/containers with
 # Jest: every image built through the compose files, the infrastructure and the chain brought
-# up, checked through the published ports, taken down, and the images' layers inspected.
+# up, checked through the published ports, taken down, and the images' layers inspected
+# (compose.test.ts); then the rendered local Kubernetes overlay run as its pods would run, on a
+# network of its own, with no published port (kubernetes.test.ts: a simulation, not a cluster;
+# it needs kubectl, which scripts/test-infra.sh installs).
 # It publishes the services' fixed ports (6882, 6886, 7441-7444, 8443, 8086): nothing else
 # may use them meanwhile. Extra arguments go to Jest.
 set -euo pipefail

@@ -7,5 +7,7 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }] },
   moduleNameMapper: { '^@chain/(.*)$': '<rootDir>/packages/$1/src' },
+  // One suite at a time: both use the one engine and build the same images.
+  maxWorkers: 1,
   verbose: true,
 };

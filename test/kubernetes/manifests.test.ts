@@ -17,7 +17,6 @@ import {
   configFiles,
   containerEnv,
   containerMounts,
-  idOf,
   OUTSIDE,
   OVERLAYS,
   podSecurityProblems,
@@ -65,7 +64,6 @@ const CALLS = {
   'token-server:6886': [...ALL, 'influxdb'].sort(),
   'influxdb:8086': [...RUNTIME_SERVICES].sort(),
 };
-
 
 describe.each(['local', 'production'] as const)('the %s overlay', (name) => {
   it('renders every workload with its Service, PodDisruptionBudget and ConfigMap', () => {
