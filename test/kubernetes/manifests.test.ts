@@ -16,8 +16,10 @@ import {
   allProblems,
   configFiles,
   containerEnv,
+  expand,
   containerMounts,
   OUTSIDE,
+  parseYaml,
   OVERLAYS,
   podSecurityProblems,
   portProblems,
@@ -267,6 +269,58 @@ describe('what each pod mounts, read by the service itself', () => {
       api_b_path: '/v1/data',
     });
   });
+});
+
+describe('the config folders of Kubernetes and Compose', () => {
+  const objects = render(OVERLAYS.local);
+
+  it.each(ALL)('%s: every file of base/config is in its ConfigMap', (service) => {
+    const dir = path.join(ROOT, 'deploy', 'kubernetes', 'base', 'config', service);
+    const cm = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith(`${service}-config-`),
+    )!;
+    expect(Object.keys(cm.data as object).sort()).toEqual(fs.readdirSync(dir).sort());
+  });
+
+  /**
+   * What the two may differ in, on purpose: Kubernetes sets shutdownTimeoutMs (its grace period
+   * is sized from it), mounts no client key store (loadKeyStore is false in both), and the token
+   * server's signing key has a file name of its own (the Secret jwt-signing-key).
+   */
+  const DIFFERENCES: Record<string, string[]> = {
+    'server.yml': ['shutdownTimeoutMs'],
+    'client.yml': ['tls.keyStore'],
+    'token-server.yml': ['signing.keyFile'],
+  };
+  const flat = (v: unknown, at: string[] = []): [string, unknown][] =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.entries(v).flatMap(([k, x]) => flat(x, [...at, k]))
+      : [[at.join('.'), v]];
+
+  it.each(ALL)(
+    '%s: the same settings as its Compose folder, once the pod environment is expanded',
+    (service) => {
+      const w = workloads(objects).find((x) => x.metadata.name === service)!;
+      const env = containerEnv([...objects, ...secrets], w.spec.template.spec.containers[0]);
+      const k8s = configFiles([...objects, ...secrets], w);
+      for (const [file, value] of Object.entries(k8s)) {
+        if (['secret.yml', 'clients.yml'].includes(file)) continue;
+        const composeFile = path.join(ROOT, 'config', service, 'config', file);
+        const compose = parseYaml(fs.readFileSync(composeFile, 'utf8')) as unknown;
+        const skip = DIFFERENCES[file] ?? [];
+        const settings = (v: unknown) =>
+          Object.fromEntries(
+            flat(v)
+              .filter(([k]) => !skip.includes(k))
+              .map(([k, x]) => [k, typeof x === 'string' ? expand(x, env) : x]),
+          );
+        expect({ file, settings: settings(value) }).toEqual({
+          file,
+          settings: settings(compose),
+        });
+      }
+    },
+  );
 });
 
 describe('the checks catch a broken manifest (fixtures under test/kubernetes/fixtures)', () => {

@@ -172,6 +172,9 @@ export function kubectl(args: string[]): string {
   }
 }
 
+/** One YAML document (the `yaml` package of @chain/config). */
+export const parseYaml = (text: string): unknown => parse(text);
+
 /** Parses a stream of YAML documents into objects (empty documents dropped). */
 export function parseObjects(text: string): K8sObject[] {
   return parseAllDocuments(text)
