@@ -165,6 +165,7 @@ describe('the local overlay on the container engine (a simulation, not a cluster
         './certs/server.key',
         './client.yml',
         './metrics.yml',
+        './prometheus.yml',
         './secret.yml',
         './security.yml',
         './server.yml',
