@@ -7,10 +7,10 @@ import { ConfigLoader } from '@chain/config';
 import {
   createLogger,
   loadServiceConfig,
+  type Logger,
   type ServiceApp,
   type ServiceConfig,
 } from '@chain/runtime';
-import type { Logger } from 'pino';
 import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config';
 import {
   allProblems,

@@ -269,28 +269,27 @@ interface Validatable {
  */
 export function unknownFieldProblems(objects: K8sObject[]): string[] {
   const file = path.join(ROOT, 'test', 'kubernetes', '__objects__.ts');
-  const lines: string[] = [];
-  const owners: { from: number; to: number; object: K8sObject }[] = [];
+  const entries: { object: K8sObject; text: string }[] = [];
   const imports = new Map<string, string>();
   objects.forEach((o, i) => {
     const model = MODELS[`${o.apiVersion}/${o.kind}`];
     if (!model) return;
     const type = `I${model.kind}`;
     imports.set(model.module, type);
-    const from = lines.length;
-    lines.push(`export const o${i}: ${type} = ${JSON.stringify(o, null, 1)};`);
-    owners.push({ from, to: from + lines[lines.length - 1].split('\n').length, object: o });
+    entries.push({
+      object: o,
+      text: `export const o${i}: ${type} = ${JSON.stringify(o, null, 1)};`,
+    });
   });
   const header = [...imports].map(([m, t]) => `import type { ${t} } from '${m}';`);
-  const source = [...header, ...lines].join('\n');
-  const offset = header.length;
-  // Line numbers of each object in the joined source.
-  const starts: number[] = [];
-  let line = offset;
-  for (const l of lines) {
-    starts.push(line);
-    line += l.split('\n').length;
-  }
+  // The lines of each object in the source, to name the object of each diagnostic.
+  let line = header.length;
+  const spans = entries.map(({ object, text }) => {
+    const from = line;
+    line += text.split('\n').length;
+    return { from, to: line, object };
+  });
+  const source = [...header, ...entries.map((e) => e.text)].join('\n');
 
   const options: ts.CompilerOptions = {
     strict: true,
@@ -317,8 +316,7 @@ export function unknownFieldProblems(objects: K8sObject[]): string[] {
   return diagnostics.map((d) => {
     const at =
       d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;
-    const index = at ? starts.findLastIndex((s) => s <= at.line) : -1;
-    const object = index >= 0 ? owners[index]?.object : undefined;
+    const object = at ? spans.find((s) => at.line >= s.from && at.line < s.to)?.object : undefined;
     const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
     return `${object ? idOf(object) : 'objects'}: ${text}`;
   });
@@ -400,7 +398,7 @@ export function volumeFiles(
       if (!optional) problems.push(`${owner}: ${kind} ${name} does not exist`);
       return;
     }
-    const wanted = items ?? keysOf(source).map((key) => ({ key, path: key }));
+    const wanted: KeyToPath[] = items ?? keysOf(source).map((key) => ({ key, path: key }));
     for (const item of wanted) {
       const content = decode(source, item.key);
       if (content === undefined) {
