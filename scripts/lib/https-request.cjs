@@ -19,15 +19,21 @@ let devCa;
 const certsDir = () => process.env.CERTS_DIR ?? path.join(__dirname, '..', '..', 'certs');
 
 /**
+ * `servername`: the name the certificate must hold when the URL names the server by its
+ * address (a container's, on a test's own network).
  * @param {string} url
- * @param {{ method?: string, headers?: Record<string, string>, body?: string, timeoutMs?: number }} [options]
+ * @param {{ method?: string, headers?: Record<string, string>, body?: string, timeoutMs?: number, servername?: string }} [options]
  * @returns {Promise<Answer>}
  */
-function httpsRequest(url, { method = 'GET', headers = {}, body, timeoutMs = 10000 } = {}) {
+function httpsRequest(
+  url,
+  { method = 'GET', headers = {}, body, timeoutMs = 10000, servername } = {},
+) {
   devCa ??= fs.readFileSync(path.join(certsDir(), 'ca.crt'));
   const ca = devCa;
+  const tls = servername ? { servername } : {};
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, headers, ca, agent: false }, (res) => {
+    const req = https.request(url, { method, headers, ca, agent: false, ...tls }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { docker } from '../support/docker';
-import { httpsRequest, type Answer } from '../support/https-get';
+import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
 import { ClusterSimulation, SIM_LABEL, type SimPod } from '../support/kubelet';
 import {
   allProblems,

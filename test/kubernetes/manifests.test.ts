@@ -242,7 +242,7 @@ describe('what each pod mounts, read by the service itself', () => {
     const w = workloads(objects).find((x) => x.metadata.name === service)!;
     const { config } = load(w);
     expect(config!.security.enableVerifyJwt).toBe(true);
-    const { app } = createApp(service)(config!, createLogger(service, 'silent'));
+    const { listener: app } = createApp(service)(config!, createLogger(service, 'silent'));
     const c = w.spec.template.spec.containers[0];
     const paths = [c.startupProbe, c.livenessProbe, c.readinessProbe].map((p) => p!.httpGet!.path);
     expect(new Set(paths)).toEqual(new Set(['/health', '/ready']));
