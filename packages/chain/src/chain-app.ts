@@ -100,6 +100,11 @@ export function createChainApp(
     config,
     logger,
     express,
+    // Ready only with its own token at hand, or one the token server gives now: without it
+    // every call would be ERR10009. The probe shares the renewal of the calls (one request).
+    readiness: tokens
+      ? [{ name: 'token', check: () => tokens.clientCredentialsWithin(timeoutMs) }]
+      : [],
     routes: (routes) => {
       routes.get('/v1/data', async ({ req, context: { trace, caller } }) => {
         if (logger.isLevelEnabled('debug')) {

@@ -136,6 +136,75 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('is ready (GET /ready, no token) only with its own token, and the calls then use that token', async () => {
+    // The token server refuses (a wrong secret): not ready, and the answer says why.
+    tokenAnswer = (res) => json(res, 401, { error: 'invalid_client' });
+    const f = files();
+    f['client.yml'] = f['client.yml'].replace(
+      'oauth:\n  token:\n',
+      'oauth:\n  token:\n    expiredRefreshRetryDelay: 0\n',
+    );
+    const listener = app(f);
+    const down = await request(listener).get('/ready');
+    expect({ status: down.status, body: down.body }).toEqual({
+      status: 503,
+      body: {
+        status: 'DOWN',
+        serviceId: 'com.networknt.apib-1.0.0',
+        checks: [
+          {
+            name: 'token',
+            status: 'DOWN',
+            reason: 'ERR10009 CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
+          },
+        ],
+      },
+    });
+    expect(down.text).not.toContain('api-b-secret');
+    expect((await request(listener).get('/health')).status).toBe(200);
+
+    // The token server answers: ready, with one token request, which the next call uses.
+    tokenAnswer = (res) =>
+      json(res, 200, {
+        access_token: `own-token-${++issued}`,
+        token_type: 'bearer',
+        expires_in: 600,
+      });
+    const up = await request(listener).get('/ready');
+    expect({ status: up.status, body: up.body }).toEqual({
+      status: 200,
+      body: { status: 'UP', serviceId: 'com.networknt.apib-1.0.0' },
+    });
+    expect((await request(listener).get('/ready')).status).toBe(200);
+    const res = await request(listener).get('/v1/data').set('Authorization', `Bearer ${userToken}`);
+    expect(res.status).toBe(200);
+    expect(issued).toBe(1);
+    expect(downstream.requests[0]['x-scope-token']).toBe('Bearer own-token-1');
+  });
+
+  it('api-d and security off are ready without a token server (no own token needed)', async () => {
+    const open = createChainApp(
+      serviceConfig('api-b', { 'api_b.yml': files()['api_b.yml'] }),
+      silentLogger(),
+      {
+        letter: 'B',
+      },
+    ).listener;
+    expect((await request(open).get('/ready')).status).toBe(200);
+    const d = createChainApp(
+      serviceConfig('api-d', { 'security.yml': SECURITY_ON }),
+      silentLogger(),
+      {
+        letter: 'D',
+      },
+    ).listener;
+    expect((await request(d).get('/ready')).body).toEqual({
+      status: 'UP',
+      serviceId: 'com.networknt.apid-1.0.0',
+    });
+    expect(tokenServer.requests).toHaveLength(0);
+  });
+
   it('security off: no token is asked for and no credentials are sent', async () => {
     const f = files();
     delete (f as Record<string, string>)['security.yml'];

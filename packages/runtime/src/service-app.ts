@@ -16,6 +16,7 @@ import { metricsStage } from './stages/metrics';
 import { mockTokenStage } from './stages/mock-token';
 import { notFoundStage } from './stages/not-found';
 import { probesStage } from './stages/probes';
+import { createReadiness, type ReadinessCheck } from './readiness';
 import { routingStage } from './stages/routing';
 import { passThroughStripStage, securityStage } from './stages/security';
 import { validationStage } from './stages/validation';
@@ -36,6 +37,11 @@ export interface ServiceAppOptions {
   routes: (routes: Routes) => void;
   /** The service's Express code, used when the host is Express (server.yml `framework`). */
   express?: ExpressExtensions;
+  /**
+   * What the service needs before it can serve, asked on `GET /ready` (a chain service: its own
+   * token). None: ready once it listens.
+   */
+  readiness?: readonly ReadinessCheck[];
 }
 
 export interface ServiceApp {
@@ -49,7 +55,7 @@ export interface ServiceApp {
 }
 
 /**
- * A service's request pipeline, in light-4j's handler order: the probes (`/health`,
+ * A service's request pipeline, in light-4j's handler order: the probes (`/health`, `/ready`,
  * `/metrics`) -> metrics -> the mock token route (`enableMockJwt`) -> OpenAPI routing (404, 405,
  * OPTIONS) -> security (401, 403) -> path-parameter validation (400) -> the service's handler ->
  * the one error renderer. The correlation id is read before the first stage. The same stages
@@ -80,7 +86,7 @@ export function createExpressApp(options: ServiceAppOptions): express.Applicatio
   return expressApplication(buildStages(options).stages, options.express);
 }
 
-function buildStages({ config, logger, routes }: ServiceAppOptions) {
+function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptions) {
   const { serviceId } = config.server;
   const metrics = createMetrics(config.metrics, {
     serviceId,
@@ -97,7 +103,9 @@ function buildStages({ config, logger, routes }: ServiceAppOptions) {
     events: logger,
   });
   const { passThroughClaims } = config.security;
-  const outer: Stage[] = [probesStage(serviceId, metrics)];
+  const outer: Stage[] = [
+    probesStage(serviceId, metrics, createReadiness(serviceId, readiness, logger)),
+  ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];

@@ -1,24 +1,42 @@
 import type { Metrics } from '@chain/metrics';
 import { StatusError } from '@chain/security';
 import type { Stage } from '../exchange';
+import type { ReadinessState } from '../readiness';
 import { JSON_TYPE, send, sendEmpty } from '../respond';
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 
 /**
  * The service's own probes, outside the spec and security and not counted by metrics:
- * `/health`, and `/metrics` (Prometheus) when prometheus.yml (or, without it, metrics.yml) enables it. GET and HEAD answer,
- * OPTIONS lists them, any other method is 405 with `Allow`.
+ * `/health` (liveness: the process answers), `/ready` (readiness: 200 when every readiness check
+ * holds, else 503 naming the failed ones), and `/metrics` (Prometheus) when metrics are on.
+ * GET and HEAD answer, OPTIONS lists them, any other method is 405 with `Allow`.
  */
-export function probesStage(serviceId: string, metrics: Metrics): Stage {
+export function probesStage(
+  serviceId: string,
+  metrics: Metrics,
+  readiness: () => Promise<ReadinessState>,
+): Stage {
   const health = JSON.stringify({ status: 'UP', serviceId });
   return (x) => {
-    const isHealth = x.path === '/health';
-    if (!isHealth && !(metrics.servesPrometheus && x.path === '/metrics')) return;
+    const probe =
+      x.path === '/health'
+        ? 'health'
+        : x.path === '/ready'
+          ? 'ready'
+          : metrics.enabled && x.path === '/metrics'
+            ? 'metrics'
+            : undefined;
+    if (!probe) return;
     switch (x.method) {
       case 'GET':
       case 'HEAD':
-        if (isHealth) return send(x.res, 200, JSON_TYPE, health);
+        if (probe === 'health') return send(x.res, 200, JSON_TYPE, health);
+        if (probe === 'ready') {
+          return readiness().then(({ ready, body }) => {
+            send(x.res, ready ? 200 : 503, JSON_TYPE, body, { 'Cache-Control': 'no-store' });
+          });
+        }
         return metrics.prometheus().then(({ contentType, body }) => {
           send(x.res, 200, contentType, body);
         });
