@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -177,6 +178,17 @@ describe('overlay differences', () => {
   });
 });
 
+/** A loopback port where nothing listens. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
 /** The workload's /config folder written out as the kubelet would, and its environment. */
 function podConfig(
   objects: K8sObject[],
@@ -209,8 +221,13 @@ describe('what each pod mounts, read by the service itself', () => {
    * its own files such as api_a.yml); returns the loader's warnings (light-4j keys that do
    * nothing here) and the files of /config that nothing read.
    */
-  function load(w: Workload): { warnings: string[]; unread: string[]; config?: ServiceConfig } {
-    const { dir, env } = podConfig(objects, w);
+  function load(
+    w: Workload,
+    envOverride: Record<string, string> = {},
+  ): { warnings: string[]; unread: string[]; config?: ServiceConfig } {
+    const pod = podConfig(objects, w);
+    const { dir } = pod;
+    const env = { ...pod.env, ...envOverride };
     dirs.push(dir);
     const bundledDir = path.join(ROOT, 'services', w.metadata.name, 'config');
     let loader: ConfigLoader;
@@ -240,23 +257,48 @@ describe('what each pod mounts, read by the service itself', () => {
 
   it.each(RUNTIME_SERVICES)('%s: the probe paths are served without a token', async (service) => {
     const w = workloads(objects).find((x) => x.metadata.name === service)!;
-    const { config } = load(w);
+    // No token server here: its URL is a loopback port where nothing listens (the Service name
+    // would go to the machine's resolver).
+    const closed = await closedPort();
+    const { config } = load(w, {
+      OAUTH_TOKEN_URL: `https://127.0.0.1:${closed}`,
+      OAUTH_KEY_URL: `https://127.0.0.1:${closed}`,
+    });
     expect(config!.security.enableVerifyJwt).toBe(true);
     const { listener: app } = createApp(service)(config!, createLogger(service, 'silent'));
     const c = w.spec.template.spec.containers[0];
     const paths = [c.startupProbe, c.livenessProbe, c.readinessProbe].map((p) => p!.httpGet!.path);
-    expect(new Set(paths)).toEqual(new Set(['/health', '/ready']));
+    expect(paths).toEqual(['/health', '/health', '/ready']);
     const health = await request(app).get('/health');
-    expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ status: 'UP' });
-    // Ready or not (api-a ... api-c need their own token, and no token server runs here), but
-    // answered by the service, without a token: never 401 nor 404.
+    expect({ status: health.status, body: health.body }).toEqual({
+      status: 200,
+      body: { status: 'UP', serviceId: config!.server.serviceId },
+    });
+    // api-a ... api-c need their own token, which no token server gives here; api-d and the
+    // petstore need none. Answered by the service either way, without a token.
     const ready = await request(app).get('/ready');
-    expect(service === 'api-d' || service === 'petstore' ? [200] : [200, 503]).toContain(
-      ready.status,
-    );
-    expect(ready.headers['content-type']).toMatch(/^application\/json/);
-    expect(ready.body).toMatchObject({ status: ready.status === 200 ? 'UP' : 'DOWN' });
+    expect(ready.headers['content-type']).toBe('application/json; charset=utf-8');
+    if (service === 'api-d' || service === 'petstore') {
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 200,
+        body: { status: 'UP', serviceId: config!.server.serviceId },
+      });
+    } else {
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 503,
+        body: {
+          status: 'DOWN',
+          serviceId: config!.server.serviceId,
+          checks: [
+            {
+              name: 'token',
+              status: 'DOWN',
+              reason: 'ERR10009 CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
+            },
+          ],
+        },
+      });
+    }
   });
 
   it('the config files in the pods name each downstream, token and key server by its Service', () => {

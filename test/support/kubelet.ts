@@ -136,6 +136,10 @@ export class ClusterSimulation {
       name,
       '--network',
       this.network,
+      // Docker's DNS answers the Service names of the network and forwards any other name to
+      // this server, where nothing listens: a pod resolves nothing outside the test.
+      '--dns',
+      '127.0.0.1',
     ];
     const aliases = services(this.objects)
       .filter(
