@@ -13,7 +13,8 @@
 //
 // Resources come from `node scripts/bench/resources.mjs` (docs/kubernetes.md has the run and
 // the rule): memory request = peak RSS under load rounded up to 128 Mi, limit twice that; CPU
-// request = CPU per request x 1000 requests/s per pod, limit one core (one event loop).
+// request = CPU per request x 1000 requests/s per pod, rounded up to 50m, limit one core (one
+// event loop).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,11 +25,11 @@ const base = path.join(root, 'deploy', 'kubernetes', 'base');
 
 /** Per workload: what it is, its HTTPS port (server.yml httpsPort), its CPU request. */
 export const WORKLOADS = {
-  'api-a': { what: 'chain service A, GET /v1/data', port: 7441, cpu: '250m' },
-  'api-b': { what: 'chain service B, GET /v1/data', port: 7442, cpu: '250m' },
-  'api-c': { what: 'chain service C, GET /v1/data', port: 7443, cpu: '250m' },
-  'api-d': { what: 'chain service D, GET /v1/data', port: 7444, cpu: '100m' },
-  petstore: { what: 'the petstore, GET /v2/pet/{petId}', port: 8443, cpu: '50m' },
+  'api-a': { what: 'chain service A, GET /v1/data', port: 7441, cpu: '300m' },
+  'api-b': { what: 'chain service B, GET /v1/data', port: 7442, cpu: '300m' },
+  'api-c': { what: 'chain service C, GET /v1/data', port: 7443, cpu: '300m' },
+  'api-d': { what: 'chain service D, GET /v1/data', port: 7444, cpu: '150m' },
+  petstore: { what: 'the petstore, GET /v2/pet/{petId}', port: 8443, cpu: '100m' },
 };
 
 /** server.yml shutdownTimeoutMs of the workloads (their ConfigMaps say the same). */
