@@ -830,8 +830,8 @@ export function shutdownProblems(objects: K8sObject[]): string[] {
 }
 
 /**
- * Pod Security Standards, "restricted" (what the namespaces enforce), and the rules of the
- * issue: read-only root file system, requests and limits of CPU and memory on every container.
+ * Pod Security Standards, "restricted" (what the namespaces enforce), and the project's own rules:
+ * read-only root file system, requests and limits of CPU and memory on every container.
  */
 export function podSecurityProblems(objects: K8sObject[]): string[] {
   const problems: string[] = [];
