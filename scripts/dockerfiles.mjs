@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeGenerated } from './lib/generated-files.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -86,20 +87,16 @@ CMD ["node", "${pkg.main}"]
 `;
 }
 
-const check = process.argv.includes('--check');
-const stale = [];
-for (const service of Object.keys(SERVICES)) {
-  const file = path.join(root, 'services', service, 'Dockerfile');
-  const text = dockerfile(service);
-  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
-  if (current === text) continue;
-  if (check) stale.push(path.relative(root, file));
-  else fs.writeFileSync(file, text);
-}
-if (stale.length > 0) {
-  console.error(
-    `not what scripts/dockerfiles.mjs makes: ${stale.join(', ')}\n` +
-      'run `node scripts/dockerfiles.mjs` (edit the template there, not the Dockerfiles)',
-  );
-  process.exit(1);
-}
+writeGenerated(
+  new Map(
+    Object.keys(SERVICES).map((service) => [
+      path.join(root, 'services', service, 'Dockerfile'),
+      dockerfile(service),
+    ]),
+  ),
+  {
+    check: process.argv.includes('--check'),
+    script: 'scripts/dockerfiles.mjs',
+    what: 'Dockerfiles',
+  },
+);

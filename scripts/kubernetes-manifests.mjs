@@ -15,10 +15,10 @@
 // the rule): memory request = peak RSS under load rounded up to 128 Mi, limit twice that; CPU
 // request = CPU per request x 1000 requests/s per pod, rounded up to 50m, limit one core (one
 // event loop).
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
+import { writeGenerated } from './lib/generated-files.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const base = path.join(root, 'deploy', 'kubernetes', 'base');
@@ -230,21 +230,14 @@ spec:
 `;
 }
 
-const check = process.argv.includes('--check');
-const stale = [];
 const options = await prettier.resolveConfig(path.join(base, 'x.yaml'));
+const files = new Map();
 for (const name of Object.keys(WORKLOADS)) {
-  const file = path.join(base, `${name}.yaml`);
   const text = await prettier.format(manifest(name), { ...options, parser: 'yaml' });
-  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
-  if (current === text) continue;
-  if (check) stale.push(path.relative(root, file));
-  else fs.writeFileSync(file, text);
+  files.set(path.join(base, `${name}.yaml`), text);
 }
-if (stale.length > 0) {
-  console.error(
-    `not what scripts/kubernetes-manifests.mjs makes: ${stale.join(', ')}\n` +
-      'run `node scripts/kubernetes-manifests.mjs` (edit the template there, not the files)',
-  );
-  process.exit(1);
-}
+writeGenerated(files, {
+  check: process.argv.includes('--check'),
+  script: 'scripts/kubernetes-manifests.mjs',
+  what: 'files',
+});

@@ -1,0 +1,36 @@
+// @ts-check
+// Files a script generates and keeps in the repository (the Dockerfiles, the Kubernetes
+// workloads): written by the script, or checked by `pnpm lint` (`--check`), which names every
+// file that is not what the script makes.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..', '..');
+
+/**
+ * Writes each file whose text differs, or with `check` only reports them: exits 1 naming them
+ * and how to regenerate.
+ * @param {Map<string, string>} files absolute path -> the text the script makes
+ * @param {{ check: boolean, script: string, what: string }} options `script`: the generator's
+ *   path from the root; `what`: what the generated files are, for the message
+ */
+function writeGenerated(files, { check, script, what }) {
+  /** @type {string[]} */
+  const stale = [];
+  for (const [file, text] of files) {
+    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+    if (current === text) continue;
+    if (check) stale.push(path.relative(root, file));
+    else fs.writeFileSync(file, text);
+  }
+  if (stale.length > 0) {
+    console.error(
+      `not what ${script} makes: ${stale.join(', ')}\n` +
+        `run \`node ${script}\` (edit the template there, not the ${what})`,
+    );
+    process.exit(1);
+  }
+}
+
+module.exports = { writeGenerated };
