@@ -8,3 +8,9 @@ export {
 export { createMetrics, type Metrics, type MetricsOptions, type RequestSample } from './metrics';
 export { type ReportResult } from './influx-reporter';
 export { type HostIdentity } from './host-identity';
+export {
+  CIRCUIT_STATE_VALUE,
+  ClientStats,
+  clientMetrics,
+  type ClientMetrics,
+} from './client-metrics';

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { ClientPrometheus, ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
 import { hostIdentity, type HostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter, type ReportResult } from './influx-reporter';
@@ -40,6 +41,11 @@ export interface Metrics {
   now(): number;
   /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
   record(sample: RequestSample): void;
+  /**
+   * The client side's figures (tokens, keys, downstream circuits and retries); undefined when
+   * nothing is counted, so the client side reports to nothing at no cost.
+   */
+  readonly client: ClientMetrics | undefined;
   /** The `GET /metrics` exposition text and its content type. */
   prometheus(): Promise<{ contentType: string; body: string }>;
   /** Starts the periodic InfluxDB reporter. */
@@ -67,6 +73,7 @@ function disabledMetrics(): Metrics {
     servesPrometheus: false,
     now: highResolutionNow,
     record: () => undefined,
+    client: undefined,
     prometheus: async () => NOTHING,
     start: () => undefined,
     stop: async () => undefined,
@@ -86,6 +93,7 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
   const now = options.now ?? highResolutionNow;
   const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
   const stats = config.enabled ? new IntervalStats() : undefined;
+  const clientStats = config.enabled ? new ClientStats() : undefined;
   const prometheus = promConfig.enabled
     ? new PrometheusMetrics(promConfig.enableHotspot)
     : undefined;
@@ -94,7 +102,10 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
         config,
         logger: options.logger,
         now: () => Math.round(now()),
-        collect: (timestamp) => toInfluxPoints(stats.drain(), context, timestamp),
+        collect: (timestamp) => [
+          ...toInfluxPoints(stats.drain(), context, timestamp),
+          ...clientStats!.drain(context, timestamp),
+        ],
       })
     : undefined;
 
@@ -111,6 +122,10 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     servesPrometheus: prometheus !== undefined,
     now,
     record,
+    client: clientMetrics(
+      clientStats,
+      prometheus ? new ClientPrometheus(prometheus.registry) : undefined,
+    ),
     prometheus: async () => (prometheus ? prometheus.render() : NOTHING),
     start: () => reporter?.start(),
     stop: async () => reporter?.stop(),

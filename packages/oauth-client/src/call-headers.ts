@@ -59,3 +59,11 @@ function summarize(header: string | string[] | undefined): TokenSummary | undefi
 export function tokenFingerprint(token: string): string {
   return createHash('sha256').update(token).digest('hex').slice(0, 16);
 }
+
+/**
+ * The trace of the request a call is made for (the runtime's request trace): the W3C Trace
+ * Context headers of a new child span of it, for a token request made on its behalf.
+ */
+export interface OutgoingTrace {
+  childHeaders(): Record<string, string>;
+}

@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import { configFile, listOf, text, z, type Light4jKey } from '@chain/config';
+import { configFile, listOf, mapOf, text, z, type Light4jKey } from '@chain/config';
 
 /**
  * client.yml: light-4j's keys that this project implements (the key server section also under
- * light-4j's newer name `oauth.token.key`), plus `request.timeout`, `oauth.key.jwk` and
- * `oauth.key.issuer` (ours).
+ * light-4j's newer name `oauth.token.key`), plus `oauth.key.jwk` and `oauth.key.issuer` (ours).
  */
 export interface ClientConfig {
   tls: {
@@ -21,10 +20,20 @@ export interface ClientConfig {
     tlsVersion?: 'TLSv1.2' | 'TLSv1.3';
   };
   request: {
-    /** Time-out of one downstream call, in milliseconds. */
+    /** Time-out of one whole downstream call (connect, answer and body), in milliseconds. */
     timeout: number;
+    /** Time-out of opening a connection (TCP and TLS handshake), in milliseconds. */
+    connectTimeout: number;
+    /** Failures in a row that open a downstream's circuit; 0 turns the breaker off. */
+    errorThreshold: number;
+    /** How long an open circuit fails calls at once before one trial call, in milliseconds. */
+    resetTimeout: number;
   };
+  /** Path prefix of a downstream call -> the serviceId whose auth server gives its token. */
+  pathPrefixServices: Record<string, string>;
   oauth: {
+    /** Tokens of different downstreams come from different auth servers (serviceIdAuthServers). */
+    multipleAuthServers: boolean;
     token: {
       server_url?: string;
       serviceId?: string;
@@ -32,7 +41,14 @@ export interface ClientConfig {
       expiredRefreshRetryDelay: number;
       earlyRefreshRetryDelay: number;
       authorization_code?: GrantConfig & { redirect_uri?: string };
-      client_credentials?: GrantConfig;
+      client_credentials?: Omit<GrantConfig, 'client_id'> & {
+        /** Required unless `multipleAuthServers` is true. */
+        client_id?: string;
+        /** serviceId -> its auth server and client (with `multipleAuthServers: true`). */
+        serviceIdAuthServers?: Record<string, AuthServerConfig>;
+      };
+      /** The refresh grant; its client is authorization_code's when it names none. */
+      refresh_token?: Omit<GrantConfig, 'client_id'> & { client_id?: string };
     };
     key: {
       server_url?: string;
@@ -59,10 +75,23 @@ export interface GrantConfig {
   scope?: string[];
 }
 
+/**
+ * light-4j's AuthServerConfig: the token server and client of one downstream serviceId. Unset
+ * `server_url` and `uri` are those of `oauth.token` and its `client_credentials`.
+ */
+export interface AuthServerConfig {
+  server_url?: string;
+  uri?: string;
+  client_id: string;
+  client_secret: string;
+  scope?: string[];
+}
+
 /** secret.yml: the only place client secrets come from. */
 export interface SecretConfig {
   clientCredentialsClientSecret?: string;
   authorizationCodeClientSecret?: string;
+  refreshTokenClientSecret?: string;
   keyClientSecret?: string;
 }
 
@@ -94,25 +123,20 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'tls.defaultCertPassword': pemStores,
   'tls.defaultGroupKey': notHere('trusted names are not checked here'),
   'tls.trustedNames': notHere('trusted names are not checked here'),
-  'oauth.multipleAuthServers': { same: false, note: 'one token and key server per service' },
   'oauth.token.cache': notHere('tokens are cached per client and scope set'),
   'oauth.token.proxyHost': notHere('no proxy'),
   'oauth.token.proxyPort': notHere('no proxy'),
   'oauth.token.enableHttp2': notHere('the token client speaks HTTP/1.1'),
-  'oauth.token.client_credentials.serviceIdAuthServers': notHere('one token server per service'),
-  'oauth.token.refresh_token': notHere('the refresh token grant is not used here'),
   'oauth.token.token_exchange': notHere('the token exchange grant is not used here'),
   'oauth.token.key.proxyHost': notHere('no proxy'),
   'oauth.token.key.proxyPort': notHere('no proxy'),
   'oauth.token.key.enableHttp2': notHere('the key client speaks HTTP/1.1'),
-  'oauth.token.key.serviceIdAuthServers': notHere('one key server per service'),
+  'oauth.token.key.serviceIdAuthServers': notHere(
+    'one key server per service; the certificates of other token servers go in security.yml jwt.certificate',
+  ),
   'oauth.key.enableHttp2': notHere('the key client speaks HTTP/1.1'),
   'oauth.sign': notHere('no signing service here'),
   'oauth.deref': notHere('no reference tokens here'),
-  pathPrefixServices: notHere('one token and key server per service'),
-  'request.errorThreshold': notHere('no circuit breaker; request.timeout bounds each call'),
-  'request.connectTimeout': notHere('request.timeout bounds the whole call'),
-  'request.resetTimeout': notHere('no circuit breaker'),
   'request.injectOpenTracing': { same: false },
   'request.injectCallerId': { same: false },
   'request.enableHttp2': notHere('downstream calls speak HTTP/1.1'),
@@ -121,8 +145,10 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'request.maxReqPerConn': notHere('one keep-alive agent per service'),
   'request.maxConnectionNumPerHost': notHere('one keep-alive agent per service'),
   'request.minConnectionNumPerHost': notHere('one keep-alive agent per service'),
-  'request.maxRequestRetry': notHere('a downstream call is not retried'),
-  'request.requestRetryDelay': notHere('a downstream call is not retried'),
+  'request.maxRequestRetry': notHere(
+    'a GET is retried once on a fresh connection when a kept-alive one was reset, never more',
+  ),
+  'request.requestRetryDelay': notHere('the one retry of a reset connection is immediate'),
   'request.poolMetricsEnabled': { same: false },
   'request.poolWarmUpEnabled': { same: false },
   'request.poolWarmUpSize': notHere('no pool warm-up'),
@@ -132,9 +158,63 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
 
 const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** light-4j's keys of an AuthServerConfig that this project does not implement. */
+const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
+  proxyHost: 'no proxy',
+  proxyPort: 'no proxy',
+  enableHttp2: 'the token client speaks HTTP/1.1',
+  serviceId: 'server_url is used; no service discovery',
+  audience: 'audience is checked by the service that verifies the token',
+  tokenRenewBeforeExpired: 'oauth.token.tokenRenewBeforeExpired applies to every token',
+  expiredRefreshRetryDelay: 'oauth.token.expiredRefreshRetryDelay applies to every token',
+  earlyRefreshRetryDelay: 'oauth.token.earlyRefreshRetryDelay applies to every token',
+};
+
 export const clientConfigSchema = configFile<ClientConfig>(
-  ({ path }) =>
-    z
+  ({ path, warn }) => {
+    const at = 'oauth.token.client_credentials.serviceIdAuthServers';
+    // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry
+    // is checked strictly (a misspelled key stops the service, as anywhere else).
+    const serviceIdAuthServers = z
+      .preprocess(
+        (entries) => {
+          if (!isMap(entries)) return entries;
+          const out: Record<string, unknown> = {};
+          for (const [serviceId, entry] of Object.entries(entries)) {
+            if (!isMap(entry)) {
+              out[serviceId] = entry;
+              continue;
+            }
+            const kept: Record<string, unknown> = {};
+            for (const [key, value] of Object.entries(entry)) {
+              const note = AUTH_SERVER_LIGHT4J_KEYS[key];
+              if (note === undefined) kept[key] = value;
+              else
+                warn(
+                  `${at}.${serviceId}.${key}`,
+                  `light-4j key not supported here; ignored (${note})`,
+                );
+            }
+            out[serviceId] = kept;
+          }
+          return out;
+        },
+        z.record(
+          z.string().min(1),
+          z.strictObject({
+            server_url: url().optional(),
+            uri: z.string().startsWith('/').optional(),
+            client_id: text(),
+            client_secret: text(),
+            scope,
+          }),
+        ),
+      )
+      .optional();
+    return z
       .strictObject({
         tls: z
           .strictObject({
@@ -148,10 +228,22 @@ export const clientConfigSchema = configFile<ClientConfig>(
           })
           .prefault({}),
         request: z
-          .strictObject({ timeout: z.number().int().positive().default(3000) })
+          .strictObject({
+            timeout: z.number().int().positive().default(3000),
+            connectTimeout: z.number().int().positive().default(2000),
+            errorThreshold: z.number().int().min(0).default(2),
+            resetTimeout: z.number().int().positive().default(7000),
+          })
           .prefault({}),
+        // light-4j writes `pathPrefixServices: ${client.pathPrefixServices:}`: empty is none.
+        pathPrefixServices: mapOf(z.string().min(1))
+          .refine((m) => Object.keys(m).every((prefix) => prefix.startsWith('/')), {
+            message: 'every path prefix starts with /',
+          })
+          .default({}),
         oauth: z
           .strictObject({
+            multipleAuthServers: z.boolean().default(false),
             token: z
               .strictObject({
                 server_url: url().optional(),
@@ -162,7 +254,19 @@ export const clientConfigSchema = configFile<ClientConfig>(
                 authorization_code: grant
                   .extend({ redirect_uri: z.string().optional(), scope })
                   .optional(),
-                client_credentials: grant.optional(),
+                client_credentials: grant
+                  .extend({
+                    // Unused with multipleAuthServers: only the entries below are used then.
+                    client_id: text().optional(),
+                    serviceIdAuthServers,
+                  })
+                  .optional(),
+                refresh_token: grant
+                  .extend({
+                    uri: z.string().startsWith('/').default('/oauth2/token'),
+                    client_id: text().optional(),
+                  })
+                  .optional(),
               })
               .prefault({}),
             key: z
@@ -205,13 +309,58 @@ export const clientConfigSchema = configFile<ClientConfig>(
         };
         need(cfg.tls.loadTrustStore, cfg.tls.trustStore, 'trustStore');
         need(cfg.tls.loadKeyStore, cfg.tls.keyStore, 'keyStore');
-      }),
+        checkAuthServers(cfg, ctx);
+      });
+  },
   {
     light4j: LIGHT4J_KEYS,
     // light-4j moved the key server section under oauth.token; both names are read.
     aliases: { 'oauth.token.key': 'oauth.key' },
   },
 );
+
+/**
+ * multipleAuthServers: the serviceIdAuthServers entries must be there, each with a token server
+ * (its own `server_url` or `oauth.token.server_url`), and every serviceId of pathPrefixServices
+ * must have one. Without it, client_credentials needs its client_id.
+ */
+function checkAuthServers(cfg: ClientConfig, ctx: z.RefinementCtx): void {
+  const { token } = cfg.oauth;
+  const cc = token.client_credentials;
+  const at = ['oauth', 'token', 'client_credentials'];
+  if (!cfg.oauth.multipleAuthServers) {
+    if (cc && cc.client_id === undefined) {
+      ctx.addIssue({ code: 'custom', path: [...at, 'client_id'], message: 'is required' });
+    }
+    return;
+  }
+  const servers = cc?.serviceIdAuthServers ?? {};
+  if (Object.keys(servers).length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [...at, 'serviceIdAuthServers'],
+      message: 'is required (at least one serviceId) when oauth.multipleAuthServers is true',
+    });
+  }
+  for (const [serviceId, server] of Object.entries(servers)) {
+    if (!server.server_url && !token.server_url) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, 'serviceIdAuthServers', serviceId, 'server_url'],
+        message: 'is required (or oauth.token.server_url)',
+      });
+    }
+  }
+  for (const [prefix, serviceId] of Object.entries(cfg.pathPrefixServices)) {
+    if (!Object.prototype.hasOwnProperty.call(servers, serviceId)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pathPrefixServices', prefix],
+        message: `names serviceId "${serviceId}", which has no oauth.token.client_credentials.serviceIdAuthServers entry`,
+      });
+    }
+  }
+}
 
 /** light-4j's secret.yml keys this project does not use. */
 const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
@@ -228,7 +377,7 @@ const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
 );
 
 /**
- * secret.yml: the client secrets. Its three keys only (a misspelled secret is an error, not a
+ * secret.yml: the client secrets. Its four keys only (a misspelled secret is an error, not a
  * silent "no secret"); light-4j's other secrets load with a warning. A secret written unquoted
  * as digits is the text written.
  */
@@ -237,6 +386,7 @@ export const secretConfigSchema = configFile<SecretConfig>(
     z.strictObject({
       clientCredentialsClientSecret: text().optional(),
       authorizationCodeClientSecret: text().optional(),
+      refreshTokenClientSecret: text().optional(),
       keyClientSecret: text().optional(),
     }),
   { light4j: SECRET_LIGHT4J_KEYS },
@@ -253,6 +403,7 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
       secret.clientCredentialsClientSecret ?? token.client_credentials?.client_secret,
     authorizationCodeClientSecret:
       secret.authorizationCodeClientSecret ?? token.authorization_code?.client_secret,
+    refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
     keyClientSecret: secret.keyClientSecret ?? key.client_secret,
   };
 }

@@ -1,6 +1,10 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type https from 'node:https';
 import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/security';
+import { CircuitBreaker } from './circuit-breaker';
+import type { ClientEvents } from './client-events';
+import { HttpsTransport } from './https-transport';
+import type { Transport, TransportError, TransportResponse } from './transport';
 
 export interface DownstreamOptions {
   /**
@@ -8,17 +12,34 @@ export interface DownstreamOptions {
    * failed, never its internal URL (the URL is in the log line).
    */
   name: string;
-  /** Full URL of the downstream operation, e.g. `https://api-b:7442/v1/data`. */
+  /** URL of the downstream: its base (`https://api-b:7442`) or a whole operation URL. */
   url: string;
+  /** client.yml `request.timeout`: the whole call (connect, answer, body). */
   timeoutMs: number;
-  httpsAgent: https.Agent;
+  /** client.yml `request.connectTimeout`: getting a connection; the whole time-out when absent. */
+  connectTimeoutMs?: number;
+  /** How the bytes go; `HttpsTransport` over `httpsAgent` when absent. */
+  transport?: Transport;
+  /** The keep-alive agent of the default transport. */
+  httpsAgent?: https.Agent;
   /** Largest body accepted from the downstream (default 1 MiB); a larger one is ERR20004. */
   maxBodyBytes?: number;
+  /** client.yml `request.errorThreshold` and `resetTimeout`: the circuit breaker; none when absent. */
+  breaker?: { errorThreshold: number; resetTimeoutMs: number };
+  now?: () => number;
+  events?: ClientEvents;
+}
+
+/** One answer of the downstream, whatever its status. */
+export interface DownstreamAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body as text (for the log), and parsed: JSON when it is JSON, else the text. */
+  text: string;
+  body: unknown;
 }
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
-/** Plain-HTTP downstreams (an `http://` host in api_x.yml) share one keep-alive agent. */
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH: readonly StatusCode[] = [
@@ -27,6 +48,7 @@ const PASS_THROUGH: readonly StatusCode[] = [
   'ERR20003',
   'ERR20004',
   'ERR20005',
+  'ERR20011',
 ];
 
 /**
@@ -50,109 +72,172 @@ const OUR_DESCRIPTIONS = new Map(
 const fallbackArgs = (code: StatusCode, name: string): string[] =>
   code === 'ERR20005' || code === 'ERR10009' ? [] : [`beyond ${name}`];
 
-/** The time-out of the whole call, told apart from the network errors it destroys the request with. */
-class CallTimeout extends Error {
-  readonly code = 'ETIMEDOUT';
-}
-
-/** A body past `maxBodyBytes`: the call is cut off rather than buffered. */
-class BodyTooLarge extends Error {}
+const IDEMPOTENT = new Set(['GET', 'HEAD']);
 
 /**
- * A JSON GET to one downstream service. Every failure becomes a catalogue StatusError that
- * keeps its cause (for the log): refused/unreachable ERR20002, time-out ERR20003, a non-2xx or
- * malformed answer ERR20004. A failure further down the chain (one of our codes for it) is passed
- * on with its code unchanged; its description too when it is one of ours, else in our words.
- * Nothing else of the downstream's answer reaches the caller.
+ * One downstream service and how it is called: every failure becomes a catalogue StatusError
+ * that keeps its cause (for the log), and the service heals by itself.
  *
- * node:https directly, not axios: this call is on every chain request and axios costs far more
- * client CPU per call (docs/benchmarks.md has the measurement). The time-out covers the whole
- * call (connect, answer and body).
+ * - No connection within `connectTimeoutMs`, refused or unreachable: ERR20002; no whole answer
+ *   within `timeoutMs`: ERR20003; a body over `maxBodyBytes`: ERR20004.
+ * - A kept-alive connection the downstream closed while it sat idle (reset when reused) is sent
+ *   again once, on a fresh connection, for a GET or HEAD: never seen by the caller.
+ * - A circuit breaker (`breaker`): the downstream's own failures in a row (no connection, no
+ *   answer in time, a 5xx that is not a failure passed on from further down) open it; while
+ *   open, calls fail at once with 503 ERR20011 (`Retry-After`) without touching the network;
+ *   after the reset time one trial call closes or reopens it.
+ * - `getJson`: a non-2xx answer is ERR20004; a failure further down the chain (one of our codes
+ *   for it) is passed on with its code unchanged, its description too when it is one of ours,
+ *   else in our words. Nothing else of the downstream's answer reaches the caller.
+ *
+ * The bytes go through a `Transport` (HTTP/1.1 over node:https by default); nothing here knows
+ * how. node:https rather than axios: this call is on every chain request and axios costs far
+ * more client CPU per call (docs/benchmarks.md has the measurement).
  */
 export class Downstream {
   private readonly target: URL;
+  private readonly transport: Transport;
+  readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
     this.target = new URL(options.url);
+    if (options.transport) this.transport = options.transport;
+    else if (options.httpsAgent)
+      this.transport = new HttpsTransport({ httpsAgent: options.httpsAgent });
+    else throw new TypeError('Downstream needs a transport or an httpsAgent');
+    const { breaker, events, name } = options;
+    if (breaker && breaker.errorThreshold > 0) {
+      this.breaker = new CircuitBreaker({
+        errorThreshold: breaker.errorThreshold,
+        resetTimeoutMs: breaker.resetTimeoutMs,
+        now: options.now,
+        onStateChange: events?.circuitChanged
+          ? (state, previous) => events.circuitChanged!({ downstream: name, state, previous })
+          : undefined,
+      });
+    }
   }
 
-  async getJson(headers: Record<string, string>): Promise<{ body: unknown; status: number }> {
-    const { name, url, timeoutMs } = this.options;
-    let response: { status: number; text: string };
+  /** The URL a call of `path` goes to: the base URL's, or the base with `path` appended. */
+  urlOf(path?: string): URL {
+    if (path === undefined) return this.target;
+    const base = this.target.href.replace(/\/+$/, '');
+    return new URL(base + (path.startsWith('/') ? path : `/${path}`));
+  }
+
+  /**
+   * Sends one request and gives its answer, whatever its status; rejects with a StatusError
+   * when there is none (ERR20002, ERR20003, ERR20004) or the circuit is open (ERR20011).
+   */
+  async send(
+    headers: Record<string, string>,
+    options: { method?: string; path?: string } = {},
+  ): Promise<DownstreamAnswer> {
+    const { name, timeoutMs, events } = this.options;
+    const breaker = this.breaker;
+    if (breaker && !breaker.acquire()) {
+      events?.circuitRejected?.({ downstream: name });
+      const seconds = Math.max(1, Math.ceil(breaker.retryInMs() / 1000));
+      throw new StatusError('ERR20011', [name], {
+        headers: { 'Retry-After': String(seconds) },
+        cause: new Error(`circuit of ${name} open; next trial call in ${seconds} s`),
+      });
+    }
+    let answer: TransportResponse;
     try {
-      response = await this.get(headers);
+      answer = await this.attempt(headers, options.method ?? 'GET', this.urlOf(options.path));
     } catch (err) {
-      if (err instanceof CallTimeout) {
+      breaker?.failure();
+      const failure = err as TransportError;
+      if (failure.kind === 'timeout') {
         throw new StatusError('ERR20003', [name, String(timeoutMs)], { cause: err });
       }
-      if (err instanceof BodyTooLarge) {
-        throw new StatusError('ERR20004', [name, err.message], { cause: err });
+      if (failure.kind === 'body_too_large') {
+        throw new StatusError('ERR20004', [name, failure.message], { cause: err });
       }
       throw new StatusError('ERR20002', [name], { cause: err });
     }
-    const body = parseJson(response.text);
-    if (response.status < 200 || response.status > 299) {
-      const cause = new Error(
-        `${url} answered HTTP ${response.status}: ${response.text.slice(0, 200)}`,
-      );
-      const code = (body as { code?: unknown } | null)?.code;
-      if (isStatusCode(code) && PASS_THROUGH.includes(code)) {
-        const passed = new StatusError(code, fallbackArgs(code, name), { cause });
-        const description = (body as { description?: unknown }).description;
-        if (typeof description === 'string' && OUR_DESCRIPTIONS.get(code)!.test(description)) {
-          passed.body.description = description;
-        }
-        throw passed;
-      }
-      // Our own code for the refusal (ERR10000 …) is worth telling; anything else is not echoed.
-      const what = isStatusCode(code)
-        ? `HTTP ${response.status} ${code}`
-        : `HTTP ${response.status}`;
-      throw new StatusError('ERR20004', [name, what], { cause });
+    const body = parseJson(answer.body);
+    if (breaker) {
+      if (isOwnFailure(answer.status, body)) breaker.failure();
+      else breaker.success();
     }
-    return { body, status: response.status };
+    return { status: answer.status, headers: answer.headers, text: answer.body, body };
   }
 
-  private get(headers: Record<string, string>): Promise<{ status: number; text: string }> {
-    const { httpsAgent, timeoutMs, maxBodyBytes = DEFAULT_MAX_BODY } = this.options;
-    const secure = this.target.protocol === 'https:';
-    return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).get(
-        this.target,
-        {
-          agent: secure ? httpsAgent : httpAgent,
-          headers: { Accept: 'application/json', ...headers },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBodyBytes) {
-              clearTimeout(timer);
-              reject(new BodyTooLarge(`a body larger than ${maxBodyBytes} bytes`));
-              res.destroy();
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('end', () => {
-            clearTimeout(timer);
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', reject);
-        },
-      );
-      const timer = setTimeout(
-        () => req.destroy(new CallTimeout(`no answer within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      req.on('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-    });
+  /** A JSON GET: the 2xx answer, or the StatusError of `check`. */
+  async getJson(
+    headers: Record<string, string>,
+    path?: string,
+  ): Promise<{ body: unknown; status: number }> {
+    return this.check(await this.send(headers, { path }), path);
   }
+
+  /** A 2xx answer as it is; any other as the StatusError the caller gets (see the class). */
+  check(answer: DownstreamAnswer, path?: string): { body: unknown; status: number } {
+    const { status, body, text } = answer;
+    if (status >= 200 && status <= 299) return { body, status };
+    const { name } = this.options;
+    const cause = new Error(
+      `${this.urlOf(path).href} answered HTTP ${status}: ${text.slice(0, 200)}`,
+    );
+    const code = (body as { code?: unknown } | null)?.code;
+    if (isStatusCode(code) && PASS_THROUGH.includes(code)) {
+      const passed = new StatusError(code, fallbackArgs(code, name), { cause });
+      const description = (body as { description?: unknown }).description;
+      if (typeof description === 'string' && OUR_DESCRIPTIONS.get(code)!.test(description)) {
+        passed.body.description = description;
+      }
+      throw passed;
+    }
+    // Our own code for the refusal (ERR10000 …) is worth telling; anything else is not echoed.
+    const what = isStatusCode(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
+    throw new StatusError('ERR20004', [name, what], { cause });
+  }
+
+  /** One request; a kept-alive connection found reset is tried once more on a fresh one. */
+  private async attempt(
+    headers: Record<string, string>,
+    method: string,
+    url: URL,
+  ): Promise<TransportResponse> {
+    const {
+      timeoutMs,
+      connectTimeoutMs = timeoutMs,
+      maxBodyBytes = DEFAULT_MAX_BODY,
+    } = this.options;
+    const request = {
+      method,
+      url,
+      headers: { Accept: 'application/json', ...headers },
+      timeoutMs,
+      connectTimeoutMs,
+      maxBodyBytes,
+    };
+    try {
+      return await this.transport.request(request);
+    } catch (err) {
+      if ((err as TransportError).kind !== 'stale_connection' || !IDEMPOTENT.has(method)) {
+        throw err;
+      }
+      this.options.events?.downstreamRetried?.({
+        downstream: this.options.name,
+        reason: 'stale_connection',
+      });
+      return this.transport.request({ ...request, freshConnection: true });
+    }
+  }
+}
+
+/**
+ * A failure of the downstream itself, which the breaker counts: a 5xx answer that is not one of
+ * our codes for a failure further down the chain (that downstream answered; the one after it
+ * did not). 4xx answers, a 401 included, are answers.
+ */
+function isOwnFailure(status: number, body: unknown): boolean {
+  if (status < 500) return false;
+  const code = (body as { code?: unknown } | null)?.code;
+  return !(isStatusCode(code) && PASS_THROUGH.includes(code));
 }
 
 /** The body as JSON when it is JSON, else the text itself (judged by the caller). */

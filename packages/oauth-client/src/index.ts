@@ -2,12 +2,33 @@ export {
   clientConfigSchema,
   clientSecrets,
   secretConfigSchema,
+  type AuthServerConfig,
   type ClientConfig,
   type GrantConfig,
   type SecretConfig,
 } from './client-config';
 export { tlsOptions, createHttpsAgent } from './tls-options';
-export { Downstream, type DownstreamOptions } from './downstream';
+export { Downstream, type DownstreamAnswer, type DownstreamOptions } from './downstream';
+export {
+  DownstreamCaller,
+  type CallRequest,
+  type DownstreamCallerOptions,
+} from './downstream-caller';
+export { CircuitBreaker, type CircuitBreakerOptions, type CircuitState } from './circuit-breaker';
+export {
+  TransportError,
+  type Transport,
+  type TransportFailure,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport';
+export { HttpsTransport, type HttpsTransportOptions } from './https-transport';
+export {
+  type ClientEvents,
+  type KeyFetchOutcome,
+  type RenewalTrigger,
+  type RetryReason,
+} from './client-events';
 export {
   TokenFetchError,
   type TokenFetchErrorCode,
@@ -20,11 +41,14 @@ export {
   type RenewableTokenOptions,
   type TokenState,
 } from './renewable-token';
-export { TokenManager, type TokenManagerOptions } from './token-manager';
+export { TokenManager, type CodeExchange, type TokenManagerOptions } from './token-manager';
+export { TokenSource } from './token-source';
+export { UserToken, type UserTokenOptions } from './user-token';
 export {
   credentialHeaders,
   credentialSummary,
   tokenFingerprint,
+  type OutgoingTrace,
   type TokenSummary,
 } from './call-headers';
 export { createKeyClient, KeyFetchError, type KeyClientOptions } from './key-client';

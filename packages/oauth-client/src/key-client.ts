@@ -4,6 +4,7 @@ import axios from 'axios';
 import jwksClient from 'jwks-rsa';
 import type { FetchedKey, KeySource } from '@chain/security';
 import type { ClientConfig } from './client-config';
+import type { ClientEvents, KeyFetchOutcome } from './client-events';
 import { isNoSuchKid } from './light-oauth2-key';
 
 export interface KeyClientOptions {
@@ -15,6 +16,8 @@ export interface KeyClientOptions {
   jwks?: boolean;
   httpsAgent: https.Agent;
   timeoutMs: number;
+  /** Told of each look-up's outcome (metrics). */
+  events?: ClientEvents;
 }
 
 /**
@@ -41,9 +44,38 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
   if (key.client_id && secret !== undefined) {
     headers.Authorization = `Basic ${Buffer.from(`${key.client_id}:${secret}`).toString('base64')}`;
   }
-  return options.jwks
-    ? { kind: 'set', fetch: jwkClient(base, headers, httpsAgent, timeoutMs) }
-    : { kind: 'kid', fetch: pemClient(base, headers, httpsAgent, timeoutMs) };
+  const told = options.events?.keyFetched?.bind(options.events);
+  if (options.jwks) {
+    const fetchSet = jwkClient(base, headers, httpsAgent, timeoutMs);
+    return {
+      kind: 'set',
+      fetch: told ? () => reported(fetchSet(), () => 'key_set', told) : fetchSet,
+    };
+  }
+  const fetchKid = pemClient(base, headers, httpsAgent, timeoutMs);
+  return {
+    kind: 'kid',
+    fetch: told
+      ? (kid) => reported(fetchKid(kid), (pem) => (pem ? 'key' : 'no_such_kid'), told)
+      : fetchKid,
+  };
+}
+
+/** Tells the outcome of a look-up, then gives its result or failure unchanged. */
+async function reported<T>(
+  lookup: Promise<T>,
+  outcome: (result: T) => KeyFetchOutcome,
+  told: NonNullable<ClientEvents['keyFetched']>,
+): Promise<T> {
+  let result: T;
+  try {
+    result = await lookup;
+  } catch (err) {
+    told({ outcome: 'failed' });
+    throw err;
+  }
+  told({ outcome: outcome(result) });
+  return result;
 }
 
 function pemClient(

@@ -1,14 +1,22 @@
 /**
  * Why a token could not be had. A `switch` on `code` narrows it:
  * - `unauthorized`: the token server refused the client (wrong secret, unknown client: 401)
- * - `rejected`: any other error answer (bad grant, bad scope, server error)
+ * - `invalid_grant`: the code or refresh token was refused (wrong, used, expired, another
+ *   client's or another redirect URI's): the user must sign in again
+ * - `rejected`: any other error answer (bad scope, bad request, server error)
  * - `bad_response`: a 2xx answer that is not a token (not JSON, no access_token, no lifetime)
  * - `timeout`: no answer within the time-out
  * - `unreachable`: refused, reset, DNS or TLS failure
  * - `retry_later`: a renewal failed a moment ago; the next try waits for the retry delay
  */
 export type TokenFetchErrorCode =
-  'unauthorized' | 'rejected' | 'bad_response' | 'timeout' | 'unreachable' | 'retry_later';
+  | 'unauthorized'
+  | 'invalid_grant'
+  | 'rejected'
+  | 'bad_response'
+  | 'timeout'
+  | 'unreachable'
+  | 'retry_later';
 
 export interface TokenFetchErrorDetails {
   clientId: string;
@@ -49,6 +57,7 @@ function describe(code: TokenFetchErrorCode, d: TokenFetchErrorDetails): string 
   const answer = d.status ? ` (HTTP ${d.status}${d.oauthError ? ` ${d.oauthError}` : ''})` : '';
   const what: Record<TokenFetchErrorCode, string> = {
     unauthorized: 'the token server refused the client credentials',
+    invalid_grant: 'the token server refused the code or refresh token (wrong, used or expired)',
     rejected: 'the token server refused the token request',
     bad_response: 'the token server answered something that is not a token',
     timeout: 'the token server did not answer in time',

@@ -10,6 +10,8 @@ export interface AccessToken {
   expiresAt: number;
   /** Granted scopes, when the token server said. */
   scope?: string[];
+  /** The refresh token issued with it (authorization code and refresh grants). */
+  refreshToken?: string;
 }
 
 export interface TokenEndpoint {
@@ -31,8 +33,11 @@ export type Grant =
       grant_type: 'authorization_code';
       code: string;
       redirect_uri?: string;
+      /** RFC 7636 PKCE: the verifier of the `code_challenge` the code was asked with. */
+      code_verifier?: string;
       scope?: readonly string[];
-    };
+    }
+  | { grant_type: 'refresh_token'; refresh_token: string; scope?: readonly string[] };
 
 /**
  * One request to the token endpoint in the light-oauth2 protocol: a form POST with
@@ -56,7 +61,13 @@ export class TokenRequester {
     });
   }
 
-  async request(grant: Grant): Promise<AccessToken> {
+  /** The client the requests authenticate as. */
+  get clientId(): string {
+    return this.endpoint.clientId;
+  }
+
+  /** One token request; `headers` are added (the W3C trace context of the request it is for). */
+  async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {
     const { clientId, clientSecret } = this.endpoint;
     const now = this.endpoint.now ?? Date.now;
     const form = new URLSearchParams();
@@ -77,6 +88,7 @@ export class TokenRequester {
     try {
       response = await this.http.post<string>(this.url, form.toString(), {
         headers: {
+          ...headers,
           'Content-Type': 'application/x-www-form-urlencoded',
           Accept: 'application/json',
           Authorization: `Basic ${basic}`,
@@ -95,7 +107,12 @@ export class TokenRequester {
         error: oauthError,
         description: body?.error_description,
       };
-      const code = response.status === 401 ? 'unauthorized' : 'rejected';
+      const code =
+        response.status === 401
+          ? 'unauthorized'
+          : oauthError === 'invalid_grant'
+            ? 'invalid_grant'
+            : 'rejected';
       throw new TokenFetchError(code, { ...details, oauthError, cause });
     }
     const token = body?.access_token;
@@ -112,10 +129,12 @@ export class TokenRequester {
         cause: new Error('no expires_in or exp'),
       });
     }
+    const refreshToken = body?.refresh_token;
     return {
       value: token,
       expiresAt: startedAt + lifetimeMs,
       scope: typeof body?.scope === 'string' ? body.scope.split(/\s+/).filter(Boolean) : undefined,
+      ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
     };
   }
 }

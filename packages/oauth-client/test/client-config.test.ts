@@ -39,8 +39,10 @@ describe('client.yml', () => {
         loadTrustStore: false,
         loadKeyStore: false,
       },
-      request: { timeout: 3000 },
+      request: { timeout: 3000, connectTimeout: 2000, errorThreshold: 2, resetTimeout: 7000 },
+      pathPrefixServices: {},
       oauth: {
+        multipleAuthServers: false,
         token: {
           tokenRenewBeforeExpired: 60000,
           expiredRefreshRetryDelay: 2000,
@@ -135,10 +137,8 @@ describe('client.yml', () => {
     expect(loader.warnings.map((w) => w.key)).toEqual([
       'tls.trustStorePass',
       'oauth.token.enableHttp2',
-      'oauth.token.refresh_token',
       'oauth.token.key.enableHttp2',
       'oauth.sign',
-      'request.errorThreshold',
     ]);
   });
 

@@ -145,8 +145,9 @@ describe('TokenManager', () => {
       { authorizationCodeClientSecret: 'chain-user-secret' },
     );
     expect(tokens.hasClientCredentials).toBe(false);
-    await expect(tokens.authorizationCode('the-code')).resolves.toMatchObject({ value: 'jwt-1' });
-    await tokens.authorizationCode('code-2', 'https://other/cb');
+    const user = await tokens.authorizationCode('the-code');
+    await expect(user.get()).resolves.toBe('jwt-1');
+    await tokens.authorizationCode('code-2', { redirectUri: 'https://other/cb' });
     expect(server.seen.map((r) => Object.fromEntries(new URLSearchParams(r.body)))).toEqual([
       {
         grant_type: 'authorization_code',

@@ -47,6 +47,7 @@ export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown)
       method: x.method,
       path: x.path.slice(0, 200),
       correlationId: x.context.trace.correlationId,
+      traceId: x.context.trace.traceId,
     };
     if (error.code === 'ERR10010') {
       logger.error({ ...where, err: error.cause ?? err }, 'request failed');

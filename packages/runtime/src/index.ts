@@ -1,6 +1,21 @@
 export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
 export { createLogger, logLastLine, type Logger } from './logger';
-export { readTrace, type Trace } from './correlation';
+export { parseTraceparent, parseTracestate, readTrace, Trace } from './correlation';
+export { newSpanId, newTraceId } from './trace-ids';
+export {
+  createServiceClient,
+  type DownstreamTarget,
+  type ServiceClient,
+  type ServiceClientOptions,
+  type ServiceDownstream,
+} from './service-client';
+export { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
+export {
+  SpanExporter,
+  type ExportResult,
+  type SpanExporterOptions,
+} from './telemetry/span-exporter';
+export { exportTraceRequest, unixNano, type SpanRecord } from './telemetry/otlp-json';
 export {
   answered,
   createExchange,
@@ -25,6 +40,7 @@ export {
   type Routes,
   type ServiceApp,
   type ServiceAppOptions,
+  type ServiceTools,
 } from './service-app';
 export {
   contextOf,

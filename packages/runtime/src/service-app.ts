@@ -1,10 +1,17 @@
 import type http from 'node:http';
+import type https from 'node:https';
 import type express from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
-import { clientSecrets, createHttpsAgent, createKeyClient } from '@chain/oauth-client';
+import {
+  clientSecrets,
+  createHttpsAgent,
+  createKeyClient,
+  type ClientEvents,
+} from '@chain/oauth-client';
 import { createRequestGuard, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
+import { createServiceClient, type ServiceClient } from './service-client';
 import { createErrorRenderer } from './error-renderer';
 import type { Handler, Stage } from './exchange';
 import { expressApplication, type ExpressExtensions } from './hosts/express';
@@ -19,7 +26,9 @@ import { probesStage } from './stages/probes';
 import { createReadiness, type ReadinessCheck } from './readiness';
 import { routingStage } from './stages/routing';
 import { passThroughStripStage, securityStage } from './stages/security';
+import { tracingStage } from './stages/tracing';
 import { validationStage } from './stages/validation';
+import { SpanExporter } from './telemetry/span-exporter';
 
 /** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
 export interface Routes {
@@ -30,11 +39,21 @@ export interface Routes {
   patch(path: string, handler: Handler): void;
 }
 
+/** What a service's handlers are built with, beside the routes. */
+export interface ServiceTools {
+  /** How the service calls out: its downstreams and tokens (client.yml). */
+  client: ServiceClient;
+  metrics: Metrics;
+}
+
 export interface ServiceAppOptions {
   config: ServiceConfig;
   logger: Logger;
-  /** The service's own handlers; they run after the spec, security and validation passed. */
-  routes: (routes: Routes) => void;
+  /**
+   * The service's own handlers; they run after the spec, security and validation passed. Built
+   * once, at start, with the service's tools (its downstreams are made here).
+   */
+  routes: (routes: Routes, tools: ServiceTools) => void;
   /** The service's Express code, used when the host is Express (server.yml `framework`). */
   express?: ExpressExtensions;
   /**
@@ -52,6 +71,9 @@ export interface ServiceApp {
   /** The Express application, when the host is Express. */
   readonly express?: express.Application;
   readonly metrics: Metrics;
+  /** The span exporter, when telemetry.yml `enabled` (started and stopped with the service). */
+  readonly exporter?: SpanExporter;
+  readonly client: ServiceClient;
 }
 
 /**
@@ -65,15 +87,18 @@ export interface ServiceApp {
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { config } = options;
   const built = buildStages(options);
+  const { metrics, exporter, client } = built;
   if (config.server.framework === 'express') {
     const app = expressApplication(built.stages, options.express);
-    return { framework: 'express', listener: app, express: app, metrics: built.metrics };
+    return { framework: 'express', listener: app, express: app, metrics, exporter, client };
   }
   const { outer, spec, end, renderError } = built.stages;
   return {
     framework: 'native',
     listener: nativeListener([...outer, ...spec, end], renderError),
-    metrics: built.metrics,
+    metrics,
+    exporter,
+    client,
   };
 }
 
@@ -93,11 +118,24 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     logger,
     prometheus: config.prometheus,
   });
+  // One keep-alive agent (one read of the trust store) for every call the service makes.
+  let agent: https.Agent | undefined;
+  const httpsAgent = () => (agent ??= createHttpsAgent(config.client.tls));
+  const events = clientEvents(metrics, logger);
+  const exporter = config.telemetry.enabled
+    ? new SpanExporter({
+        config: config.telemetry,
+        serviceName: config.telemetry.serviceName ?? serviceId,
+        logger,
+        httpsAgent,
+      })
+    : undefined;
+  const client = createServiceClient({ config, logger, httpsAgent, events, exporter });
   const { key } = config.client.oauth;
   const guard = createRequestGuard({
     config: config.security,
     logger,
-    keySource: keySource(config),
+    keySource: keySource(config, httpsAgent, events),
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
     events: logger,
@@ -107,22 +145,49 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     probesStage(serviceId, metrics, createReadiness(serviceId, readiness, logger)),
   ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
+  if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
   if (guard.check) spec.push(securityStage(guard.check, passThroughClaims));
   else if (Object.keys(passThroughClaims).length)
     spec.push(passThroughStripStage(passThroughClaims));
-  spec.push(validationStage, dispatchStage(registerRoutes(config, routes)));
+  const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
+  spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,
+    exporter,
+    client,
     stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
+  };
+}
+
+/**
+ * What the client side reports goes to the metrics (when counted) and, for a circuit that opens
+ * or closes, to the log.
+ */
+function clientEvents(metrics: Metrics, logger: Logger): ClientEvents {
+  const counted = metrics.client;
+  return {
+    ...counted,
+    circuitChanged: (event) => {
+      counted?.circuitChanged(event);
+      const { downstream, state } = event;
+      if (state === 'open') {
+        logger.warn(
+          { downstream, circuit: state },
+          `circuit open: calls to ${downstream} fail at once for now`,
+        );
+      } else if (state === 'closed') {
+        logger.info({ downstream, circuit: state }, `circuit closed: ${downstream} answers again`);
+      }
+    },
   };
 }
 
 /** Handlers by endpoint; a route that is not an operation of the spec stops the service at start. */
 function registerRoutes(
   config: ServiceConfig,
-  routes: ServiceAppOptions['routes'],
+  routes: (routes: Routes) => void,
 ): Map<string, Handler> {
   const known = new Set(config.spec.operations().map((o) => o.endpoint));
   const handlers = new Map<string, Handler>();
@@ -152,7 +217,11 @@ function registerRoutes(
  * JWKS when security.yml `jwt.keyResolver` is `JsonWebKeySet` (or, without it, client.yml
  * `oauth.key.jwk` is true), else light-oauth2's PEM by kid.
  */
-function keySource(config: ServiceConfig): KeySource | undefined {
+function keySource(
+  config: ServiceConfig,
+  httpsAgent: () => https.Agent,
+  events: ClientEvents,
+): KeySource | undefined {
   const { key } = config.client.oauth;
   const { enableVerifyJwt, bootstrapFromKeyService, jwt } = config.security;
   if (!enableVerifyJwt) return undefined;
@@ -168,7 +237,8 @@ function keySource(config: ServiceConfig): KeySource | undefined {
     key,
     secret: clientSecrets(config.client, config.secret).keyClientSecret,
     jwks: jwt.keyResolver ? jwt.keyResolver === 'JsonWebKeySet' : key.jwk,
-    httpsAgent: createHttpsAgent(config.client.tls),
+    httpsAgent: httpsAgent(),
     timeoutMs: config.client.request.timeout,
+    events,
   });
 }

@@ -14,6 +14,7 @@ import {
 } from '@chain/metrics';
 import { securityConfigSchema, type SecurityConfig } from '@chain/security';
 import { serverConfigSchema, type ServerConfig } from './server-config';
+import { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
 
 /** Everything a service reads at start, checked: the files every service has. */
 export interface ServiceConfig {
@@ -23,12 +24,14 @@ export interface ServiceConfig {
   secret: SecretConfig;
   metrics: MetricsConfig;
   prometheus: PrometheusConfig;
+  telemetry: TelemetryConfig;
   spec: OpenApiSpec;
   loader: ConfigLoader;
 }
 
 /**
- * Reads server.yml, security.yml, client.yml, secret.yml, metrics.yml and openapi.yaml through
+ * Reads server.yml, security.yml, client.yml, secret.yml, metrics.yml, prometheus.yml,
+ * telemetry.yml and openapi.yaml through
  * the one loader. Throws a ConfigError naming file and key on the first bad one.
  */
 export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
@@ -40,10 +43,11 @@ export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
   const secret = loader.load('secret', secretConfigSchema);
   const metrics = loader.load('metrics', metricsConfigSchema);
   const prometheus = loader.load('prometheus', prometheusConfigSchema);
+  const telemetry = loader.load('telemetry', telemetryConfigSchema);
   const { source, value } = loader.raw('openapi');
   if (value === undefined) {
     throw new ConfigError(`${loader.bundledDir}/openapi.yaml`, undefined, 'file not found');
   }
   const spec = new OpenApiSpec(value, source.file);
-  return { server, security, client, secret, metrics, prometheus, spec, loader };
+  return { server, security, client, secret, metrics, prometheus, telemetry, spec, loader };
 }

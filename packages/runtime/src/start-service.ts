@@ -147,6 +147,7 @@ async function listen(
     throw err;
   }
   app.metrics.start();
+  app.exporter?.start();
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -161,7 +162,7 @@ async function listen(
         servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
       );
       clearTimeout(force);
-      await app.metrics.stop();
+      await Promise.all([app.metrics.stop(), app.exporter?.stop()]);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
     })();

@@ -28,6 +28,8 @@ export interface GuardRequest {
   path?: string;
   /** For the log lines only. */
   correlationId?: string;
+  /** For the log lines only: the W3C trace-id of the request. */
+  traceId?: string;
   /** For the log lines only: the peer address of the connection. */
   remoteAddress?: string;
 }
@@ -47,8 +49,8 @@ export interface RequestGuard {
 /**
  * The request-facing face of the security package, free of any HTTP framework: the runtime's
  * security stage hands it the headers and the operation's scopes. It writes the audit line of a
- * verified request, and one line per refused request (code, reason, correlation id, client,
- * peer), never the token and never a stack trace.
+ * verified request, and one line per refused request (code, reason, correlation and trace ids,
+ * client, peer), never the token and never a stack trace.
  */
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const { config, logger } = options;
@@ -61,7 +63,10 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       if (!authorized) return undefined; // skipPathPrefixes
       const { auth, token } = authorized;
       const record = logger && auditRecord(config, token, auth);
-      if (record) logger.info({ ...record, correlationId: request.correlationId }, 'jwt verified');
+      if (record) {
+        const { correlationId, traceId } = request;
+        logger.info({ ...record, correlationId, traceId }, 'jwt verified');
+      }
       return auth;
     } catch (err) {
       if (logger) logRefusal(logger, request, err);
@@ -79,6 +84,7 @@ function logRefusal(logger: GuardLogger, request: GuardRequest, err: unknown): v
     code: err.code,
     reason: reasonOf(err, request),
     correlationId: request.correlationId,
+    traceId: request.traceId,
     remoteAddress: request.remoteAddress,
   };
   if (caller) record.clientId = caller.clientId;

@@ -145,6 +145,12 @@ export const STATUS = {
     message: 'EXPECTATION_FAILED',
     description: fixed('The expectation of the Expect header cannot be met'),
   },
+  ERR20011: {
+    statusCode: 503,
+    message: 'DOWNSTREAM_CIRCUIT_OPEN',
+    description: (name = '') =>
+      `Downstream service ${name} is not called for now: it failed too often in a row`,
+  },
 } as const satisfies Record<string, Row>;
 
 export type StatusCode = keyof typeof STATUS;

@@ -20,19 +20,29 @@ export function basicCredentials(
   }
 }
 
-/** Whether the header names a known client with its right secret (compared in constant time). */
+/**
+ * The id of a Basic header whose secret is the one `secretOf` knows for it (compared in
+ * constant time), else undefined.
+ */
+export function authenticatedId(
+  header: string | undefined,
+  secretOf: (id: string) => string | undefined,
+): string | undefined {
+  const credentials = basicCredentials(header);
+  const expected = credentials && secretOf(credentials.clientId);
+  if (!credentials || expected === undefined) return undefined;
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(credentials.secret), digest(expected))
+    ? credentials.clientId
+    : undefined;
+}
+
+/** Whether the header names a known client with its right secret. */
 export function authenticates(
   header: string | undefined,
   clients: Record<string, ClientRegistration>,
 ): string | undefined {
-  const credentials = basicCredentials(header);
-  if (!credentials || !Object.prototype.hasOwnProperty.call(clients, credentials.clientId)) {
-    return undefined;
-  }
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  const ok = timingSafeEqual(
-    digest(credentials.secret),
-    digest(clients[credentials.clientId].secret),
+  return authenticatedId(header, (id) =>
+    Object.prototype.hasOwnProperty.call(clients, id) ? clients[id].secret : undefined,
   );
-  return ok ? credentials.clientId : undefined;
 }

@@ -1,7 +1,11 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
-import type { ClientsConfig, TokenServerConfig } from './token-server-config';
+import type { ClientsConfig, TokenServerConfig, UsersConfig } from './token-server-config';
+
+interface OidcModel {
+  save(): Promise<string>;
+}
 
 /** The few members of oidc-provider's Provider this server uses (it ships no types). */
 export interface OidcProvider {
@@ -11,46 +15,110 @@ export interface OidcProvider {
     listener: (ctx: { oidc: { client?: { clientId: string } }; body?: unknown }) => void,
   ): void;
   on(event: 'grant.error' | 'server_error', listener: (ctx: unknown, err: Error) => void): void;
+  Client: { find(id: string): Promise<unknown> };
+  Grant: new (fields: { accountId: string; clientId: string }) => OidcModel & {
+    addResourceScope(resource: string, scope: string): void;
+  };
+  AuthorizationCode: new (fields: Record<string, unknown>) => OidcModel;
 }
 
-/** oidc-provider's storage contract, in memory (tokens here are JWTs: little is stored). */
-class MemoryAdapter {
-  private static store = new Map<string, unknown>();
-  constructor(private readonly model: string) {}
-  private key(id: string) {
-    return `${this.model}:${id}`;
-  }
-  async upsert(id: string, payload: unknown, expiresIn?: number) {
-    MemoryAdapter.store.set(this.key(id), payload);
-    if (expiresIn)
-      setTimeout(() => MemoryAdapter.store.delete(this.key(id)), expiresIn * 1000).unref();
-  }
-  async find(id: string) {
-    return MemoryAdapter.store.get(this.key(id));
-  }
-  async findByUserCode() {
-    return undefined;
-  }
-  async findByUid() {
-    return undefined;
-  }
-  async consume() {}
-  async destroy(id: string) {
-    MemoryAdapter.store.delete(this.key(id));
-  }
-  async revokeByGrantId() {}
+/** What the code endpoint asks the provider for: one code of a user for a client. */
+export interface CodeRequest {
+  userId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  /** RFC 7636, S256 only. */
+  codeChallenge?: string;
+}
+
+/** oidc-provider plus the one thing it has no endpoint for here: a code without a login page. */
+export interface TokenProvider {
+  provider: OidcProvider;
+  /** Issues a single-use, short-lived authorization code bound to the client and redirect URI. */
+  issueCode(request: CodeRequest): Promise<string>;
+}
+
+interface Stored {
+  payload: Record<string, unknown> & { grantId?: string; consumed?: number };
+  expiresAt: number;
 }
 
 /**
- * An oidc-provider 8 instance that speaks what the chain's client expects: the client
- * credentials grant at `/oauth2/token`, clients authenticated by secret (Basic), RS256 JWT
- * access tokens signed with the configured key and kid, carrying `client_id` and `scope`.
+ * oidc-provider's storage contract, in memory (tokens here are JWTs: what is stored is codes,
+ * grants and refresh tokens). Shared by the providers of successive reloads, so codes and
+ * refresh tokens outlive a SIGHUP. Expired entries are skipped when read and swept each minute;
+ * there is no timer per entry (a refresh token's lifetime can exceed what a timer can hold).
+ */
+class MemoryAdapter {
+  private static readonly store = new Map<string, Stored>();
+  private static sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly model: string) {
+    MemoryAdapter.sweeper ??= setInterval(() => MemoryAdapter.sweep(), 60_000).unref();
+  }
+
+  private static sweep(now = Date.now()) {
+    for (const [key, entry] of MemoryAdapter.store) {
+      if (entry.expiresAt <= now) MemoryAdapter.store.delete(key);
+    }
+  }
+
+  private key(id: string) {
+    return `${this.model}:${id}`;
+  }
+
+  async upsert(id: string, payload: Stored['payload'], expiresIn?: number) {
+    const expiresAt = expiresIn ? Date.now() + expiresIn * 1000 : Infinity;
+    MemoryAdapter.store.set(this.key(id), { payload, expiresAt });
+  }
+
+  async find(id: string) {
+    const entry = MemoryAdapter.store.get(this.key(id));
+    if (!entry || entry.expiresAt <= Date.now()) return undefined;
+    return entry.payload;
+  }
+
+  async findByUserCode() {
+    return undefined;
+  }
+
+  async findByUid() {
+    return undefined;
+  }
+
+  /** A code or refresh token used once: a second use is refused (and revokes its grant). */
+  async consume(id: string) {
+    const entry = MemoryAdapter.store.get(this.key(id));
+    if (entry) entry.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+
+  async destroy(id: string) {
+    MemoryAdapter.store.delete(this.key(id));
+  }
+
+  /** A reused code or refresh token revokes everything issued from the same grant. */
+  async revokeByGrantId(grantId: string) {
+    for (const [key, entry] of MemoryAdapter.store) {
+      if (entry.payload.grantId === grantId) MemoryAdapter.store.delete(key);
+    }
+  }
+}
+
+/**
+ * An oidc-provider 8 instance that speaks what the chain's client expects, at light-oauth2's
+ * path `/oauth2/token`: the client credentials grant; the authorization code grant for codes
+ * `issueCode` makes (the code endpoint beside it authenticates the user); the refresh token grant
+ * (a refresh token is issued with every code exchange and rotated on each use). Clients are
+ * authenticated by secret (Basic); access tokens are RS256 JWTs signed with the configured key
+ * and kid, carrying `client_id`, `scope` and, for a user's token, `user_id`.
  * oidc-provider is ESM-only, so it is loaded with a dynamic import from this CommonJS module.
  */
 export async function createProvider(
   server: TokenServerConfig,
   { clients }: ClientsConfig,
-): Promise<OidcProvider> {
+  { users }: UsersConfig,
+): Promise<TokenProvider> {
   const specifier = 'oidc-provider';
   const { default: Provider } = (await import(specifier)) as {
     default: new (issuer: string, configuration: object) => OidcProvider;
@@ -64,22 +132,47 @@ export async function createProvider(
   const allScopes = [...new Set(Object.values(clients).flatMap((c) => c.scope))];
   const lifetimeOf = (clientId: string) =>
     clients[clientId]?.tokenLifetimeSeconds ?? server.tokenLifetimeSeconds;
+  const has = (map: object, key: string) => Object.prototype.hasOwnProperty.call(map, key);
 
-  return new Provider(server.issuer, {
+  const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
-    clients: Object.entries(clients).map(([clientId, c]) => ({
-      client_id: clientId,
-      client_secret: c.secret,
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
-    })),
+    clients: Object.entries(clients).map(([clientId, c]) => {
+      const userFacing = c.redirectUri.length > 0;
+      return {
+        client_id: clientId,
+        client_secret: c.secret,
+        grant_types: userFacing
+          ? ['client_credentials', 'authorization_code', 'refresh_token']
+          : ['client_credentials'],
+        response_types: userFacing ? ['code'] : [],
+        redirect_uris: c.redirectUri,
+        token_endpoint_auth_method: 'client_secret_basic',
+        ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
+      };
+    }),
     jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     scopes: allScopes,
     routes: { token: '/oauth2/token', jwks: '/oauth2/jwks' },
+    // A user known when the code was issued and still in users.yml.
+    findAccount: (_ctx: unknown, accountId: string) =>
+      has(users, accountId) ? { accountId, claims: async () => ({ sub: accountId }) } : undefined,
+    // light-oauth2's user claim.
+    extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) =>
+      token.accountId ? { user_id: token.accountId } : undefined,
+    issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(g: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
+    // light-oauth2 issues a new refresh token on each use; a used one is refused.
+    rotateRefreshToken: true,
+    ttl: {
+      AuthorizationCode: server.codeLifetimeSeconds,
+      RefreshToken: server.refreshTokenLifetimeSeconds,
+      // The grant holds a user's consent for the codes and refresh tokens made from it.
+      Grant: 365 * 24 * 3600,
+      ClientCredentials: (_ctx: unknown, _token: unknown, client: { clientId: string }) =>
+        lifetimeOf(client.clientId),
+    },
+    pkce: { methods: ['S256'], required: () => false },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -102,4 +195,26 @@ export async function createProvider(
       },
     },
   });
+
+  const issueCode = async (request: CodeRequest): Promise<string> => {
+    const client = await provider.Client.find(request.clientId);
+    const scope = request.scope.join(' ');
+    const grant = new provider.Grant({ accountId: request.userId, clientId: request.clientId });
+    grant.addResourceScope(server.audience, scope);
+    const grantId = await grant.save();
+    const code = new provider.AuthorizationCode({
+      accountId: request.userId,
+      client,
+      grantId,
+      redirectUri: request.redirectUri,
+      scope,
+      resource: server.audience,
+      authTime: Math.floor(Date.now() / 1000),
+      ...(request.codeChallenge
+        ? { codeChallenge: request.codeChallenge, codeChallengeMethod: 'S256' }
+        : {}),
+    });
+    return code.save();
+  };
+  return { provider, issueCode };
 }

@@ -4,14 +4,16 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
 import { ConfigError, ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
-import { createLogger, type Logger } from '@chain/runtime';
+import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
+import { codeEndpoint } from './code-endpoint';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { createProvider } from './provider';
 import {
   loadTokenServerConfig,
   type ClientsConfig,
   type TokenServerConfig,
+  type UsersConfig,
 } from './token-server-config';
 import { TokenStats } from './token-stats';
 
@@ -38,15 +40,19 @@ const MAX_BODY = 64 * 1024;
  */
 export async function startTokenServer(options: ConfigLoaderOptions): Promise<RunningTokenServer> {
   const loader = new ConfigLoader(options);
-  const { server: config, clients } = loadTokenServerConfig(loader);
+  const { server: config, clients, users } = loadTokenServerConfig(loader);
   const logger = createLogger('token-server');
   routeLibraryNotices(logger);
   for (const { file, key, message } of loader.warnings) {
     logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
   }
   const stats = new TokenStats();
-  const build = async (server: TokenServerConfig, registered: ClientsConfig) => {
-    const provider = await createProvider(server, registered);
+  const build = async (
+    server: TokenServerConfig,
+    registered: ClientsConfig,
+    registeredUsers: UsersConfig,
+  ) => {
+    const { provider, issueCode } = await createProvider(server, registered, registeredUsers);
     provider.on('grant.success', (ctx) => {
       const clientId = ctx.oidc.client?.clientId ?? 'unknown';
       stats.issue(clientId);
@@ -62,11 +68,13 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     return {
       oidc: provider.callback(),
       clients: registered,
+      users: registeredUsers.users,
+      issueCode,
       keys: loadKeySet(server.certificates),
       signingKid: server.signing.kid,
     };
   };
-  let state = await build(config, clients);
+  let state = await build(config, clients, users);
   const oidc: (req: http.IncomingMessage, res: http.ServerResponse) => void = (req, res) =>
     state.oidc(req, res);
   const keys = keyEndpoints(() => ({ keys: state.keys, clients: state.clients.clients }));
@@ -88,8 +96,14 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
   const tokenServer = https.createServer(tls, (req, res) => {
     if (common(req, res, 'oauth2-token')) return;
-    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/oauth2/token') {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'POST' && path === '/oauth2/token') {
       tokenRequest(req, res, state.clients, stats, logger, oidc);
+      return;
+    }
+    if (path === '/oauth2/code') {
+      const { users, issueCode } = state;
+      codeRequest(req, res, { clients: state.clients.clients, users, issueCode }, stats, logger);
       return;
     }
     oidc(req, res);
@@ -127,7 +141,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   const reload = async (): Promise<boolean> => {
     try {
       const fresh = loadTokenServerConfig(new ConfigLoader(options));
-      state = await build(fresh.server, fresh.clients);
+      state = await build(fresh.server, fresh.clients, fresh.users);
       logger.info(served(), 'reloaded: signing and serving keys');
       return true;
     } catch (err) {
@@ -179,6 +193,38 @@ function routeLibraryNotices(logger: Logger): void {
 }
 
 /**
+ * `GET /oauth2/code` (code-endpoint.ts): counted by client, logged with its outcome (client,
+ * user, reason; never a code or a password).
+ */
+function codeRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  state: Parameters<typeof codeEndpoint>[2],
+  stats: TokenStats,
+  logger: Logger,
+) {
+  const { traceId } = readTrace(req.headers);
+  codeEndpoint(req, res, state).then(
+    (outcome) => {
+      stats.code(outcome.clientId ?? 'unknown', outcome.issued);
+      if (outcome.issued) {
+        logger.info({ clientId: outcome.clientId, userId: outcome.userId, traceId }, 'code issued');
+      } else {
+        logger.info(
+          { clientId: outcome.clientId, reason: outcome.reason, traceId },
+          'code refused',
+        );
+      }
+    },
+    (err: unknown) => {
+      logger.error({ err, traceId }, 'code endpoint error');
+      if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
+      else res.destroy();
+    },
+  );
+}
+
+/**
  * Counts the request by client, applies light-oauth2's default scope (a client-credentials
  * request without `scope` gets the client's registered scopes), then hands the request to
  * oidc-provider with the body already read.
@@ -207,7 +253,8 @@ function tokenRequest(
     const clientId =
       basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
     stats.request(clientId);
-    logger.info({ clientId, grantType: form.get('grant_type') }, 'token request');
+    const { traceId } = readTrace(req.headers);
+    logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
     const registered = Object.prototype.hasOwnProperty.call(clients, clientId)
       ? clients[clientId].scope
       : [];

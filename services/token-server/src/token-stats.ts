@@ -1,11 +1,14 @@
 /**
  * What a test (or an operator) reads at `GET /stats`: token requests per client as they reach
- * the token endpoint (refused ones included), the tokens issued per client, and the requests of
+ * the token endpoint (refused ones included), the tokens issued per client, the code endpoint's
+ * requests and codes issued per client, and the requests of
  * the key endpoints: in all, and the most seen within one second.
  */
 export class TokenStats {
   private readonly requests = new Map<string, number>();
   private readonly issued = new Map<string, number>();
+  private readonly codeRequests = new Map<string, number>();
+  private readonly codesIssued = new Map<string, number>();
   private keyRequests = 0;
   private keySecond = -1;
   private keyInSecond = 0;
@@ -14,11 +17,17 @@ export class TokenStats {
   constructor(private readonly now: () => number = Date.now) {}
 
   request(clientId: string): void {
-    this.requests.set(clientId, (this.requests.get(clientId) ?? 0) + 1);
+    add(this.requests, clientId);
   }
 
   issue(clientId: string): void {
-    this.issued.set(clientId, (this.issued.get(clientId) ?? 0) + 1);
+    add(this.issued, clientId);
+  }
+
+  /** A request of the code endpoint, by the client it named (`unknown` when none was known). */
+  code(clientId: string, issued: boolean): void {
+    add(this.codeRequests, clientId);
+    if (issued) add(this.codesIssued, clientId);
   }
 
   keyRequest(): void {
@@ -35,14 +44,22 @@ export class TokenStats {
   snapshot(): {
     tokenRequests: Record<string, number>;
     tokensIssued: Record<string, number>;
+    codeRequests: Record<string, number>;
+    codesIssued: Record<string, number>;
     keyRequests: number;
     keyRequestsPeakPerSecond: number;
   } {
     return {
       tokenRequests: Object.fromEntries(this.requests),
       tokensIssued: Object.fromEntries(this.issued),
+      codeRequests: Object.fromEntries(this.codeRequests),
+      codesIssued: Object.fromEntries(this.codesIssued),
       keyRequests: this.keyRequests,
       keyRequestsPeakPerSecond: this.keyPeak,
     };
   }
+}
+
+function add(map: Map<string, number>, key: string): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
 }

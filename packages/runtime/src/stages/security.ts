@@ -21,6 +21,7 @@ export function securityStage(
         requiredScopes: x.context.operation?.scopes,
         path: x.path,
         correlationId: x.context.trace.correlationId,
+        traceId: x.context.trace.traceId,
         remoteAddress: x.req.socket?.remoteAddress,
       });
       if (!caller) return; // a path of skipPathPrefixes

@@ -1,0 +1,55 @@
+import { StatusError } from '@chain/security';
+import type { OutgoingTrace } from './call-headers';
+import type { ClientEvents } from './client-events';
+import { RenewableToken } from './renewable-token';
+
+/**
+ * The own token of one client at one auth server, for the calls of a downstream: kept, renewed
+ * as client.yml says, shared by every call. What a downstream call asks for its credentials.
+ */
+export class TokenSource {
+  constructor(
+    readonly token: RenewableToken,
+    private readonly events?: ClientEvents,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get clientId(): string {
+    return this.token.clientId;
+  }
+
+  /**
+   * The token, or ERR10009 (408) when it cannot be had within `timeoutMs`; the StatusError
+   * keeps the TokenFetchError as its cause. A token at hand (the usual case) costs no timer and
+   * no promise of its own.
+   */
+  async within(timeoutMs: number, trace?: OutgoingTrace): Promise<string> {
+    const ready = this.token.peek(undefined, trace);
+    if (ready) return ready.value;
+    const startedAt = this.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
+    });
+    let ok = false;
+    try {
+      const value = (await Promise.race([this.token.get(trace), timeout])).value;
+      ok = true;
+      return value;
+    } catch (err) {
+      throw new StatusError('ERR10009', [], { cause: err });
+    } finally {
+      clearTimeout(timer);
+      this.events?.tokenWaited?.({
+        clientId: this.clientId,
+        ms: this.now() - startedAt,
+        ok,
+      });
+    }
+  }
+
+  /** A downstream refused `value` as an invalid token: the next call waits for a new one. */
+  invalidate(value: string): void {
+    this.token.invalidate(value);
+  }
+}

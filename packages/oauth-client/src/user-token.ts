@@ -1,0 +1,73 @@
+import type { OutgoingTrace } from './call-headers';
+import type { ClientEvents } from './client-events';
+import { RenewableToken, type RenewalPolicy, type TokenState } from './renewable-token';
+import { TokenFetchError } from './token-fetch-error';
+import type { AccessToken } from './token-request';
+
+export interface UserTokenOptions extends RenewalPolicy {
+  /** The client the token was issued to (the token server binds the refresh token to it). */
+  clientId: string;
+  /** One refresh grant request: a new access token, and usually a new refresh token. */
+  refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
+  now?: () => number;
+  events?: ClientEvents;
+  onBackgroundError?: (err: unknown) => void;
+}
+
+/**
+ * A user's token from the authorization code exchange, kept valid without the user: renewed with
+ * the refresh token grant under the same rules as the service's own token (inside
+ * `tokenRenewBeforeExpired` in the background while it is still used; once expired, callers wait
+ * for one shared renewal; the retry delays of client.yml). A rotated refresh token replaces the
+ * old one. When the token server refuses the refresh token (expired, revoked, used) the answer is
+ * TokenFetchError `invalid_grant`: the user must sign in again.
+ */
+export class UserToken {
+  private refreshToken: string | undefined;
+  private readonly token: RenewableToken;
+
+  constructor(first: AccessToken, options: UserTokenOptions) {
+    this.refreshToken = first.refreshToken;
+    const { refresh, clientId } = options;
+    this.token = new RenewableToken({
+      ...options,
+      initial: first,
+      fetch: async (_trigger, trace) => {
+        const refreshToken = this.refreshToken;
+        if (!refreshToken) {
+          throw new TokenFetchError('invalid_grant', {
+            clientId,
+            cause: new Error('the token server issued no refresh token'),
+          });
+        }
+        const next = await refresh(refreshToken, trace);
+        if (next.refreshToken) this.refreshToken = next.refreshToken;
+        return next;
+      },
+    });
+  }
+
+  /** The access token, renewed by the refresh grant when due. Throws TokenFetchError. */
+  async get(trace?: OutgoingTrace): Promise<string> {
+    return (await this.token.get(trace)).value;
+  }
+
+  state(now?: number): TokenState {
+    return this.token.state(now);
+  }
+
+  /** Whether a refresh token is held (the token server issued one). */
+  get refreshable(): boolean {
+    return this.refreshToken !== undefined;
+  }
+
+  /** The renewal in flight, if any. */
+  get renewal(): Promise<AccessToken> | undefined {
+    return this.token.renewal;
+  }
+
+  /** When the current access token expires (epoch ms). */
+  get expiresAt(): number | undefined {
+    return this.token.current?.expiresAt;
+  }
+}

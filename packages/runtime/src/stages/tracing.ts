@@ -1,0 +1,42 @@
+import type { Stage } from '../exchange';
+import type { SpanExporter } from '../telemetry/span-exporter';
+
+/**
+ * With telemetry.yml `enabled` only (absent otherwise: no cost): the request's server span,
+ * recorded when its response closes and queued for export. A trace that starts here is sampled;
+ * a caller's trace is exported when the caller sampled it (its `traceparent` flag), as
+ * OpenTelemetry's parent-based sampler does.
+ */
+export function tracingStage(exporter: SpanExporter, now: () => number): Stage {
+  return (x) => {
+    const { trace } = x.context;
+    if (!trace.parentSpanId) trace.sampled = true;
+    if (!trace.sampled) return;
+    const startMs = now();
+    x.res.once('close', () => {
+      const route = x.context.operation?.path;
+      const status = x.res.statusCode;
+      const attributes: Record<string, string | number> = {
+        'http.request.method': x.method,
+        'url.path': x.path,
+        'url.scheme': 'encrypted' in x.req.socket ? 'https' : 'http',
+        'http.response.status_code': status,
+      };
+      if (route) attributes['http.route'] = route;
+      exporter.record({
+        traceId: trace.traceId,
+        spanId: trace.spanId,
+        parentSpanId: trace.parentSpanId,
+        tracestate: trace.tracestate,
+        name: route ? `${x.method} ${route}` : x.method,
+        kind: 'server',
+        startMs,
+        endMs: now(),
+        attributes,
+        error: status >= 500 || !x.res.writableFinished,
+        sampled: true,
+        remoteParent: trace.parentSpanId !== undefined,
+      });
+    });
+  };
+}

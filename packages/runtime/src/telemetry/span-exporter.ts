@@ -1,0 +1,204 @@
+import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import { exportTraceRequest, type SpanRecord } from './otlp-json';
+import type { TelemetryConfig } from './telemetry-config';
+
+export interface SpanExporterOptions {
+  config: TelemetryConfig;
+  /** `service.name` (telemetry.yml `serviceName`, else server.yml `serviceId`). */
+  serviceName: string;
+  logger: Logger;
+  /** The agent of an `https://` collector (client.yml's trust store). */
+  httpsAgent?: () => https.Agent;
+}
+
+/** What one export did. */
+export type ExportResult =
+  { sent: number } | { failed: number; retry: boolean; reason: string } | { idle: true };
+
+const SCOPE = { name: '@chain/runtime', version: '1.0.0' };
+/** OTLP: retryable answers; every other 4xx and 5xx is not retried. */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+/** OTLP: a client reads at most 4 MiB of an answer. */
+const MAX_ANSWER = 4 * 1024 * 1024;
+
+/**
+ * Sends finished spans to an OpenTelemetry collector over OTLP/HTTP, JSON encoding, in batches,
+ * off the request path, as OpenTelemetry's batch span processor does: a bounded queue (spans
+ * past `maxQueueSize` are dropped and counted, never waited for), one export every
+ * `exportIntervalMs` or as soon as a batch is full, one export in flight. A retryable answer
+ * (429, 502, 503, 504, no answer) keeps the batch for the next export while there is room; any
+ * other failure drops it. A failing collector is logged once, and again when it recovers. On
+ * stop the queue is flushed (within the time-out).
+ */
+export class SpanExporter {
+  private queue: SpanRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<ExportResult> | undefined;
+  private failing = false;
+  private droppedSinceLog = 0;
+  /** Spans dropped because the queue was full, since start. */
+  dropped = 0;
+  private readonly url: URL;
+  private readonly resource: { serviceName: string; attributes: Record<string, string | number> };
+
+  constructor(private readonly options: SpanExporterOptions) {
+    this.url = new URL(options.config.endpoint);
+    this.resource = {
+      serviceName: options.serviceName,
+      attributes: { 'host.name': os.hostname(), 'process.pid': process.pid },
+    };
+  }
+
+  /** Queues a finished span; a full queue drops it. */
+  record(span: SpanRecord): void {
+    const { maxQueueSize, maxBatchSize } = this.options.config;
+    if (this.queue.length >= maxQueueSize) {
+      this.dropped += 1;
+      this.droppedSinceLog += 1;
+      return;
+    }
+    this.queue.push(span);
+    if (this.queue.length >= maxBatchSize && !this.inFlight && this.timer) void this.flush();
+  }
+
+  /** Spans waiting. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    const { config, logger } = this.options;
+    logger.info(
+      { endpoint: this.url.origin + this.url.pathname, intervalMs: config.exportIntervalMs },
+      'telemetry: exporting spans over OTLP/HTTP',
+    );
+    this.timer = setInterval(() => {
+      if (!this.inFlight && this.queue.length > 0) void this.flush();
+    }, config.exportIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the schedule and sends what is queued (each export within its time-out). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.inFlight) await this.inFlight;
+    while (this.queue.length > 0) {
+      const result = await this.flush();
+      if (!('sent' in result)) break;
+    }
+  }
+
+  /** Sends one batch now (or waits for the one in flight). */
+  flush(): Promise<ExportResult> {
+    if (this.inFlight) return this.inFlight;
+    if (this.queue.length === 0) return Promise.resolve({ idle: true });
+    const batch = this.queue.splice(0, this.options.config.maxBatchSize);
+    this.inFlight = this.send(batch).finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async send(batch: SpanRecord[]): Promise<ExportResult> {
+    const { logger, config } = this.options;
+    if (this.droppedSinceLog > 0) {
+      logger.warn({ dropped: this.droppedSinceLog }, 'telemetry: span queue full; spans dropped');
+      this.droppedSinceLog = 0;
+    }
+    const body = JSON.stringify(exportTraceRequest(this.resource, SCOPE, batch));
+    let result: ExportResult;
+    try {
+      const answer = await this.post(body);
+      if (answer.status >= 200 && answer.status < 300) {
+        result = { sent: batch.length };
+        const rejected = partialSuccess(answer.body);
+        if (rejected) logger.warn(rejected, 'telemetry: the collector rejected some spans');
+      } else {
+        result = {
+          failed: batch.length,
+          retry: RETRYABLE.has(answer.status),
+          reason: `HTTP ${answer.status}`,
+        };
+      }
+    } catch (err) {
+      result = { failed: batch.length, retry: true, reason: (err as Error).message };
+    }
+    if ('failed' in result) {
+      // A batch worth retrying goes back to the front while there is room for it.
+      const room = config.maxQueueSize - this.queue.length;
+      if (result.retry && room >= batch.length) this.queue.unshift(...batch);
+      if (!this.failing) {
+        this.failing = true;
+        logger.warn(
+          {
+            endpoint: this.url.origin + this.url.pathname,
+            reason: result.reason,
+            retry: result.retry,
+          },
+          'telemetry: span export failed',
+        );
+      }
+    } else if (this.failing) {
+      this.failing = false;
+      logger.info('telemetry: span export resumed');
+    }
+    return result;
+  }
+
+  private post(body: string): Promise<{ status: number; body: string }> {
+    const { config, httpsAgent } = this.options;
+    const secure = this.url.protocol === 'https:';
+    return new Promise((resolve, reject) => {
+      const req = (secure ? https : http).request(
+        this.url,
+        {
+          method: 'POST',
+          agent: secure ? httpsAgent?.() : undefined,
+          timeout: config.timeoutMs,
+          headers: {
+            ...config.headers,
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER) res.destroy(new Error('answer larger than 4 MiB'));
+            else chunks.push(chunk);
+          });
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${config.timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+}
+
+/** The `partialSuccess` of an ExportTraceServiceResponse, when the collector rejected spans. */
+function partialSuccess(
+  text: string,
+): { rejectedSpans: number; errorMessage?: string } | undefined {
+  try {
+    const partial = (JSON.parse(text) as { partialSuccess?: Record<string, unknown> })
+      .partialSuccess;
+    const rejected = Number(partial?.rejectedSpans ?? 0);
+    if (!partial || !(rejected > 0)) return undefined;
+    const message = typeof partial.errorMessage === 'string' ? partial.errorMessage : undefined;
+    return { rejectedSpans: rejected, ...(message ? { errorMessage: message.slice(0, 200) } : {}) };
+  } catch {
+    return undefined;
+  }
+}
