@@ -40,7 +40,7 @@ module.exports = {
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {
     './packages/security/src/': { lines: 95, branches: 95 },
-    './packages/oauth-client/src/': { lines: 90, branches: 90 },
+    './packages/oauth-client/src/': { lines: 95, branches: 90 },
     './packages/runtime/src/': { lines: 90 },
     './packages/chain/src/': { lines: 90 },
   },

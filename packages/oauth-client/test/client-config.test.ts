@@ -159,6 +159,179 @@ describe('client.yml', () => {
     ).toBe('unknown key; did you mean "verifyHostname"?');
   });
 
+  it("request: light-4j's circuit breaker and connect time-out keys, as light-4j names them", () => {
+    const { loader, load: l } = load(
+      'client',
+      [
+        'tls:',
+        '  loadTrustStore: false',
+        'request:',
+        '  timeout: 1500',
+        '  connectTimeout: 500',
+        '  errorThreshold: 0',
+        '  resetTimeout: 1000',
+      ].join('\n'),
+    );
+    expect(l(clientConfigSchema).request).toEqual({
+      timeout: 1500,
+      connectTimeout: 500,
+      errorThreshold: 0,
+      resetTimeout: 1000,
+    });
+    expect(loader.warnings).toEqual([]);
+    expect(
+      error(
+        'client',
+        'tls:\n  loadTrustStore: false\nrequest:\n  errorThreshold: -1\n',
+        clientConfigSchema,
+      ).key,
+    ).toBe('request.errorThreshold');
+    expect(
+      error(
+        'client',
+        'tls:\n  loadTrustStore: false\nrequest:\n  resetTimeout: 0\n',
+        clientConfigSchema,
+      ).key,
+    ).toBe('request.resetTimeout');
+  });
+
+  it('multipleAuthServers: serviceIdAuthServers entries and pathPrefixServices, light-4j entry keys warned', () => {
+    const { loader, load: l } = load(
+      'client',
+      [
+        'tls:',
+        '  loadTrustStore: false',
+        'pathPrefixServices:',
+        '  /v2/pet: com.networknt.petstore-1.0.0',
+        'oauth:',
+        '  multipleAuthServers: true',
+        '  token:',
+        '    server_url: https://localhost:6882',
+        '    client_credentials:',
+        '      uri: /oauth2/token',
+        '      serviceIdAuthServers:',
+        '        com.networknt.petstore-1.0.0:',
+        '          server_url: https://localhost:7771',
+        '          enableHttp2: true',
+        '          proxyHost: proxy.lightapi.net',
+        '          client_id: f7d42348',
+        '          client_secret: 123456',
+        '          scope: [petstore.r, petstore.w]',
+        '        com.networknt.market-1.0.0:',
+        '          client_id: market',
+        '          client_secret: s',
+        '    refresh_token:',
+        '      scope: petstore.r',
+      ].join('\n'),
+    );
+    const config = l(clientConfigSchema);
+    expect(config.oauth.multipleAuthServers).toBe(true);
+    expect(config.pathPrefixServices).toEqual({ '/v2/pet': 'com.networknt.petstore-1.0.0' });
+    expect(config.oauth.token.client_credentials?.serviceIdAuthServers).toEqual({
+      'com.networknt.petstore-1.0.0': {
+        server_url: 'https://localhost:7771',
+        client_id: 'f7d42348',
+        client_secret: '123456',
+        scope: ['petstore.r', 'petstore.w'],
+      },
+      'com.networknt.market-1.0.0': { client_id: 'market', client_secret: 's' },
+    });
+    expect(config.oauth.token.refresh_token).toEqual({
+      uri: '/oauth2/token',
+      scope: ['petstore.r'],
+    });
+    expect(loader.warnings.map((w) => w.key)).toEqual([
+      'oauth.token.client_credentials.serviceIdAuthServers.com.networknt.petstore-1.0.0.enableHttp2',
+      'oauth.token.client_credentials.serviceIdAuthServers.com.networknt.petstore-1.0.0.proxyHost',
+    ]);
+  });
+
+  it('multipleAuthServers mistakes stop the service naming the key', () => {
+    const base = (lines: string[]) =>
+      ['tls:', '  loadTrustStore: false', ...lines].join('\n') + '\n';
+    const cases: [string[], string, string][] = [
+      [
+        [
+          'oauth:',
+          '  multipleAuthServers: true',
+          '  token:',
+          '    client_credentials:',
+          '      uri: /t',
+        ],
+        'oauth.token.client_credentials.serviceIdAuthServers',
+        'is required (at least one serviceId) when oauth.multipleAuthServers is true',
+      ],
+      [
+        [
+          'oauth:',
+          '  multipleAuthServers: true',
+          '  token:',
+          '    client_credentials:',
+          '      uri: /t',
+          '      serviceIdAuthServers:',
+          '        svc: { client_id: c, client_secret: s }',
+        ],
+        'oauth.token.client_credentials.serviceIdAuthServers.svc.server_url',
+        'is required (or oauth.token.server_url)',
+      ],
+      [
+        [
+          'pathPrefixServices: /a=other',
+          'oauth:',
+          '  multipleAuthServers: true',
+          '  token:',
+          '    server_url: https://t',
+          '    client_credentials:',
+          '      uri: /t',
+          '      serviceIdAuthServers:',
+          '        svc: { client_id: c, client_secret: s }',
+        ],
+        'pathPrefixServices./a',
+        'names serviceId "other", which has no oauth.token.client_credentials.serviceIdAuthServers entry',
+      ],
+      [
+        [
+          'oauth:',
+          '  multipleAuthServers: true',
+          '  token:',
+          '    server_url: https://t',
+          '    client_credentials:',
+          '      uri: /t',
+          '      serviceIdAuthServers:',
+          '        svc: { client_id: c }',
+        ],
+        'oauth.token.client_credentials.serviceIdAuthServers.svc.client_secret',
+        'expected string, received undefined',
+      ],
+      [
+        ['oauth:', '  token:', '    client_credentials:', '      uri: /t'],
+        'oauth.token.client_credentials.client_id',
+        'is required',
+      ],
+      [['pathPrefixServices: {a: svc}'], 'pathPrefixServices', 'every path prefix starts with /'],
+    ];
+    for (const [lines, key, reason] of cases) {
+      const err = error('client', base(lines), clientConfigSchema);
+      expect({ key: err.key, reason: err.reason }).toEqual({ key, reason });
+    }
+    const typo = error(
+      'client',
+      base([
+        'oauth:',
+        '  multipleAuthServers: true',
+        '  token:',
+        '    server_url: https://t',
+        '    client_credentials:',
+        '      uri: /t',
+        '      serviceIdAuthServers:',
+        '        svc: { client_id: c, client_secret: s, scpoe: x }',
+      ]),
+      clientConfigSchema,
+    );
+    expect(typo.key).toBe('oauth.token.client_credentials.serviceIdAuthServers.svc.scpoe');
+    expect(typo.reason).toMatch(/^unknown key/);
+  });
+
   it('refuses the key server section under both names with different values', () => {
     const err = error(
       'client',
@@ -170,11 +343,15 @@ describe('client.yml', () => {
 });
 
 describe('secret.yml', () => {
-  it('holds the three secrets', () => {
-    const { load: l } = load('secret', 'clientCredentialsClientSecret: s1\nkeyClientSecret: s2\n');
+  it('holds the four secrets', () => {
+    const { load: l } = load(
+      'secret',
+      'clientCredentialsClientSecret: s1\nkeyClientSecret: s2\nrefreshTokenClientSecret: s3\n',
+    );
     expect(l(secretConfigSchema)).toEqual({
       clientCredentialsClientSecret: 's1',
       keyClientSecret: 's2',
+      refreshTokenClientSecret: 's3',
     });
   });
 
@@ -222,6 +399,7 @@ describe('clientSecrets', () => {
     expect(clientSecrets(client({ cc: 'c1', ac: 'a1', key: 'k1' }), {})).toEqual({
       clientCredentialsClientSecret: 'c1',
       authorizationCodeClientSecret: 'a1',
+      refreshTokenClientSecret: undefined,
       keyClientSecret: 'k1',
     });
     expect(
@@ -232,6 +410,7 @@ describe('clientSecrets', () => {
     ).toEqual({
       clientCredentialsClientSecret: 'from-secret-yml',
       authorizationCodeClientSecret: undefined,
+      refreshTokenClientSecret: undefined,
       keyClientSecret: 'k2',
     });
   });

@@ -1,8 +1,19 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { StatusError } from '@chain/security';
-import { Downstream } from '../src';
 import {
+  Downstream,
+  TransportError,
+  type ClientEvents,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from '../src';
+import {
+  CERTS,
   closedPort,
   httpsServer,
   send,
@@ -208,5 +219,248 @@ describe('Downstream', () => {
     } finally {
       plain.close();
     }
+  });
+});
+
+/** A transport that answers from a script, one entry per request (unit tests of the semantics). */
+function scripted(...script: (TransportResponse | TransportError)[]) {
+  const sent: TransportRequest[] = [];
+  const transport: Transport = {
+    request: (r) => {
+      sent.push(r);
+      const next = script.shift();
+      if (!next) throw new Error('no more answers scripted');
+      return next instanceof TransportError ? Promise.reject(next) : Promise.resolve(next);
+    },
+  };
+  return { transport, sent };
+}
+const ok = (body: unknown = ['API D: Message 1']): TransportResponse => ({
+  status: 200,
+  headers: {},
+  body: JSON.stringify(body),
+});
+const answer5xx = (status: number, body: unknown): TransportResponse => ({
+  status,
+  headers: {},
+  body: JSON.stringify(body),
+});
+const down = (kind: TransportError['kind'] = 'network') =>
+  new TransportError(kind, `${kind} failure`);
+
+function recording() {
+  const seen: string[] = [];
+  const events: ClientEvents = {
+    circuitChanged: ({ downstream, state, previous }) =>
+      seen.push(`${downstream} ${previous}->${state}`),
+    circuitRejected: ({ downstream }) => seen.push(`${downstream} rejected`),
+    downstreamRetried: ({ downstream, reason }) => seen.push(`${downstream} retried ${reason}`),
+  };
+  return { seen, events };
+}
+
+describe('Downstream: a connection the downstream reset while it sat idle', () => {
+  it('is sent again once on a fresh connection for a GET, never seen by the caller (real server)', async () => {
+    const perSocket = new WeakMap<object, number>();
+    let connections = 0;
+    const { seen, events } = recording();
+    // The server closes each connection when it is reused: what an idle-timed-out keep-alive
+    // connection looks like to the client that reuses it.
+    const s = https.createServer(
+      {
+        key: fs.readFileSync(path.join(CERTS, 'server.key')),
+        cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
+      },
+      (req, res) => {
+        const n = (perSocket.get(req.socket) ?? 0) + 1;
+        perSocket.set(req.socket, n);
+        if (n > 1) req.socket.destroy();
+        else send(res, 200, ['API D: Message 1']);
+      },
+    );
+    s.on('secureConnection', () => (connections += 1));
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const url = `https://localhost:${(s.address() as AddressInfo).port}/v1/data`;
+    const d = new Downstream({
+      name: 'api-d',
+      url,
+      timeoutMs: 1000,
+      httpsAgent: new https.Agent({
+        ca: fs.readFileSync(path.join(CERTS, 'ca.crt')),
+        keepAlive: true,
+      }),
+      events,
+    });
+    try {
+      for (let i = 0; i < 4; i++) {
+        await expect(d.getJson({})).resolves.toEqual({ status: 200, body: ['API D: Message 1'] });
+      }
+      // Call 1 opens a kept-alive connection; call 2 finds it reset and goes again on a fresh
+      // one; call 3 opens a new kept-alive connection, which call 4 finds reset in turn.
+      expect(seen).toEqual(['api-d retried stale_connection', 'api-d retried stale_connection']);
+      expect(connections).toBe(4);
+    } finally {
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+
+  it('a POST is not sent again; a second failure on the fresh connection is the error; a new connection reset is not retried', async () => {
+    const post = scripted(down('stale_connection'));
+    await expect(
+      new Downstream({
+        name: 'api-d',
+        url: 'https://api-d:7444',
+        timeoutMs: 1000,
+        transport: post.transport,
+      }).send({}, { method: 'POST' }),
+    ).rejects.toMatchObject({ code: 'ERR20002' });
+    expect(post.sent).toHaveLength(1);
+
+    const twice = scripted(down('stale_connection'), down('stale_connection'));
+    const { seen, events } = recording();
+    await expect(
+      new Downstream({
+        name: 'api-d',
+        url: 'https://api-d:7444',
+        timeoutMs: 1000,
+        transport: twice.transport,
+        events,
+      }).getJson({}),
+    ).rejects.toMatchObject({ code: 'ERR20002', cause: { kind: 'stale_connection' } });
+    expect(twice.sent.map((r) => r.freshConnection ?? false)).toEqual([false, true]);
+    expect(seen).toEqual(['api-d retried stale_connection']);
+
+    const fresh = scripted(down('network'));
+    await expect(
+      new Downstream({
+        name: 'api-d',
+        url: 'https://api-d:7444',
+        timeoutMs: 1000,
+        transport: fresh.transport,
+      }).getJson({}),
+    ).rejects.toMatchObject({ code: 'ERR20002' });
+    expect(fresh.sent).toHaveLength(1);
+  });
+
+  it('sends the connect and request time-outs, the path appended to the base URL', async () => {
+    const t = scripted(ok(), ok());
+    const d = new Downstream({
+      name: 'petstore',
+      url: 'https://petstore:8443/',
+      timeoutMs: 3000,
+      connectTimeoutMs: 2000,
+      transport: t.transport,
+    });
+    await d.getJson({ 'X-Correlation-Id': 'c' }, '/v2/pet/1');
+    await d.getJson({}, 'v2/pet/2');
+    expect(t.sent.map((r) => [r.url.href, r.connectTimeoutMs, r.timeoutMs, r.method])).toEqual([
+      ['https://petstore:8443/v2/pet/1', 2000, 3000, 'GET'],
+      ['https://petstore:8443/v2/pet/2', 2000, 3000, 'GET'],
+    ]);
+    expect(t.sent[0].headers).toEqual({ Accept: 'application/json', 'X-Correlation-Id': 'c' });
+    expect(() => new Downstream({ name: 'x', url: 'https://x', timeoutMs: 1 })).toThrow(TypeError);
+  });
+});
+
+describe('Downstream: the circuit breaker (injected clock)', () => {
+  const breakerOf = (transport: Transport, events?: ClientEvents, now = () => 0) =>
+    new Downstream({
+      name: 'api-d',
+      url: 'https://api-d:7444/v1/data',
+      timeoutMs: 1000,
+      transport,
+      breaker: { errorThreshold: 2, resetTimeoutMs: 7000 },
+      now,
+      events,
+    });
+
+  it('opens after errorThreshold failures in a row; then fails at once with 503 ERR20011 and Retry-After, sending nothing', async () => {
+    let t = 0;
+    const s = scripted(down('network'), down('timeout'));
+    const { seen, events } = recording();
+    const d = breakerOf(s.transport, events, () => t);
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20002' });
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20003' });
+    t = 1500;
+    const fast = (await d.getJson({}).catch((e: unknown) => e)) as StatusError;
+    expect(fast).toBeInstanceOf(StatusError);
+    expect(fast.body).toEqual({
+      statusCode: 503,
+      code: 'ERR20011',
+      message: 'DOWNSTREAM_CIRCUIT_OPEN',
+      description: 'Downstream service api-d is not called for now: it failed too often in a row',
+    });
+    expect(fast.headers).toEqual({ 'Retry-After': '6' });
+    expect(s.sent).toHaveLength(2);
+    expect(seen).toEqual(['api-d closed->open', 'api-d rejected']);
+  });
+
+  it('after resetTimeout one trial call: an answer closes the circuit, no answer reopens it', async () => {
+    let t = 0;
+    const s = scripted(down(), down(), down('connect_timeout'), ok());
+    const { seen, events } = recording();
+    const d = breakerOf(s.transport, events, () => t);
+    await d.getJson({}).catch(() => undefined);
+    await d.getJson({}).catch(() => undefined);
+    t = 7000;
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20002' }); // the trial fails
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20011' });
+    t = 14_000;
+    await expect(d.getJson({})).resolves.toMatchObject({ status: 200 });
+    expect(d.breaker?.state).toBe('closed');
+    expect(seen).toEqual([
+      'api-d closed->open',
+      'api-d open->half_open',
+      'api-d half_open->open',
+      'api-d rejected',
+      'api-d open->half_open',
+      'api-d half_open->closed',
+    ]);
+  });
+
+  it("counts the downstream's own failures only: a 4xx, a 401 or a failure passed on from further down is an answer", async () => {
+    const s = scripted(
+      answer5xx(401, { code: 'ERR10000' }),
+      answer5xx(502, {
+        code: 'ERR20002',
+        description: 'Downstream service api-x could not be reached',
+      }),
+      answer5xx(503, { code: 'ERR20011' }),
+      answer5xx(404, { code: 'ERR10007' }),
+      answer5xx(502, { code: 'ERR20002' }),
+      answer5xx(500, { code: 'ERR10010' }),
+      answer5xx(503, '<html>proxy</html>'),
+    );
+    const d = breakerOf(s.transport);
+    for (let i = 0; i < 5; i++) await d.getJson({}).catch(() => undefined);
+    expect(d.breaker?.state).toBe('closed');
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20004' }); // its own 500
+    await expect(d.getJson({})).rejects.toMatchObject({ code: 'ERR20004' }); // a proxy's 503
+    expect(d.breaker?.state).toBe('open');
+  });
+
+  it('passes on ERR20011 from further down with its description, and errorThreshold 0 means no breaker', async () => {
+    const s = scripted(
+      answer5xx(503, {
+        code: 'ERR20011',
+        description: 'Downstream service api-d is not called for now: it failed too often in a row',
+      }),
+    );
+    const d = new Downstream({
+      name: 'api-c',
+      url: 'https://api-c:7443/v1/data',
+      timeoutMs: 1000,
+      transport: s.transport,
+      breaker: { errorThreshold: 0, resetTimeoutMs: 7000 },
+    });
+    expect(d.breaker).toBeUndefined();
+    const err = (await d.getJson({}).catch((e: unknown) => e)) as StatusError;
+    expect(err.body).toEqual({
+      statusCode: 503,
+      code: 'ERR20011',
+      message: 'DOWNSTREAM_CIRCUIT_OPEN',
+      description: 'Downstream service api-d is not called for now: it failed too often in a row',
+    });
   });
 });

@@ -261,3 +261,38 @@ describe('createKeyClient (a JWKS through jwks-rsa)', () => {
     }
   });
 });
+
+describe('createKeyClient: each look-up told to the metrics', () => {
+  it('key, no such kid and failed by PEM; key_set and failed for a JWKS', async () => {
+    const outcomes: string[] = [];
+    const events = { keyFetched: ({ outcome }: { outcome: string }) => outcomes.push(outcome) };
+    const pem = byKid(
+      createKeyClient({
+        key: keyConfig(),
+        secret: 'key-secret',
+        httpsAgent: agent,
+        timeoutMs: 1000,
+        events,
+      }),
+    );
+    await expect(pem('200')).resolves.toContain('BEGIN CERTIFICATE');
+    await expect(pem('999')).resolves.toBeUndefined();
+    server.mode = 'fail';
+    await failure(pem('200'));
+    server.mode = 'serve';
+    const set = keySet(
+      createKeyClient({
+        key: keyConfig(),
+        secret: 'key-secret',
+        jwks: true,
+        httpsAgent: agent,
+        timeoutMs: 1000,
+        events,
+      }),
+    );
+    await expect(set()).resolves.toBeInstanceOf(Map);
+    server.mode = 'fail';
+    await failure(set());
+    expect(outcomes).toEqual(['key', 'no_such_kid', 'failed', 'key_set', 'failed']);
+  });
+});

@@ -265,3 +265,67 @@ describe('RenewableToken', () => {
     expect(n).toBe(2);
   });
 });
+
+describe('RenewableToken.invalidate: a token a downstream refused', () => {
+  it('is dropped; the next caller waits for one new token (trigger invalid_token), told to the events', async () => {
+    let t = 0;
+    let n = 0;
+    const told: string[] = [];
+    const token = new RenewableToken({
+      ...POLICY,
+      clientId: 'api-a-client',
+      now: () => t,
+      fetch: async (trigger) => ({ value: `t-${++n}-${trigger}`, expiresAt: t + LIFETIME }),
+      events: {
+        tokenRenewed: ({ clientId, trigger, ms }) => told.push(`${clientId} ${trigger} ${ms}`),
+      },
+    });
+    const first = await token.get();
+    expect(first.value).toBe('t-1-cold');
+    token.invalidate('some-other-token'); // not ours any more: nothing happens
+    expect(token.state()).toBe('fresh');
+    token.invalidate(first.value);
+    expect(token.state()).toBe('cold');
+    expect(token.peek()).toBeUndefined();
+    const [a, b] = await Promise.all([token.get(), token.get()]);
+    expect(a).toBe(b);
+    expect(a.value).toBe('t-2-invalid_token');
+    token.invalidate(first.value); // a late refusal of the old token: the new one stays
+    expect(token.current).toBe(a);
+    t = LIFETIME + 1;
+    expect((await token.get()).value).toBe('t-3-expired');
+    expect(told).toEqual([
+      'api-a-client cold 0',
+      'api-a-client invalid_token 0',
+      'api-a-client expired 0',
+    ]);
+  });
+
+  it('a refusal lifts the wait after a failed renewal; failures are told with their cause', async () => {
+    let t = 0;
+    let fail = true;
+    const told: string[] = [];
+    const token = new RenewableToken({
+      ...POLICY,
+      clientId: 'c',
+      now: () => t,
+      initial: { value: 'start', expiresAt: 100 },
+      fetch: async () => {
+        if (fail) throw new TokenFetchError('timeout', { clientId: 'c' });
+        return { value: 'fresh', expiresAt: t + LIFETIME };
+      },
+      events: {
+        tokenRenewalFailed: ({ trigger, cause }) => told.push(`${trigger} ${cause}`),
+      },
+    });
+    expect(token.current?.value).toBe('start');
+    t = 200;
+    await expect(token.get()).rejects.toMatchObject({ code: 'timeout' });
+    await expect(token.get()).rejects.toMatchObject({ code: 'retry_later' });
+    fail = false;
+    await expect(token.get()).rejects.toMatchObject({ code: 'retry_later' });
+    token.invalidate('start');
+    await expect(token.get()).resolves.toMatchObject({ value: 'fresh' });
+    expect(told).toEqual(['expired timeout']);
+  });
+});

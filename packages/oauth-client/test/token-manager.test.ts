@@ -11,7 +11,13 @@ import {
   type ClientConfig,
   type SecretConfig,
 } from '../src';
-import { httpsServer, send, trustingAgent, type TestServer } from './support/https-server';
+import {
+  closedPort,
+  httpsServer,
+  send,
+  trustingAgent,
+  type TestServer,
+} from './support/https-server';
 
 let server: TestServer;
 let answer: (body: string, res: import('node:http').ServerResponse) => void;
@@ -25,12 +31,17 @@ const okToken = (res: import('node:http').ServerResponse, n = server.seen.length
   send(res, 200, { access_token: `jwt-${n}`, token_type: 'bearer', expires_in: 600 });
 
 /** client.yml checked by the real loader (JSON is YAML). */
-function clientConfig(token: Record<string, unknown>, timeout = 1000): ClientConfig {
+function clientConfig(
+  token: Record<string, unknown>,
+  timeout = 1000,
+  more: { oauth?: Record<string, unknown>; root?: Record<string, unknown> } = {},
+): ClientConfig {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-yml-'));
   const yml = {
     tls: { loadTrustStore: false },
     request: { timeout },
-    oauth: { token: { server_url: server.url, ...token } },
+    oauth: { token: { server_url: server.url, ...token }, ...more.oauth },
+    ...more.root,
   };
   fs.writeFileSync(path.join(dir, 'client.yml'), JSON.stringify(yml));
   return new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} }).load(
@@ -198,5 +209,224 @@ describe('TokenManager', () => {
       earlyRefreshRetryDelay: 4000,
       client_credentials: CC,
     });
+  });
+});
+
+describe('TokenManager: a user token from the code exchange, renewed by refresh without the user', () => {
+  const AC = {
+    uri: '/oauth2/token',
+    client_id: 'chain-user',
+    redirect_uri: 'https://localhost:3000/authorization',
+  };
+  const USER_SECRET: SecretConfig = { authorizationCodeClientSecret: 'chain-user-secret' };
+  const form = (r: { body: string }) => Object.fromEntries(new URLSearchParams(r.body));
+  const basic = (id: string, secret: string) =>
+    'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64');
+
+  /** A token server that issues user-N and rotates the refresh token rt-N each time. */
+  const rotating = (_body: string, res: import('node:http').ServerResponse) => {
+    const n = server.seen.length;
+    send(res, 200, {
+      access_token: `user-${n}`,
+      token_type: 'Bearer',
+      expires_in: 600,
+      refresh_token: `rt-${n}`,
+    });
+  };
+
+  it('renews in the window in the background, and once expired for the waiting caller; the refresh token rotates', async () => {
+    let t = 0;
+    answer = rotating;
+    const tokens = manager(
+      clientConfig({
+        authorization_code: AC,
+        tokenRenewBeforeExpired: 1000,
+        earlyRefreshRetryDelay: 10,
+        expiredRefreshRetryDelay: 10,
+      }),
+      USER_SECRET,
+      () => t,
+    );
+    const user = await tokens.authorizationCode('the-code', { codeVerifier: 'v'.repeat(43) });
+    expect(user.refreshable).toBe(true);
+    expect(user.state()).toBe('fresh');
+    await expect(user.get()).resolves.toBe('user-1');
+    t = 600_000 - 1000; // the renewal window: served, renewed behind
+    await expect(user.get()).resolves.toBe('user-1');
+    await user.renewal;
+    await expect(user.get()).resolves.toBe('user-2');
+    t = 10_000_000; // expired: the caller waits for the refresh
+    expect(user.state()).toBe('expired');
+    await expect(user.get()).resolves.toBe('user-3');
+    expect(server.seen.map(form)).toEqual([
+      {
+        grant_type: 'authorization_code',
+        code: 'the-code',
+        redirect_uri: AC.redirect_uri,
+        code_verifier: 'v'.repeat(43),
+      },
+      { grant_type: 'refresh_token', refresh_token: 'rt-1' },
+      { grant_type: 'refresh_token', refresh_token: 'rt-2' },
+    ]);
+    // The refresh goes as the client the code was issued to.
+    expect(server.seen.map((r) => r.headers.authorization)).toEqual(
+      Array(3).fill(basic('chain-user', 'chain-user-secret')),
+    );
+    expect(user.expiresAt).toBe(10_000_000 + 600_000);
+  });
+
+  it('client.yml refresh_token: its own client, uri and scope (secret.yml refreshTokenClientSecret)', async () => {
+    answer = rotating;
+    const tokens = manager(
+      clientConfig({
+        authorization_code: AC,
+        refresh_token: { uri: '/oauth2/refresh', client_id: 'refresher', scope: ['api_a.r'] },
+        tokenRenewBeforeExpired: 0,
+      }),
+      { ...USER_SECRET, refreshTokenClientSecret: 'refresher-secret' },
+    );
+    const user = tokens.userToken({
+      value: 'from-elsewhere',
+      expiresAt: 0,
+      refreshToken: 'rt-x',
+    });
+    await expect(user.get()).resolves.toBe('user-1');
+    expect(server.seen[0].url).toBe('/oauth2/refresh');
+    expect(form(server.seen[0])).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: 'rt-x',
+      scope: 'api_a.r',
+    });
+    expect(server.seen[0].headers.authorization).toBe(basic('refresher', 'refresher-secret'));
+  });
+
+  it('bad inputs are typed errors holding no code, token, refresh token or secret', async () => {
+    const tokens = manager(clientConfig({ authorization_code: AC }), USER_SECRET);
+    const secrets = ['chain-user-secret', 'wrong-code-42', 'rt-secret-7', 'user-access-9'];
+    const noSecret = (err: unknown) => {
+      const text = `${String(err)} ${util.inspect(err, { depth: 10 })} ${JSON.stringify(err)}`;
+      for (const s of secrets) expect(text).not.toContain(s);
+    };
+    // A wrong, used or expired code, or another redirect URI: the server's invalid_grant.
+    answer = (_b, res) =>
+      send(res, 400, { error: 'invalid_grant', error_description: 'grant request is invalid' });
+    const wrong = await tokens.authorizationCode('wrong-code-42').catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(TokenFetchError);
+    expect(wrong).toMatchObject({
+      code: 'invalid_grant',
+      status: 400,
+      oauthError: 'invalid_grant',
+    });
+    expect((wrong as Error).message).toBe(
+      `Token for client chain-user from ${server.url}/oauth2/token: the token server refused the code or refresh token (wrong, used or expired) (HTTP 400 invalid_grant)`,
+    );
+    noSecret(wrong);
+    // An expired refresh token: the user must sign in again.
+    const user = tokens.userToken({
+      value: 'user-access-9',
+      expiresAt: 0,
+      refreshToken: 'rt-secret-7',
+    });
+    const expired = await user.get().catch((e: unknown) => e);
+    expect(expired).toMatchObject({ code: 'invalid_grant' });
+    noSecret(expired);
+    // A token server that is down.
+    const down = clientConfig({ authorization_code: AC });
+    down.oauth.token.server_url = `https://127.0.0.1:${await closedPort()}`;
+    const unreachable = await manager(down, USER_SECRET)
+      .authorizationCode('wrong-code-42')
+      .catch((e: unknown) => e);
+    expect(unreachable).toMatchObject({ code: 'unreachable' });
+    noSecret(unreachable);
+    // A token issued without a refresh token cannot be renewed without the user.
+    const once = tokens.userToken({ value: 'user-access-9', expiresAt: 0 });
+    expect(once.refreshable).toBe(false);
+    await expect(once.get()).rejects.toMatchObject({
+      code: 'invalid_grant',
+      cause: new Error('the token server issued no refresh token'),
+    });
+  });
+});
+
+describe('TokenManager: multipleAuthServers', () => {
+  let second: TestServer;
+  beforeAll(async () => {
+    second = await httpsServer((_req, res) =>
+      send(res, 200, { access_token: `second-${second.seen.length}`, expires_in: 600 }),
+    );
+  });
+  afterAll(() => second.close());
+
+  const multiple = () =>
+    clientConfig(
+      {
+        client_credentials: {
+          uri: '/oauth2/token',
+          serviceIdAuthServers: {
+            'com.networknt.petstore-1.0.0': {
+              server_url: second.url,
+              client_id: 'petstore-caller',
+              client_secret: 'petstore-caller-secret',
+              scope: ['read:pets'],
+            },
+            'com.networknt.apid-1.0.0': {
+              client_id: 'apid-caller',
+              client_secret: 'apid-caller-secret',
+              scope: 'api_d.r',
+              uri: '/token/v2',
+            },
+          },
+        },
+      },
+      1000,
+      {
+        oauth: { multipleAuthServers: true },
+        root: {
+          pathPrefixServices: '/v2/pet=com.networknt.petstore-1.0.0&/v1=com.networknt.apid-1.0.0',
+        },
+      },
+    );
+
+  it('each serviceId: its own token server, client, scope and cache; chosen by pathPrefixServices', async () => {
+    answer = (_b, res) => okToken(res);
+    second.seen.splice(0);
+    const client = multiple();
+    expect(client.pathPrefixServices).toEqual({
+      '/v2/pet': 'com.networknt.petstore-1.0.0',
+      '/v1': 'com.networknt.apid-1.0.0',
+    });
+    const tokens = manager(client, {});
+    expect(tokens.multipleAuthServers).toBe(true);
+    expect(tokens.serviceIdFor('/v2/pet/1')).toBe('com.networknt.petstore-1.0.0');
+    expect(tokens.serviceIdFor('/v2/pets')).toBeUndefined(); // whole segments only
+    expect(tokens.serviceIdFor('/v1/data')).toBe('com.networknt.apid-1.0.0');
+    const pets = tokens.forService('com.networknt.petstore-1.0.0');
+    const apid = tokens.forService('com.networknt.apid-1.0.0');
+    expect(tokens.forService('com.networknt.petstore-1.0.0')).toBe(pets);
+    for (let i = 0; i < 3; i++) {
+      await expect(pets.within(1000)).resolves.toBe('second-1');
+      await expect(apid.within(1000)).resolves.toBe('jwt-1');
+    }
+    expect(second.seen).toHaveLength(1);
+    expect(server.seen).toHaveLength(1);
+    expect(second.seen[0].body).toBe('grant_type=client_credentials&scope=read%3Apets');
+    expect(second.seen[0].headers.authorization).toBe(
+      'Basic ' + Buffer.from('petstore-caller:petstore-caller-secret').toString('base64'),
+    );
+    expect(server.seen[0].url).toBe('/token/v2');
+    expect(server.seen[0].body).toBe('grant_type=client_credentials&scope=api_d.r');
+    expect(() => tokens.forService('com.networknt.other-1.0.0')).toThrow(
+      new TypeError(
+        'client.yml oauth.token.client_credentials.serviceIdAuthServers has no entry for serviceId com.networknt.other-1.0.0',
+      ),
+    );
+    expect(() => tokens.forService(undefined)).toThrow(/no serviceId: see pathPrefixServices/);
+  });
+
+  it('without multipleAuthServers every downstream gets the one client_credentials token', async () => {
+    answer = (_b, res) => okToken(res);
+    const tokens = manager(clientConfig({ client_credentials: CC }));
+    expect(tokens.forService('anything')).toBe(tokens.forService(undefined));
+    expect(tokens.serviceIdFor('/v1/data')).toBeUndefined();
   });
 });

@@ -1,0 +1,192 @@
+import type { StatusError } from '@chain/security';
+import {
+  Downstream,
+  DownstreamCaller,
+  RenewableToken,
+  TokenFetchError,
+  TokenSource,
+  type ClientEvents,
+  type RenewalTrigger,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from '../src';
+
+/** A downstream that answers from a script and keeps what it was sent. */
+function downstreamOf(...script: TransportResponse[]) {
+  const sent: TransportRequest[] = [];
+  const transport: Transport = {
+    request: async (r) => {
+      sent.push(r);
+      const next = script.shift();
+      if (!next) throw new Error('no more answers scripted');
+      return next;
+    },
+  };
+  return {
+    sent,
+    downstream: new Downstream({
+      name: 'api-b',
+      url: 'https://api-b:7442',
+      timeoutMs: 500,
+      transport,
+    }),
+  };
+}
+
+const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+  status,
+  headers,
+  body: JSON.stringify(body),
+});
+const OK = answer(200, ['API B: Message 1']);
+
+/** The own token: `own-1`, `own-2`, … from a token server that counts what made it ask. */
+function ownTokens(fail?: (n: number) => boolean) {
+  const triggers: RenewalTrigger[] = [];
+  const seen: string[] = [];
+  const events: ClientEvents = {
+    downstreamRetried: ({ downstream, reason }) => seen.push(`${downstream} ${reason}`),
+    tokenRenewed: ({ trigger }) => seen.push(`renewed ${trigger}`),
+  };
+  const token = new RenewableToken({
+    clientId: 'api-a-client',
+    tokenRenewBeforeExpired: 1000,
+    expiredRefreshRetryDelay: 2000,
+    earlyRefreshRetryDelay: 4000,
+    events,
+    fetch: async (trigger) => {
+      triggers.push(trigger);
+      if (fail?.(triggers.length)) {
+        throw new TokenFetchError('unreachable', { clientId: 'api-a-client' });
+      }
+      return { value: `own-${triggers.length}`, expiresAt: Date.now() + 600_000 };
+    },
+  });
+  return { source: new TokenSource(token, events), triggers, seen, events };
+}
+
+const caller = (downstream: Downstream, own: ReturnType<typeof ownTokens>) =>
+  new DownstreamCaller({
+    downstream,
+    tokens: own.source,
+    tokenTimeoutMs: 500,
+    events: own.events,
+  });
+
+const headersOf = (r: TransportRequest) => ({
+  authorization: r.headers.Authorization,
+  scopeToken: r.headers['X-Scope-Token'],
+});
+
+describe('DownstreamCaller: the retry with a renewed token', () => {
+  it('our X-Scope-Token refused (401 ERR10003): one more call with a new token; the caller never sees it', async () => {
+    const { sent, downstream } = downstreamOf(answer(401, { code: 'ERR10003' }), OK);
+    const own = ownTokens();
+    await expect(
+      caller(downstream, own).getJson({
+        callerAuthorization: 'Bearer user',
+        headers: { 'X-Correlation-Id': 'c-1' },
+      }),
+    ).resolves.toEqual({ status: 200, body: ['API B: Message 1'] });
+    expect(sent.map(headersOf)).toEqual([
+      { authorization: 'Bearer user', scopeToken: 'Bearer own-1' },
+      { authorization: 'Bearer user', scopeToken: 'Bearer own-2' },
+    ]);
+    expect(sent[1].headers['X-Correlation-Id']).toBe('c-1');
+    expect(own.triggers).toEqual(['cold', 'invalid_token']);
+    expect(own.seen).toEqual(['renewed cold', 'api-b invalid_token', 'renewed invalid_token']);
+  });
+
+  it("our token in Authorization: 401 ERR10001, or any server's RFC 6750 invalid_token challenge, is retried", async () => {
+    for (const refusal of [
+      answer(401, { code: 'ERR10001' }),
+      answer(401, 'unauthorized', {
+        'www-authenticate': 'Bearer realm="x", error="invalid_token", error_description="revoked"',
+      }),
+    ]) {
+      const { sent, downstream } = downstreamOf(refusal, OK);
+      const own = ownTokens();
+      await expect(caller(downstream, own).getJson()).resolves.toMatchObject({ status: 200 });
+      expect(sent.map(headersOf)).toEqual([
+        { authorization: 'Bearer own-1', scopeToken: undefined },
+        { authorization: 'Bearer own-2', scopeToken: undefined },
+      ]);
+    }
+  });
+
+  it("the caller's token refused, a 403, a second refusal: no (more) retry, the catalogue error", async () => {
+    const cases: [TransportResponse[], string, number][] = [
+      // Our token is the scope token: a refused Authorization is the caller's.
+      [
+        [answer(401, { code: 'ERR10000' })],
+        'Downstream service api-b answered HTTP 401 ERR10000',
+        1,
+      ],
+      [
+        [answer(403, { code: 'ERR10006' })],
+        'Downstream service api-b answered HTTP 403 ERR10006',
+        1,
+      ],
+      // A bare 401 without the invalid_token challenge is not about our token either.
+      [[answer(401, 'no')], 'Downstream service api-b answered HTTP 401', 1],
+      [
+        [answer(401, { code: 'ERR10004' }), answer(401, { code: 'ERR10004' })],
+        'Downstream service api-b answered HTTP 401 ERR10004',
+        2,
+      ],
+    ];
+    for (const [script, description, calls] of cases) {
+      const { sent, downstream } = downstreamOf(...script);
+      const err = (await caller(downstream, ownTokens())
+        .getJson({ callerAuthorization: 'Bearer user' })
+        .catch((e: unknown) => e)) as StatusError;
+      expect(err.body).toEqual({
+        statusCode: 502,
+        code: 'ERR20004',
+        message: 'DOWNSTREAM_BAD_RESPONSE',
+        description,
+      });
+      expect(sent).toHaveLength(calls);
+    }
+  });
+
+  it('calls refused at once share one renewal: one token request for the lot', async () => {
+    const refusals = Array.from({ length: 5 }, () => answer(401, { code: 'ERR10003' }));
+    const { sent, downstream } = downstreamOf(...refusals, OK, OK, OK, OK, OK);
+    const own = ownTokens();
+    await own.source.within(500); // own-1 at hand
+    const c = caller(downstream, own);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => c.getJson({ callerAuthorization: 'Bearer user' })),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(own.triggers).toEqual(['cold', 'invalid_token']);
+    expect(sent.slice(5).map((r) => r.headers['X-Scope-Token'])).toEqual(
+      Array(5).fill('Bearer own-2'),
+    );
+  });
+
+  it('no new token to be had after the refusal: ERR10009, keeping the cause', async () => {
+    const { downstream } = downstreamOf(answer(401, { code: 'ERR10003' }));
+    const own = ownTokens((n) => n === 2);
+    const err = (await caller(downstream, own)
+      .getJson({ callerAuthorization: 'Bearer user' })
+      .catch((e: unknown) => e)) as StatusError;
+    expect(err.code).toBe('ERR10009');
+    expect(err.cause).toBeInstanceOf(TokenFetchError);
+  });
+
+  it('without a token source (security off): the headers as given, no credentials', async () => {
+    const { sent, downstream } = downstreamOf(OK);
+    const plain = new DownstreamCaller({ downstream, tokenTimeoutMs: 500 });
+    expect(plain.name).toBe('api-b');
+    await plain.getJson({
+      headers: { 'X-Correlation-Id': 'c' },
+      callerAuthorization: 'Bearer x',
+      path: '/v1/data',
+    });
+    expect(sent[0].headers).toEqual({ Accept: 'application/json', 'X-Correlation-Id': 'c' });
+    expect(sent[0].url.href).toBe('https://api-b:7442/v1/data');
+  });
+});
