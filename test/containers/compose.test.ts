@@ -539,12 +539,13 @@ describe('the images, layer by layer (docker save)', () => {
   });
 
   it('no private key and no secret in any own layer, in the image config or in its history', () => {
+    const bundled = (file: string) =>
+      fs.readFileSync(path.join(ROOT, 'services', 'token-server', 'config', file), 'utf8');
     const secrets = [
-      ...fs
-        .readFileSync(path.join(ROOT, 'services', 'token-server', 'config', 'clients.yml'), 'utf8')
-        .matchAll(/^\s+secret: (\S+)$/gm),
+      ...bundled('clients.yml').matchAll(/^\s+secret: (\S+)$/gm),
+      ...bundled('users.yml').matchAll(/^\s+password: (\S+)$/gm),
     ].map((m) => m[1]);
-    expect(secrets).toContain('chain-user-secret');
+    expect(secrets).toEqual(expect.arrayContaining(['chain-user-secret', 'alice-password']));
     // A line of key material from each development private key, and any PEM private key at all.
     const keyLines = fs
       .readdirSync(path.join(ROOT, 'certs'))
@@ -564,7 +565,9 @@ describe('the images, layer by layer (docker save)', () => {
       });
       const found: string[] = [];
       for (const [name, file] of ownFiles(img)) {
-        if (/\.(key|pem|crt|p12|pfx|jks)$|\/(secret|clients)\.ya?ml$/.test(name)) found.push(name);
+        if (/\.(key|pem|crt|p12|pfx|jks)$|\/(secret|clients|users)\.ya?ml$/.test(name)) {
+          found.push(name);
+        }
         const hits = leaks(fs.readFileSync(file, 'latin1'));
         if (hits.length > 0) found.push(`${name}: ${hits.join(', ')}`);
       }

@@ -237,13 +237,14 @@ describe('Dockerfiles', () => {
         '**/*.pem',
         '**/secret.yml',
         'services/token-server/config/clients.yml',
+        'services/token-server/config/users.yml',
       ]),
     );
     // The bundled secrets exist (the local run uses them), so the patterns are not idle.
     expect(fs.existsSync(path.join(ROOT, 'services', 'api-a', 'config', 'secret.yml'))).toBe(true);
-    expect(
-      fs.existsSync(path.join(ROOT, 'services', 'token-server', 'config', 'clients.yml')),
-    ).toBe(true);
+    for (const file of ['clients.yml', 'users.yml']) {
+      expect(fs.existsSync(path.join(ROOT, 'services', 'token-server', 'config', file))).toBe(true);
+    }
   });
 
   it('every Dockerfile is what scripts/dockerfiles.mjs makes from the one template', () => {

@@ -56,10 +56,16 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     provider.on('grant.success', (ctx) => {
       const clientId = ctx.oidc.client?.clientId ?? 'unknown';
       stats.issue(clientId);
-      const expiresIn = (ctx.body as { expires_in?: unknown } | undefined)?.expires_in;
-      // When the token expires (epoch ms): what a client's renewal is measured against.
-      const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : undefined;
-      logger.info({ clientId, expiresAt }, 'token issued');
+      const body = ctx.body as { expires_in?: unknown; refresh_token?: unknown } | undefined;
+      // When the token expires (epoch ms): what a client's renewal is measured against. For a
+      // refresh token, the latest moment it can still be used.
+      const expiresAt =
+        typeof body?.expires_in === 'number' ? Date.now() + body.expires_in * 1000 : undefined;
+      const refreshExpiresAt =
+        typeof body?.refresh_token === 'string'
+          ? Date.now() + server.refreshTokenLifetimeSeconds * 1000
+          : undefined;
+      logger.info({ clientId, expiresAt, refreshExpiresAt }, 'token issued');
     });
     provider.on('grant.error', (_ctx, err) => {
       logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
@@ -70,6 +76,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
       clients: registered,
       users: registeredUsers.users,
       issueCode,
+      codeLifetimeMs: server.codeLifetimeSeconds * 1000,
       keys: loadKeySet(server.certificates),
       signingKid: server.signing.kid,
     };
@@ -102,8 +109,9 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
       return;
     }
     if (path === '/oauth2/code') {
-      const { users, issueCode } = state;
-      codeRequest(req, res, { clients: state.clients.clients, users, issueCode }, stats, logger);
+      const { users, issueCode, codeLifetimeMs } = state;
+      const endpoint = { clients: state.clients.clients, users, issueCode };
+      codeRequest(req, res, endpoint, codeLifetimeMs, stats, logger);
       return;
     }
     oidc(req, res);
@@ -200,6 +208,7 @@ function codeRequest(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   state: Parameters<typeof codeEndpoint>[2],
+  codeLifetimeMs: number,
   stats: TokenStats,
   logger: Logger,
 ) {
@@ -208,7 +217,10 @@ function codeRequest(
     (outcome) => {
       stats.code(outcome.clientId ?? 'unknown', outcome.issued);
       if (outcome.issued) {
-        logger.info({ clientId: outcome.clientId, userId: outcome.userId, traceId }, 'code issued');
+        // expiresAt: the latest moment the code can be exchanged (epoch ms).
+        const { clientId, userId } = outcome;
+        const expiresAt = Date.now() + codeLifetimeMs;
+        logger.info({ clientId, userId, expiresAt, traceId }, 'code issued');
       } else {
         logger.info(
           { clientId: outcome.clientId, reason: outcome.reason, traceId },

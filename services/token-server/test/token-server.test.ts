@@ -1,4 +1,4 @@
-import { createVerify } from 'node:crypto';
+import { createHash, createVerify } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
@@ -323,5 +323,324 @@ describe('token server start', () => {
     expect(stderr).toBe(
       `Cannot start: Config error in ${dir}/token-server.yml at key "tokenLifetimeSeconds": expected number, received string\n`,
     );
+  });
+});
+
+describe('authorization code and refresh token grants (a real process over HTTPS)', () => {
+  const REDIRECT = 'https://localhost:3000/authorization';
+  const CLIENTS = `clients:
+  web-client:
+    secret: web-secret
+    scope: [api_a.r, api_a.w]
+    redirectUri: [${REDIRECT}, https://localhost:3000/other]
+  other-web:
+    secret: other-secret
+    scope: [api_a.r]
+    redirectUri: ${REDIRECT}
+  service-only:
+    secret: service-secret
+    scope: [api_a.r]
+`;
+  const USERS = 'users:\n  alice:\n    password: alice-password\n';
+  let ts: TokenServerProcess;
+  beforeAll(async () => {
+    ts = await startTokenServer({
+      yml: tokenServerYml('codeLifetimeSeconds: 2\nrefreshTokenLifetimeSeconds: 3\n'),
+      files: { 'clients.yml': CLIENTS, 'users.yml': USERS },
+    });
+  });
+  afterAll(async () => {
+    expect(await ts.stop()).toBe(0);
+  });
+
+  const ALICE = basic('alice', 'alice-password');
+  const code = (query: Record<string, string>, auth: string | null = ALICE, method = 'GET') =>
+    httpsRequest(`${ts.tokenUrl}/oauth2/code?${new URLSearchParams(query)}`, {
+      method,
+      headers: auth ? { Authorization: auth } : {},
+    });
+  const ask = (extra: Record<string, string> = {}) =>
+    code({ response_type: 'code', client_id: 'web-client', redirect_uri: REDIRECT, ...extra });
+  /** The redirect's parameters, checked to go to `redirectUri`. */
+  const redirected = (
+    answer: { status: number; headers: Record<string, unknown> },
+    to = REDIRECT,
+  ) => {
+    expect(answer.status).toBe(302);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    const location = new URL(answer.headers.location as string);
+    expect(location.origin + location.pathname).toBe(to);
+    return Object.fromEntries(location.searchParams);
+  };
+  const exchange = (
+    c: string,
+    redirectUri = REDIRECT,
+    auth = basic('web-client', 'web-secret'),
+    extra = {},
+  ) =>
+    tokenRequest(ts, auth, {
+      grant_type: 'authorization_code',
+      code: c,
+      redirect_uri: redirectUri,
+      ...extra,
+    });
+  const refresh = (rt: string, auth = basic('web-client', 'web-secret')) =>
+    tokenRequest(ts, auth, { grant_type: 'refresh_token', refresh_token: rt });
+  const invalidGrant = { error: 'invalid_grant', error_description: 'grant request is invalid' };
+  /** Resolves at a moment the token server logged (an expiry), not after a guessed sleep. */
+  const at = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+  const lineOf = async (msg: string, nth: number) => {
+    await ts.waitForLine(() => ts.lines.filter((l) => l.includes(`"msg":"${msg}"`)).length >= nth);
+    return JSON.parse(ts.lines.filter((l) => l.includes(`"msg":"${msg}"`))[nth - 1]) as Record<
+      string,
+      unknown
+    >;
+  };
+
+  it("code, then token: a user token carrying user_id, a refresh token, the code's scope, the state back", async () => {
+    const params = redirected(await ask({ scope: 'api_a.r', state: 'xyz 1' }));
+    expect(Object.keys(params)).toEqual(['code', 'state']);
+    expect(params.state).toBe('xyz 1');
+    const answer = await exchange(params.code);
+    expect(answer.status).toBe(200);
+    const body = answer.body as Record<string, string>;
+    expect(body).toEqual({
+      access_token: expect.any(String),
+      refresh_token: expect.any(String),
+      expires_in: 600,
+      scope: 'api_a.r',
+      token_type: 'Bearer',
+    });
+    expect(verifiesWith(body.access_token, path.join(CERTS, 'primary.crt'))).toBe(true);
+    expect(claimsOf(body.access_token)).toMatchObject({
+      user_id: 'alice',
+      sub: 'alice',
+      client_id: 'web-client',
+      scope: 'api_a.r',
+      aud: 'urn:chain:api',
+      iss: 'https://localhost:6882',
+    });
+    // No scope asked: the client's registered scopes.
+    const all = await exchange(redirected(await ask()).code);
+    expect(claimsOf((all.body as Record<string, string>).access_token).scope).toBe(
+      'api_a.r api_a.w',
+    );
+  });
+
+  it('a code is single-use: reused, it is refused and what it gave is revoked', async () => {
+    const c = redirected(await ask()).code;
+    const first = (await exchange(c)).body as Record<string, string>;
+    const again = await exchange(c);
+    expect({ status: again.status, body: again.body }).toEqual({ status: 400, body: invalidGrant });
+    // RFC 6749 4.1.2: the refresh token issued from a reused code no longer works.
+    const revoked = await refresh(first.refresh_token);
+    expect({ status: revoked.status, body: revoked.body }).toEqual({
+      status: 400,
+      body: invalidGrant,
+    });
+  });
+
+  it('a code is bound to its client and redirect URI; a wrong or made-up code is refused', async () => {
+    const c = redirected(await ask()).code;
+    for (const wrong of [
+      exchange(c, 'https://localhost:3000/other'),
+      exchange(c, REDIRECT, basic('other-web', 'other-secret')),
+      exchange('not-a-code'),
+      exchange(''.padEnd(43, 'A')),
+    ]) {
+      const answer = await wrong;
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 400,
+        body: invalidGrant,
+      });
+    }
+    // The refusals above did not use the code up for its own client and URI.
+    expect((await exchange(c)).status).toBe(200);
+    const badClient = await exchange(c, REDIRECT, basic('web-client', 'wrong'));
+    expect(badClient.status).toBe(401);
+    expect((badClient.body as Record<string, string>).error).toBe('invalid_client');
+  });
+
+  it('a code is short-lived: past codeLifetimeSeconds it is refused', async () => {
+    const before = ts.lines.filter((l) => l.includes('"msg":"code issued"')).length;
+    const c = redirected(await ask()).code;
+    const issued = await lineOf('code issued', before + 1);
+    expect(issued).toMatchObject({ clientId: 'web-client', userId: 'alice' });
+    await at(issued.expiresAt as number);
+    const late = await exchange(c);
+    expect({ status: late.status, body: late.body }).toEqual({ status: 400, body: invalidGrant });
+  });
+
+  it('refresh: a new user token without the user, the refresh token rotated; a used or expired one is refused', async () => {
+    const c = redirected(await ask({ scope: 'api_a.w' })).code;
+    const first = (await exchange(c)).body as Record<string, string>;
+    const renewed = await refresh(first.refresh_token);
+    expect(renewed.status).toBe(200);
+    const body = renewed.body as Record<string, string>;
+    expect(body.refresh_token).not.toBe(first.refresh_token);
+    expect(body.access_token).not.toBe(first.access_token);
+    expect(claimsOf(body.access_token)).toMatchObject({
+      user_id: 'alice',
+      client_id: 'web-client',
+      scope: 'api_a.w',
+    });
+    // The refresh token is the client's: another client cannot use it.
+    const stolen = await refresh(body.refresh_token, basic('other-web', 'other-secret'));
+    expect({ status: stolen.status, body: stolen.body }).toEqual({
+      status: 400,
+      body: invalidGrant,
+    });
+    // Used once, a refresh token is spent.
+    const reused = await refresh(first.refresh_token);
+    expect({ status: reused.status, body: reused.body }).toEqual({
+      status: 400,
+      body: invalidGrant,
+    });
+
+    // Expired: past refreshTokenLifetimeSeconds (as the token server logged when it issued it).
+    const c2 = redirected(await ask()).code;
+    const before = ts.lines.filter((l) => l.includes('"refreshExpiresAt"')).length;
+    const second = (await exchange(c2)).body as Record<string, string>;
+    await ts.waitForLine(
+      () => ts.lines.filter((l) => l.includes('"refreshExpiresAt"')).length > before,
+    );
+    const issued = JSON.parse(ts.lines.filter((l) => l.includes('"refreshExpiresAt"'))[before]) as {
+      refreshExpiresAt: number;
+    };
+    await at(issued.refreshExpiresAt);
+    const expired = await refresh(second.refresh_token);
+    expect({ status: expired.status, body: expired.body }).toEqual({
+      status: 400,
+      body: invalidGrant,
+    });
+  });
+
+  it('PKCE (S256): a code asked with a challenge needs its verifier', async () => {
+    const verifier = 'a'.repeat(20) + 'B'.repeat(23);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const c = redirected(
+      await ask({ code_challenge: challenge, code_challenge_method: 'S256' }),
+    ).code;
+    const without = await exchange(c);
+    expect({ status: without.status, body: without.body }).toEqual({
+      status: 400,
+      body: invalidGrant,
+    });
+    expect((await exchange(c, REDIRECT, undefined, { code_verifier: verifier })).status).toBe(200);
+    const plain = redirected(
+      await ask({ code_challenge: verifier, code_challenge_method: 'plain', state: 's' }),
+    );
+    expect(plain).toEqual({
+      error: 'invalid_request',
+      error_description:
+        'code_challenge must be 43 base64url characters with code_challenge_method S256',
+      state: 's',
+    });
+  });
+
+  it("the code endpoint's refusals: light-4j bodies where no redirect is safe, an OAuth error by redirect otherwise", async () => {
+    const status = async (p: ReturnType<typeof code>) => {
+      const a = await p;
+      expect(a.headers.location).toBeUndefined();
+      expect(a.headers['content-type']).toBe('application/json');
+      return { status: a.status, body: a.body, challenge: a.headers['www-authenticate'] };
+    };
+    const q = { response_type: 'code', client_id: 'web-client', redirect_uri: REDIRECT };
+    expect(await status(code(q, null))).toEqual({
+      status: 401,
+      body: {
+        statusCode: 401,
+        code: 'ERR12002',
+        message: 'MISSING_AUTHORIZATION_HEADER',
+        description: 'Missing authorization header: the user authenticates with Basic',
+      },
+      challenge: 'Basic realm="OAuth", charset="UTF-8"',
+    });
+    expect((await status(code(q, basic('alice', 'wrong')))).body).toMatchObject({
+      statusCode: 401,
+      code: 'ERR12004',
+    });
+    expect((await status(code(q, basic('mallory', 'alice-password')))).status).toBe(401);
+    expect((await status(code({ ...q, client_id: 'nobody' }))).body).toEqual({
+      statusCode: 404,
+      code: 'ERR12014',
+      message: 'CLIENT_NOT_FOUND',
+      description: 'Client nobody is not found.',
+    });
+    expect((await status(code({ ...q, client_id: '<script>' }))).body).toMatchObject({
+      description: 'Client is not found.',
+    });
+    expect((await status(code({ ...q, redirect_uri: 'https://evil.example/cb' }))).body).toEqual({
+      statusCode: 400,
+      code: 'ERR12026',
+      message: 'MISMATCH_REDIRECT_URI',
+      description: 'redirect_uri is not a redirect URI registered for client web-client',
+    });
+    // Several registered and none named: which one is not guessed.
+    const { redirect_uri: _omitted, ...noRedirect } = q;
+    expect((await status(code(noRedirect))).body).toMatchObject({ code: 'ERR12026' });
+    expect((await status(code({ ...q, client_id: 'service-only' }))).body).toMatchObject({
+      code: 'ERR12026',
+      description:
+        'Client service-only has no redirect URI registered: it cannot use the authorization code grant',
+    });
+    expect(await status(code(q, ALICE, 'POST'))).toMatchObject({
+      status: 405,
+      body: { code: 'ERR10008' },
+    });
+    // With a checked redirect URI, the client hears of the error by redirect, with its state.
+    expect(redirected(await ask({ response_type: 'token', state: 's1' }))).toEqual({
+      error: 'unsupported_response_type',
+      error_description: 'response_type must be code',
+      state: 's1',
+    });
+    expect(
+      redirected(await code({ client_id: 'web-client', redirect_uri: REDIRECT })),
+    ).toMatchObject({
+      error: 'invalid_request',
+    });
+    expect(redirected(await ask({ scope: 'api_a.r admin' }))).toEqual({
+      error: 'invalid_scope',
+      error_description: 'the client may not ask for some of the scopes',
+    });
+    const twice = await httpsRequest(
+      `${ts.tokenUrl}/oauth2/code?response_type=code&client_id=web-client&redirect_uri=${encodeURIComponent(REDIRECT)}&scope=a&scope=b`,
+      { headers: { Authorization: ALICE } },
+    );
+    expect(redirected(twice)).toEqual({
+      error: 'invalid_request',
+      error_description: 'scope is given more than once',
+    });
+    // The one other registered URI works, and one registered URI may be left out.
+    expect(
+      redirected(
+        await ask({ redirect_uri: 'https://localhost:3000/other' }),
+        'https://localhost:3000/other',
+      ),
+    ).toHaveProperty('code');
+    const { redirect_uri: _none, ...only } = { ...q, client_id: 'other-web' };
+    expect(redirected(await code(only))).toHaveProperty('code');
+  });
+
+  it('counts code requests and codes per client; logs neither codes, tokens nor passwords', async () => {
+    const stats = (await httpsRequest(`${ts.tokenUrl}/stats`)).body as {
+      codeRequests: Record<string, number>;
+      codesIssued: Record<string, number>;
+    };
+    // Requests by the client they named (`unknown`: no user, no such client, not a GET).
+    expect(stats.codesIssued).toEqual({ 'web-client': 9, 'other-web': 1 });
+    expect(stats.codeRequests).toEqual({
+      'web-client': 16,
+      'other-web': 1,
+      'service-only': 1,
+      unknown: 6,
+    });
+    const log = ts.lines.join('\n');
+    for (const secret of ['alice-password', 'web-secret', 'other-secret']) {
+      expect(log).not.toContain(secret);
+    }
+    expect(log).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
+    expect(log).not.toMatch(/"code":"[A-Za-z0-9_-]{20,}"/);
+    expect(log).toContain('"msg":"code refused"');
   });
 });
