@@ -133,6 +133,10 @@ export async function createProvider(
   const lifetimeOf = (clientId: string) =>
     clients[clientId]?.tokenLifetimeSeconds ?? server.tokenLifetimeSeconds;
   const has = (map: object, key: string) => Object.prototype.hasOwnProperty.call(map, key);
+  const tokenLifetime = (
+    _ctx: unknown,
+    token: { clientId: string; resourceServer?: { accessTokenTTL?: number } },
+  ) => token.resourceServer?.accessTokenTTL ?? lifetimeOf(token.clientId);
 
   const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
@@ -169,8 +173,9 @@ export async function createProvider(
       RefreshToken: server.refreshTokenLifetimeSeconds,
       // The grant holds a user's consent for the codes and refresh tokens made from it.
       Grant: 365 * 24 * 3600,
-      ClientCredentials: (_ctx: unknown, _token: unknown, client: { clientId: string }) =>
-        lifetimeOf(client.clientId),
+      // Every access token's lifetime is its client's (the resource server's TTL carries it).
+      AccessToken: tokenLifetime,
+      ClientCredentials: tokenLifetime,
     },
     pkce: { methods: ['S256'], required: () => false },
     features: {
