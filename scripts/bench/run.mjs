@@ -12,7 +12,7 @@ import { parseOptions, USAGE } from './lib/options.mjs';
 import { checkPrerequisites, RESULTS_DIR } from './lib/paths.mjs';
 import { stopAll } from './lib/processes.mjs';
 import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
-import { metrics, route } from './lib/route-cases.mjs';
+import { metrics, route, telemetry } from './lib/route-cases.mjs';
 import { tokens } from './lib/token-case.mjs';
 
 const RUNNERS = {
@@ -20,6 +20,7 @@ const RUNNERS = {
   soak: chainCases.soak,
   tokens,
   metrics,
+  telemetry,
 };
 
 let opts;

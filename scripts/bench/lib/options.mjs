@@ -9,6 +9,7 @@ export const CASES = [
   'soak',
   'tokens',
   'metrics',
+  'telemetry',
 ];
 
 export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [options])

@@ -1,5 +1,6 @@
-// Case 5 (security-route.mjs) and the metrics overhead (metrics-overhead.mjs): other engineers'
-// scripts, run as processes; their rows join the table under a prefix.
+// Case 5 (security-route.mjs), the metrics overhead (metrics-overhead.mjs) and the span export
+// overhead (telemetry-overhead.mjs): scripts run as processes; their rows join the table under a
+// prefix.
 import { runSubBench } from './sub-bench.mjs';
 
 const subBench = (name, prefix, extraArgs) => async (ctx) => {
@@ -24,3 +25,4 @@ const subBench = (name, prefix, extraArgs) => async (ctx) => {
 
 export const route = subBench('security-route', 'route', []);
 export const metrics = subBench('metrics-overhead', 'metrics', []);
+export const telemetry = subBench('telemetry-overhead', 'telemetry', []);

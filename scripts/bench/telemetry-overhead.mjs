@@ -1,0 +1,227 @@
+#!/usr/bin/env node
+// What exporting spans costs a request. Two hops, api-c calling api-d (built: `pnpm build`),
+// run three times on loopback: telemetry off; off again (the control, the noise floor of two
+// identical systems); and on, each hop exporting its server span (and api-c its client span)
+// over OTLP/HTTP JSON to a collector stand-in in this process that accepts and counts them.
+// autocannon, in its own process, loads GET /v1/data of each api-c in rotating rounds.
+// Prints latency, requests per second and CPU per request (both hops) per mode, and the on/off
+// ratios; exits non-zero when a request failed or the spans did not all reach the collector.
+//
+//   node scripts/bench/telemetry-overhead.mjs [--quick] [--duration S] [--connections N]
+//                                             [--rounds N] [--json FILE]
+// (--json: the row contract of scripts/bench/README.md.)
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
+import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const quick = args.includes('--quick');
+const durationS = Number(option('duration', quick ? 1 : 3));
+const connections = Number(option('connections', 10));
+const rounds = Number(option('rounds', quick ? 1 : 5));
+const jsonFile = option('json', undefined);
+const AUTOCANNON = createRequire(path.join(ROOT, 'package.json')).resolve(
+  'autocannon/autocannon.js',
+);
+
+/** The collector stand-in: accepts OTLP/HTTP JSON exports and counts the spans. */
+let spansReceived = 0;
+let spansWanted = Infinity;
+let allSpans = () => undefined;
+const collector = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    for (const rs of body.resourceSpans ?? []) {
+      for (const ss of rs.scopeSpans ?? []) spansReceived += (ss.spans ?? []).length;
+    }
+    if (spansReceived >= spansWanted) allSpans();
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{}');
+  });
+});
+await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+const endpoint = `http://127.0.0.1:${collector.address().port}/v1/traces`;
+
+function load(port, seconds) {
+  const child = spawn(
+    process.execPath,
+    [
+      AUTOCANNON,
+      '-j',
+      '-n',
+      '-c',
+      String(connections),
+      '-d',
+      String(seconds),
+      `https://localhost:${port}/v1/data`,
+    ],
+    {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`));
+      else resolve(JSON.parse(out));
+    });
+  });
+}
+
+const serverYml = (letter) =>
+  `serviceId: bench-api${letter}\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
+
+/** api-d, then api-c calling it; `telemetry` is telemetry.yml (or none). */
+async function startSystem(name, telemetry) {
+  const extra = telemetry ? { 'telemetry.yml': telemetry } : {};
+  const d = await startProcess(`${name} api-d`, serviceEntry('api-d'), {
+    env: { CERTS_DIR: CERTS, CONFIG_DIR: configDir({ 'server.yml': serverYml('d'), ...extra }) },
+  });
+  const c = await startProcess(`${name} api-c`, serviceEntry('api-c'), {
+    env: {
+      CERTS_DIR: CERTS,
+      CONFIG_DIR: configDir({
+        'server.yml': serverYml('c'),
+        'api_c.yml': `api_d_host: https://localhost:${d.port}\napi_d_path: /v1/data\n`,
+        ...extra,
+      }),
+    },
+  });
+  return { name, c, d, pids: [c.pid, d.pid], stop: () => Promise.all([c.stop(), d.stop()]) };
+}
+
+checkPrerequisites(['api-c', 'api-d']);
+const off = await startSystem('telemetry off', undefined);
+const control = await startSystem('control: off again', undefined);
+const on = await startSystem(
+  'telemetry on (OTLP/HTTP)',
+  `enabled: true\nendpoint: ${endpoint}\n`, // every other key at its default
+);
+const systems = [off, control, on];
+const runs = new Map(systems.map((s) => [s, []]));
+const cpu = (s) => s.pids.reduce((sum, pid) => sum + readCpuMs(pid), 0);
+let onRequests = 0;
+let missingSpans = 0;
+const peakMb = new Map();
+try {
+  for (const s of systems) await load(s.c.port, 1); // warm-up: JIT, TLS sessions
+  const warmSpans = spansReceived;
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < systems.length; k++) {
+      const s = systems[(k + round) % systems.length];
+      const before = cpu(s);
+      const result = await load(s.c.port, durationS);
+      runs.get(s).push({ result, cpuMs: cpu(s) - before });
+      if (s === on) onRequests += result.requests.total;
+    }
+  }
+  for (const s of systems) peakMb.set(s, readRss(s.c.pid)?.hwmMb ?? null);
+  // Each request of the measured rounds is 3 spans (2 server, 1 client): wait for the last
+  // batch (an export interval), at most 5 s.
+  spansWanted = warmSpans + onRequests * 3;
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, 5000);
+    allSpans = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    if (spansReceived >= spansWanted) allSpans();
+  });
+  missingSpans = Math.max(0, spansWanted - spansReceived);
+} finally {
+  await Promise.all(systems.map((s) => s.stop()));
+  collector.close();
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const round3 = (x) => Number(x.toFixed(3));
+const cpuPerRequestUs = ({ result, cpuMs }) => (cpuMs * 1000) / result.requests.total;
+const summary = (s) => {
+  const rs = runs.get(s);
+  return {
+    requests: rs.reduce((n, r) => n + r.result.requests.total, 0),
+    failed: rs.reduce((n, r) => n + r.result.errors + r.result.timeouts + r.result.non2xx, 0),
+    rps: Math.round(median(rs.map((r) => r.result.requests.average))),
+    p50: median(rs.map((r) => r.result.latency.p50)),
+    p99: median(rs.map((r) => r.result.latency.p99)),
+    cpuUsPerRequest: Math.round(median(rs.map(cpuPerRequestUs))),
+    rssMb: peakMb.get(s) === null ? null : Number(peakMb.get(s).toFixed(1)),
+  };
+};
+/** Median over the rounds of x/off, each round's runs back to back: drift cancels. */
+const paired = (s, figure) =>
+  round3(median(runs.get(s).map((r, i) => figure(r) / figure(runs.get(off)[i]))));
+const ratiosOf = (s) => ({
+  rps: paired(s, (r) => r.result.requests.average),
+  cpuPerRequest: paired(s, cpuPerRequestUs),
+  meanLatency: paired(s, (r) => r.result.latency.average),
+});
+const a = summary(off);
+const c = summary(control);
+const b = summary(on);
+const ratios = ratiosOf(on);
+const noise = ratiosOf(control);
+
+console.log(
+  `GET /v1/data on api-c -> api-d: ${rounds} round(s) of ${durationS} s per mode, ${connections} connections; medians of the rounds`,
+);
+console.table({ [off.name]: a, [control.name]: c, [on.name]: b });
+const describe = (r) =>
+  `rps ${r.rps}, CPU per request ${r.cpuPerRequest}, mean latency ${r.meanLatency}`;
+console.log(`ratio on/off: ${describe(ratios)}\nnoise floor, control/off: ${describe(noise)}`);
+console.log(`spans received: ${spansReceived}; missing: ${missingSpans}`);
+
+if (jsonFile) {
+  fs.writeFileSync(
+    jsonFile,
+    JSON.stringify(
+      [
+        { case: 'telemetry off', ...a, baseline: null, ratio: null },
+        {
+          case: 'control: off again',
+          ...c,
+          baseline: 'telemetry off',
+          ratio: noise.rps,
+          ratios: noise,
+        },
+        {
+          case: 'telemetry on (OTLP/HTTP)',
+          ...b,
+          baseline: 'telemetry off',
+          ratio: ratios.rps,
+          ratios,
+          spansReceived,
+        },
+      ],
+      null,
+      2,
+    ),
+  );
+}
+
+const problems = [];
+const failed = a.failed + b.failed + c.failed;
+if (failed) problems.push(`${failed} request(s) failed`);
+if (missingSpans > 0) problems.push(`${missingSpans} span(s) never reached the collector`);
+if (problems.length) {
+  console.error(`FAIL: ${problems.join('; ')}`);
+  process.exit(1);
+}
