@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -55,5 +56,45 @@ describe('pnpm start', () => {
     expect(text.slice(text.indexOf(marker))).toMatch(
       /"service":"pnpm-start","msg":"starting api-d"/,
     );
+  });
+});
+
+describe("the README's worked examples of the three grants, pasted after pnpm start", () => {
+  it('client credentials, authorization code and refresh token each open the chain; the audit line names alice', async () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const block = /<!-- grants:begin[^>]*-->\n```sh\n([\s\S]*?)```\n<!-- grants:end -->/.exec(
+      readme,
+    );
+    expect(block).not.toBeNull();
+    const run = runStart();
+    try {
+      await run.waitForLine((l) => l.includes('Ctrl-C stops everything.'), 30000);
+      // The block as a user pastes it, in bash from the repository root.
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          'bash',
+          ['-euo', 'pipefail', '-c', block![1]],
+          { cwd: ROOT, timeout: 30000 },
+          (err, stdout, stderr) =>
+            err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      const lines = out.trim().split('\n');
+      const eight = JSON.stringify(
+        ['D', 'C', 'B', 'A'].flatMap((x) => [`API ${x}: Message 1`, `API ${x}: Message 2`]),
+      );
+      expect(lines).toHaveLength(4);
+      expect(lines[0]).toBe(eight);
+      expect(lines[1]).toBe(eight);
+      expect(JSON.parse(lines[2])).toMatchObject({
+        msg: 'jwt verified',
+        client_id: 'chain-user',
+        user_id: 'alice',
+        scope: 'api_a.r',
+      });
+      expect(lines[3]).toBe(eight);
+    } finally {
+      await run.stop();
+    }
   });
 });
