@@ -4,18 +4,16 @@
 // identical systems); and on, each hop exporting its server span (and api-c its client span)
 // over OTLP/HTTP JSON to a collector stand-in in this process that accepts and counts them.
 // autocannon, in its own process, loads GET /v1/data of each api-c in rotating rounds.
-// Prints latency, requests per second and CPU per request (both hops) per mode, and the on/off
+// Prints requests per second, latency and CPU per request (both hops) per mode, and the on/off
 // ratios; exits non-zero when a request failed or the spans did not all reach the collector.
 //
 //   node scripts/bench/telemetry-overhead.mjs [--quick] [--duration S] [--connections N]
 //                                             [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
+import { autocannon } from './lib/autocannon.mjs';
+import { CERTS, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
 import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
 
 const args = process.argv.slice(2);
@@ -28,9 +26,6 @@ const durationS = Number(option('duration', quick ? 1 : 3));
 const connections = Number(option('connections', 10));
 const rounds = Number(option('rounds', quick ? 1 : 5));
 const jsonFile = option('json', undefined);
-const AUTOCANNON = createRequire(path.join(ROOT, 'package.json')).resolve(
-  'autocannon/autocannon.js',
-);
 
 /** The collector stand-in: accepts OTLP/HTTP JSON exports and counts the spans. */
 let spansReceived = 0;
@@ -52,35 +47,8 @@ const collector = http.createServer((req, res) => {
 await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const endpoint = `http://127.0.0.1:${collector.address().port}/v1/traces`;
 
-function load(port, seconds) {
-  const child = spawn(
-    process.execPath,
-    [
-      AUTOCANNON,
-      '-j',
-      '-n',
-      '-c',
-      String(connections),
-      '-d',
-      String(seconds),
-      `https://localhost:${port}/v1/data`,
-    ],
-    {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`));
-      else resolve(JSON.parse(out));
-    });
-  });
-}
+const load = (port, seconds) =>
+  autocannon(`https://localhost:${port}/v1/data`, { connections, durationS: seconds });
 
 const serverYml = (letter) =>
   `serviceId: bench-api${letter}\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
@@ -126,7 +94,7 @@ try {
       const before = cpu(s);
       const result = await load(s.c.port, durationS);
       runs.get(s).push({ result, cpuMs: cpu(s) - before });
-      if (s === on) onRequests += result.requests.total;
+      if (s === on) onRequests += result.total;
     }
   }
   for (const s of systems) peakMb.set(s, readRss(s.c.pid)?.hwmMb ?? null);
@@ -153,15 +121,15 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 const round3 = (x) => Number(x.toFixed(3));
-const cpuPerRequestUs = ({ result, cpuMs }) => (cpuMs * 1000) / result.requests.total;
+const cpuPerRequestUs = ({ result, cpuMs }) => (cpuMs * 1000) / result.total;
 const summary = (s) => {
   const rs = runs.get(s);
   return {
-    requests: rs.reduce((n, r) => n + r.result.requests.total, 0),
-    failed: rs.reduce((n, r) => n + r.result.errors + r.result.timeouts + r.result.non2xx, 0),
-    rps: Math.round(median(rs.map((r) => r.result.requests.average))),
-    p50: median(rs.map((r) => r.result.latency.p50)),
-    p99: median(rs.map((r) => r.result.latency.p99)),
+    requests: rs.reduce((n, r) => n + r.result.total, 0),
+    failed: rs.reduce((n, r) => n + r.result.failed, 0),
+    rps: Math.round(median(rs.map((r) => r.result.rps))),
+    p50: median(rs.map((r) => r.result.p50)),
+    p99: median(rs.map((r) => r.result.p99)),
     cpuUsPerRequest: Math.round(median(rs.map(cpuPerRequestUs))),
     rssMb: peakMb.get(s) === null ? null : Number(peakMb.get(s).toFixed(1)),
   };
@@ -170,9 +138,9 @@ const summary = (s) => {
 const paired = (s, figure) =>
   round3(median(runs.get(s).map((r, i) => figure(r) / figure(runs.get(off)[i]))));
 const ratiosOf = (s) => ({
-  rps: paired(s, (r) => r.result.requests.average),
+  rps: paired(s, (r) => r.result.rps),
   cpuPerRequest: paired(s, cpuPerRequestUs),
-  meanLatency: paired(s, (r) => r.result.latency.average),
+  p99: paired(s, (r) => r.result.p99),
 });
 const a = summary(off);
 const c = summary(control);
