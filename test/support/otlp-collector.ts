@@ -42,8 +42,8 @@ const HEX = (n: number) => new RegExp(`^[0-9a-fA-F]{${n}}$`);
 const U64 = /^\d{1,20}$/;
 
 /**
- * A stand-in OpenTelemetry collector: OTLP/HTTP with the JSON encoding (opentelemetry-proto
- * docs/specification.md), answering as the collector's OTLP receiver does:
+ * A stand-in OpenTelemetry collector: OTLP/HTTP with the JSON encoding (the OTLP
+ * specification, opentelemetry.io/docs/specs/otlp), answering as the collector's OTLP receiver does:
  * - `POST /v1/traces` only (404 elsewhere, 405 for another method);
  * - `Content-Type: application/json` (`application/x-protobuf` is not decoded here: 415);
  * - the body must be an ExportTraceServiceRequest: lowerCamelCase keys, trace and span ids as

@@ -51,8 +51,8 @@ export function unixNano(ms: number): string {
 }
 
 /**
- * An `ExportTraceServiceRequest` in OTLP's JSON Protobuf encoding (opentelemetry-proto
- * docs/specification.md): lowerCamelCase keys, trace and span ids as hex, enums as integers,
+ * An `ExportTraceServiceRequest` in OTLP's JSON Protobuf encoding (the OTLP specification,
+ * opentelemetry.io/docs/specs/otlp): lowerCamelCase keys, trace and span ids as hex, enums as integers,
  * 64-bit integers as decimal strings.
  */
 export function exportTraceRequest(
