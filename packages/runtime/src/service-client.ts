@@ -11,6 +11,8 @@ import {
 import { StatusError } from '@chain/security';
 import type { Exchange } from './exchange';
 import type { ServiceConfig } from './service-config';
+import type { Trace } from './correlation';
+import type { SpanRecord } from './telemetry/otlp-json';
 import type { SpanExporter } from './telemetry/span-exporter';
 
 /** A downstream a service calls. */
@@ -104,6 +106,33 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     const callerOf = credentialsFor(target, withCredentials, base);
     const { exporter } = options;
     const server = new URL(target.url);
+    /** The client span of one call, when it ends. */
+    const clientSpan = (
+      span: { trace: Trace; spanId: string; startMs: number; path: string | undefined },
+      status: number | undefined,
+      code: string | undefined,
+    ): SpanRecord => ({
+      traceId: span.trace.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.trace.spanId,
+      tracestate: span.trace.tracestate,
+      name: 'GET',
+      kind: 'client',
+      startMs: span.startMs,
+      endMs: now(),
+      attributes: {
+        'http.request.method': 'GET',
+        'server.address': server.hostname,
+        'server.port': Number(server.port || (server.protocol === 'https:' ? 443 : 80)),
+        'url.full': base.urlOf(span.path).href,
+        'peer.service': target.name,
+        ...(status !== undefined ? { 'http.response.status_code': status } : {}),
+        ...(code ? { 'error.type': code } : {}),
+      },
+      error: code !== undefined,
+      sampled: true,
+      remoteParent: false,
+    });
 
     return {
       name: target.name,
@@ -118,30 +147,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         };
         if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
         const sampled = exporter !== undefined && trace.sampled;
-        const startMs = sampled ? now() : 0;
-        const record = (status: number | undefined, code: string | undefined) =>
-          exporter!.record({
-            traceId: trace.traceId,
-            spanId: child.spanId,
-            parentSpanId: trace.spanId,
-            tracestate: trace.tracestate,
-            name: 'GET',
-            kind: 'client',
-            startMs,
-            endMs: now(),
-            attributes: {
-              'http.request.method': 'GET',
-              'server.address': server.hostname,
-              'server.port': Number(server.port || (server.protocol === 'https:' ? 443 : 80)),
-              'url.full': base.urlOf(path).href,
-              'peer.service': target.name,
-              ...(status !== undefined ? { 'http.response.status_code': status } : {}),
-              ...(code ? { 'error.type': code } : {}),
-            },
-            error: code !== undefined,
-            sampled: true,
-            remoteParent: false,
-          });
+        // Only with spans exported and sampled: nothing is made for them otherwise.
+        const span = sampled ? { trace, spanId: child.spanId, startMs: now(), path } : undefined;
         try {
           const answer = await callerOf(path).getJson({
             path,
@@ -149,12 +156,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
             trace,
             callerAuthorization: withCredentials ? x.req.headers.authorization : undefined,
           });
-          if (sampled) record(answer.status, undefined);
+          if (span) exporter!.record(clientSpan(span, answer.status, undefined));
           return answer;
         } catch (err) {
-          if (sampled) {
-            const failure = err instanceof StatusError ? err : undefined;
-            record(undefined, failure?.code ?? 'error');
+          if (span) {
+            const code = err instanceof StatusError ? err.code : 'error';
+            exporter!.record(clientSpan(span, undefined, code));
           }
           throw err;
         }
