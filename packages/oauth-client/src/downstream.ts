@@ -96,6 +96,8 @@ const IDEMPOTENT = new Set(['GET', 'HEAD']);
  */
 export class Downstream {
   private readonly target: URL;
+  /** The URL of each path called so far (a chain calls one or a few): parsed once each. */
+  private readonly urls = new Map<string, URL>();
   private readonly transport: Transport;
   readonly breaker?: CircuitBreaker;
 
@@ -121,8 +123,15 @@ export class Downstream {
   /** The URL a call of `path` goes to: the base URL's, or the base with `path` appended. */
   urlOf(path?: string): URL {
     if (path === undefined) return this.target;
-    const base = this.target.href.replace(/\/+$/, '');
-    return new URL(base + (path.startsWith('/') ? path : `/${path}`));
+    let url = this.urls.get(path);
+    if (!url) {
+      const base = this.target.href.replace(/\/+$/, '');
+      url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
+      // Paths made per request (ids in them) must not grow the map without end.
+      if (this.urls.size >= 256) this.urls.clear();
+      this.urls.set(path, url);
+    }
+    return url;
   }
 
   /**

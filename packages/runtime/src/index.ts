@@ -15,7 +15,7 @@ export {
   type ExportResult,
   type SpanExporterOptions,
 } from './telemetry/span-exporter';
-export { exportTraceRequest, unixNano, type SpanRecord } from './telemetry/otlp-json';
+export { encodeSpan, exportTraceBody, unixNano, type SpanRecord } from './telemetry/otlp-json';
 export {
   answered,
   createExchange,

@@ -1,4 +1,4 @@
-import { exportTraceRequest, SpanExporter, unixNano, type SpanRecord } from '../src';
+import { encodeSpan, exportTraceBody, SpanExporter, unixNano, type SpanRecord } from '../src';
 import { startOtlpCollector, type OtlpCollector } from '../../../test/support/otlp-collector';
 import { captureLogger } from './support';
 
@@ -35,7 +35,7 @@ const config = (endpoint: string, more = {}) => ({
 
 describe('OTLP JSON encoding', () => {
   it('an ExportTraceServiceRequest as opentelemetry-proto specifies: hex ids, integer enums, nanosecond strings', () => {
-    const body = exportTraceRequest(
+    const text = exportTraceBody(
       { serviceName: 'com.networknt.apia-1.0.0', attributes: { 'process.pid': 7 } },
       { name: '@chain/runtime', version: '1.0.0' },
       [
@@ -47,9 +47,9 @@ describe('OTLP JSON encoding', () => {
           remoteParent: false,
           sampled: false,
         }),
-      ],
+      ].map(encodeSpan),
     );
-    expect(body).toEqual({
+    expect(JSON.parse(text)).toEqual({
       resourceSpans: [
         {
           resource: {
@@ -89,6 +89,12 @@ describe('OTLP JSON encoding', () => {
     });
     expect(unixNano(0)).toBe('0');
     expect(unixNano(1.001)).toBe('1001000');
+    expect(unixNano(0.0004)).toBe('0');
+    expect(unixNano(1_795_347_889_578.1234)).toBe('1795347889578123000');
+    // A string attribute is JSON-escaped; a span name too.
+    const odd = JSON.parse(encodeSpan(span(2, { name: 'GET "x"\n', attributes: { q: 'a"b\\' } })));
+    expect(odd.name).toBe('GET "x"\n');
+    expect(odd.attributes).toEqual([{ key: 'q', value: { stringValue: 'a"b\\' } }]);
   });
 });
 

@@ -30,61 +30,56 @@ const STATUS_ERROR = 2;
 const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
-type AnyValue =
-  { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
-
-function anyValue(value: string | number | boolean): AnyValue {
-  if (typeof value === 'string') return { stringValue: value };
-  if (typeof value === 'boolean') return { boolValue: value };
-  // int64 is a decimal string in the JSON mapping.
-  return Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value };
+/** An attribute value as OTLP's JSON AnyValue (int64 as a decimal string). */
+function anyValue(value: string | number | boolean): string {
+  if (typeof value === 'string') return `{"stringValue":${JSON.stringify(value)}}`;
+  if (typeof value === 'boolean') return `{"boolValue":${value}}`;
+  return Number.isInteger(value) ? `{"intValue":"${value}"}` : `{"doubleValue":${value}}`;
 }
 
-const keyValues = (attributes: Record<string, string | number | boolean>) =>
-  Object.entries(attributes).map(([key, value]) => ({ key, value: anyValue(value) }));
+function keyValues(attributes: Record<string, string | number | boolean>): string {
+  let out = '';
+  for (const key in attributes) {
+    if (out) out += ',';
+    out += `{"key":${JSON.stringify(key)},"value":${anyValue(attributes[key])}}`;
+  }
+  return `[${out}]`;
+}
 
 /** Epoch milliseconds (with fractions) as OTLP's fixed64 nanoseconds, a decimal string. */
 export function unixNano(ms: number): string {
-  const whole = Math.floor(ms);
-  const micros = Math.round((ms - whole) * 1000);
-  return (BigInt(whole) * 1_000_000n + BigInt(micros) * 1000n).toString();
+  const micros = Math.round(ms * 1000); // exact as an integer up to 2^53 µs (year 2255)
+  return micros === 0 ? '0' : `${micros}000`;
 }
 
 /**
- * An `ExportTraceServiceRequest` in OTLP's JSON Protobuf encoding (the OTLP specification,
- * opentelemetry.io/docs/specs/otlp): lowerCamelCase keys, trace and span ids as hex, enums as integers,
- * 64-bit integers as decimal strings.
+ * One span in OTLP's JSON Protobuf encoding (the OTLP specification,
+ * opentelemetry.io/docs/specs/otlp): lowerCamelCase keys, trace and span ids as hex, enums as
+ * integers, 64-bit integers as decimal strings. Encoded when the span is recorded, so the queue
+ * holds one string per span, not an object graph for the collector to walk.
  */
-export function exportTraceRequest(
+export function encodeSpan(s: SpanRecord): string {
+  const flags = (s.sampled ? 1 : 0) | HAS_IS_REMOTE | (s.remoteParent ? IS_REMOTE : 0);
+  return (
+    `{"traceId":"${s.traceId}","spanId":"${s.spanId}"` +
+    (s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : '') +
+    (s.tracestate ? `,"traceState":${JSON.stringify(s.tracestate)}` : '') +
+    `,"flags":${flags},"name":${JSON.stringify(s.name)},"kind":${KIND[s.kind]}` +
+    `,"startTimeUnixNano":"${unixNano(s.startMs)}","endTimeUnixNano":"${unixNano(s.endMs)}"` +
+    `,"attributes":${keyValues(s.attributes)}` +
+    `,"status":{"code":${s.error ? STATUS_ERROR : STATUS_UNSET}}}`
+  );
+}
+
+/** An `ExportTraceServiceRequest` of encoded spans: one resource, one scope. */
+export function exportTraceBody(
   resource: ExportResource,
   scope: { name: string; version: string },
-  spans: readonly SpanRecord[],
-): object {
-  return {
-    resourceSpans: [
-      {
-        resource: {
-          attributes: keyValues({ 'service.name': resource.serviceName, ...resource.attributes }),
-        },
-        scopeSpans: [
-          {
-            scope,
-            spans: spans.map((s) => ({
-              traceId: s.traceId,
-              spanId: s.spanId,
-              ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-              ...(s.tracestate ? { traceState: s.tracestate } : {}),
-              flags: (s.sampled ? 1 : 0) | HAS_IS_REMOTE | (s.remoteParent ? IS_REMOTE : 0),
-              name: s.name,
-              kind: KIND[s.kind],
-              startTimeUnixNano: unixNano(s.startMs),
-              endTimeUnixNano: unixNano(s.endMs),
-              attributes: keyValues(s.attributes),
-              status: { code: s.error ? STATUS_ERROR : STATUS_UNSET },
-            })),
-          },
-        ],
-      },
-    ],
-  };
+  spans: readonly string[],
+): string {
+  const attributes = keyValues({ 'service.name': resource.serviceName, ...resource.attributes });
+  return (
+    `{"resourceSpans":[{"resource":{"attributes":${attributes}},` +
+    `"scopeSpans":[{"scope":${JSON.stringify(scope)},"spans":[${spans.join(',')}]}]}]}`
+  );
 }

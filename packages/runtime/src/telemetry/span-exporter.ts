@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import { exportTraceRequest, type SpanRecord } from './otlp-json';
+import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json';
 import type { TelemetryConfig } from './telemetry-config';
 
 export interface SpanExporterOptions {
@@ -34,7 +34,8 @@ const MAX_ANSWER = 4 * 1024 * 1024;
  * stop the queue is flushed (within the time-out).
  */
 export class SpanExporter {
-  private queue: SpanRecord[] = [];
+  /** The spans waiting, each already encoded (OTLP JSON). */
+  private queue: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<ExportResult> | undefined;
   private failing = false;
@@ -60,7 +61,7 @@ export class SpanExporter {
       this.droppedSinceLog += 1;
       return;
     }
-    this.queue.push(span);
+    this.queue.push(encodeSpan(span));
     if (this.queue.length >= maxBatchSize && !this.inFlight && this.timer) void this.flush();
   }
 
@@ -104,13 +105,13 @@ export class SpanExporter {
     return this.inFlight;
   }
 
-  private async send(batch: SpanRecord[]): Promise<ExportResult> {
+  private async send(batch: string[]): Promise<ExportResult> {
     const { logger, config } = this.options;
     if (this.droppedSinceLog > 0) {
       logger.warn({ dropped: this.droppedSinceLog }, 'telemetry: span queue full; spans dropped');
       this.droppedSinceLog = 0;
     }
-    const body = JSON.stringify(exportTraceRequest(this.resource, SCOPE, batch));
+    const body = exportTraceBody(this.resource, SCOPE, batch);
     let result: ExportResult;
     try {
       const answer = await this.post(body);
