@@ -57,8 +57,8 @@ export interface ServiceAppOptions {
   /** The service's Express code, used when the host is Express (server.yml `framework`). */
   express?: ExpressExtensions;
   /**
-   * What the service needs before it can serve, asked on `GET /ready` (a chain service: its own
-   * token). None: ready once it listens.
+   * What the service needs before it can serve, asked on `GET /ready`, beside the own tokens its
+   * downstreams call with (those the client side adds). None: ready once it listens.
    */
   readiness?: readonly ReadinessCheck[];
 }
@@ -141,8 +141,11 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     events: logger,
   });
   const { passThroughClaims } = config.security;
+  // The handlers first: the downstreams they make decide what readiness checks.
+  const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
+  const checks = [...client.readinessChecks(), ...readiness];
   const outer: Stage[] = [
-    probesStage(serviceId, metrics, createReadiness(serviceId, readiness, logger)),
+    probesStage(serviceId, metrics, createReadiness(serviceId, checks, logger)),
   ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
@@ -151,7 +154,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (guard.check) spec.push(securityStage(guard.check, passThroughClaims));
   else if (Object.keys(passThroughClaims).length)
     spec.push(passThroughStripStage(passThroughClaims));
-  const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,

@@ -10,6 +10,7 @@ import {
 } from '@chain/oauth-client';
 import { StatusError } from '@chain/security';
 import type { Exchange } from './exchange';
+import type { ReadinessCheck } from './readiness';
 import type { ServiceConfig } from './service-config';
 import type { Trace } from './correlation';
 import type { SpanRecord } from './telemetry/otlp-json';
@@ -50,6 +51,12 @@ export interface ServiceClient {
   downstream(target: DownstreamTarget): ServiceDownstream;
   /** The service's tokens (own and users'); undefined when client.yml names no token server. */
   readonly tokens: TokenManager | undefined;
+  /**
+   * What `GET /ready` asks of the client side: for each own token the downstreams made so far
+   * call with, that it is at hand or the token server gives it now (without it every call would
+   * be ERR10009). The probe shares the renewal of the calls: one request to the token server.
+   */
+  readinessChecks(): ReadinessCheck[];
 }
 
 export interface ServiceClientOptions {
@@ -77,6 +84,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const { config, logger } = options;
   const now = options.now ?? (() => performance.timeOrigin + performance.now());
   const { request, oauth } = config.client;
+  /** The own tokens the downstreams call with (one per auth server and client). */
+  const ownTokens = new Set<TokenSource>();
   let tokens: TokenManager | undefined;
   const tokenManager = (): TokenManager => {
     if (!tokens) {
@@ -180,13 +189,15 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     withCredentials: boolean,
     base: Downstream,
   ): (path: string | undefined) => DownstreamCaller {
-    const make = (source: TokenSource | undefined) =>
-      new DownstreamCaller({
+    const make = (source: TokenSource | undefined) => {
+      if (source) ownTokens.add(source);
+      return new DownstreamCaller({
         downstream: base,
         tokens: source,
         tokenTimeoutMs: request.timeout,
         events: options.events,
       });
+    };
     if (!withCredentials) {
       const plain = make(undefined);
       return () => plain;
@@ -246,6 +257,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
   return {
     downstream,
+    readinessChecks() {
+      const sources = [...ownTokens];
+      return sources.map((source) => ({
+        name: sources.length === 1 ? 'token' : `token ${source.clientId}`,
+        check: () => source.within(request.timeout),
+      }));
+    },
     get tokens() {
       return oauth.token.server_url || oauth.multipleAuthServers ? tokenManager() : undefined;
     },
