@@ -90,7 +90,7 @@ describe('OTLP JSON encoding', () => {
     expect(unixNano(0)).toBe('0');
     expect(unixNano(1.001)).toBe('1001000');
     expect(unixNano(0.0004)).toBe('0');
-    expect(unixNano(1_795_347_889_578.1234)).toBe('1795347889578123000');
+    expect(unixNano(1_795_347_889_578.125)).toBe('1795347889578125000');
     // A string attribute is JSON-escaped; a span name too.
     const odd = JSON.parse(encodeSpan(span(2, { name: 'GET "x"\n', attributes: { q: 'a"b\\' } })));
     expect(odd.name).toBe('GET "x"\n');
