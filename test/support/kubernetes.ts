@@ -562,9 +562,12 @@ export function portProblems(objects: K8sObject[]): string[] {
     // Every URL the service calls: a Service of the namespace on its port.
     const env = containerEnv(objects, c);
     const urls: string[] = [];
+    // A client's redirectUri (clients.yml) is where a browser goes with its code: never called.
     const collect = (v: unknown) => {
       if (typeof v === 'string' && /^https?:\/\//.test(expand(v, env))) urls.push(expand(v, env));
-      else if (v && typeof v === 'object') Object.values(v).forEach(collect);
+      else if (v && typeof v === 'object') {
+        Object.entries(v).forEach(([key, inner]) => key !== 'redirectUri' && collect(inner));
+      }
     };
     Object.entries(files)
       .filter(([name]) => name !== 'token-server.yml') // its issuer is a name, not a call
