@@ -152,8 +152,7 @@ console.log(
   `GET /v1/data on api-c -> api-d: ${rounds} round(s) of ${durationS} s per mode, ${connections} connections; medians of the rounds`,
 );
 console.table({ [off.name]: a, [control.name]: c, [on.name]: b });
-const describe = (r) =>
-  `rps ${r.rps}, CPU per request ${r.cpuPerRequest}, mean latency ${r.meanLatency}`;
+const describe = (r) => `rps ${r.rps}, CPU per request ${r.cpuPerRequest}, p99 latency ${r.p99}`;
 console.log(`ratio on/off: ${describe(ratios)}\nnoise floor, control/off: ${describe(noise)}`);
 console.log(`spans received: ${spansReceived}; missing: ${missingSpans}`);
 
