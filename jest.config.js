@@ -37,6 +37,9 @@ module.exports = {
     project('docs', 'test', 'test/docs'),
     project('kubernetes', 'test', 'test/kubernetes'),
   ],
+  // Every temporary folder of the run under one, removed at its end (test/support/temp-root.cjs).
+  globalSetup: '<rootDir>/test/support/temp-root-setup.cjs',
+  globalTeardown: '<rootDir>/test/support/temp-root-teardown.cjs',
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {
     './packages/security/src/': { lines: 95, branches: 95 },

@@ -7,6 +7,9 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }] },
   moduleNameMapper: { '^@chain/(.*)$': '<rootDir>/packages/$1/src' },
+  // Every temporary folder of the run under one, removed at its end (test/support/temp-root.cjs).
+  globalSetup: '<rootDir>/test/support/temp-root-setup.cjs',
+  globalTeardown: '<rootDir>/test/support/temp-root-teardown.cjs',
   // One suite at a time: both use the one engine and build the same images.
   maxWorkers: 1,
   verbose: true,
