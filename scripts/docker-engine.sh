@@ -75,15 +75,11 @@ start() {
   local started
   started=$(date +%s)
   log "starting dockerd (data in $dir/data, log $dir/dockerd.log)"
-  # --dns 127.0.0.1: a container's look-up of a name its networks do not know (api-c while it
-  # is stopped, say) is forwarded by Docker's embedded DNS to that address inside the
-  # container, where nothing answers, so it never leaves the machine (without it, Docker
-  # forwards it to the host's resolver). --dns-opt: such a look-up then fails after 1 s
-  # (EAI_AGAIN) instead of glibc's 2 x 5 s; on a user's machine the host's resolver answers
-  # NXDOMAIN at once. Builds run on the host network and use the host's resolver as before
-  # (they need the package registry).
+  # No --dns here: it would also be the resolver of the builds, which run on the host's network
+  # and need the package registry. The container test gives the containers it starts a resolver
+  # of their own instead (test/containers/compose.test.ts).
   setsid dockerd --data-root "$dir/data" --exec-root "$dir/exec" -H "unix://$sock" \
-    --pidfile "$dir/dockerd.pid" --dns 127.0.0.1 --dns-opt timeout:1 --dns-opt attempts:1 </dev/null >"$dir/dockerd.log" 2>&1 &
+    --pidfile "$dir/dockerd.pid" </dev/null >"$dir/dockerd.log" 2>&1 &
   local pid=$!
   echo "$pid" >"$marker"
   for _ in $(seq 1 120); do

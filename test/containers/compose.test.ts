@@ -107,9 +107,9 @@ let infra: Record<string, ContainerState>;
 let app: Record<string, ContainerState>;
 
 /**
- * `compose build` of a stack. Only this is added to the user's commands: the builds use the
- * host's network, because on the test machines the package registry is reachable from the
- * host only (a build on the default bridge cannot reach it). Everything else is the files.
+ * `compose build` of a stack. One of the two things added to the user's commands (the other:
+ * `dnsOverride`): the builds use the host's network, because on the test machines the package
+ * registry is reachable from the host only (a build on the default bridge cannot reach it).
  */
 async function build(stack: Stack): Promise<void> {
   const override = {
@@ -130,9 +130,32 @@ async function build(stack: Stack): Promise<void> {
   );
 }
 
+/**
+ * The other addition to the user's files: every container of the stack resolves names through
+ * Docker's DNS for its network, which forwards a name it does not know (api-c while it is
+ * stopped, say) to 127.0.0.1 inside the container, where nothing answers, within 1 s. Without
+ * it Docker forwards that look-up to the host's resolver, and the test's traffic would leave
+ * the machine. (Not set on the engine: its `--dns` would be the builds' resolver too.)
+ */
+function dnsOverride(stack: Stack): string {
+  const override = {
+    version: '3.8',
+    services: Object.fromEntries(
+      readCompose(path.join(ROOT, stack.files[0])).services.map((s) => [
+        s.name,
+        { dns: ['127.0.0.1'], dns_opt: ['timeout:1', 'attempts:1'] },
+      ]),
+    ),
+  };
+  const file = path.join(tmp, `${stack.project}.dns.yml`);
+  fs.writeFileSync(file, JSON.stringify(override, null, 2)); // JSON is YAML
+  return file;
+}
+
 /** `up -d --build` as the README says, then waits for every built container to be healthy. */
 async function up(stack: Stack): Promise<Record<string, ContainerState>> {
-  await compose(stack.project, stack.files, ['up', '-d', '--build'], { timeoutMs: 10 * 60_000 });
+  const files = [...stack.files, dnsOverride(stack)];
+  await compose(stack.project, files, ['up', '-d', '--build'], { timeoutMs: 10 * 60_000 });
   const byService = await containersOf(stack);
   const built = builtServices(stack).map((s) => byService[s.name].id);
   await waitHealthy(built);
