@@ -1,5 +1,6 @@
 export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
-export { createLogger, logLastLine, type Logger } from './logger';
+export { createLogger, flushLogger, infoLineWriter, logLastLine, type Logger } from './logger';
+export { LogStream, type LogStreamOptions } from './log-stream';
 export { parseTraceparent, parseTracestate, readTrace, Trace } from './correlation';
 export { newSpanId, newTraceId } from './trace-ids';
 export {

@@ -13,6 +13,12 @@ export interface GuardLogger {
 export interface RequestGuardOptions extends SecurityOptions {
   /** Receives the audit line of each verified request and one line per refused request. */
   logger?: GuardLogger;
+  /**
+   * Writes the audit line of a verified request (its fields; the message is `jwt verified`)
+   * instead of `logger.info`: the runtime's writer of that one line, which costs a fraction of
+   * a general log call and is on every request.
+   */
+  audit?: (fields: Record<string, unknown>) => void;
 }
 
 /** What the guard reads of a request: the two credential headers and what to log it under. */
@@ -56,16 +62,20 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const { config, logger } = options;
   const { authorize, mockIssuer } = createSecurity(options);
   if (!authorize) return { mockIssuer };
+  const audit =
+    options.audit ??
+    (logger ? (fields: Record<string, unknown>) => logger.info(fields, 'jwt verified') : undefined);
 
   const check = async (request: GuardRequest): Promise<AuthInfo | undefined> => {
     try {
       const authorized = await authorize(request);
       if (!authorized) return undefined; // skipPathPrefixes
       const { auth, token } = authorized;
-      const record = logger && auditRecord(config, token, auth);
+      const record = audit && auditRecord(config, token, auth);
       if (record) {
-        const { correlationId, traceId } = request;
-        logger.info({ ...record, correlationId, traceId }, 'jwt verified');
+        record.correlationId = request.correlationId;
+        record.traceId = request.traceId;
+        audit(record);
       }
       return auth;
     } catch (err) {
