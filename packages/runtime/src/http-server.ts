@@ -1,10 +1,11 @@
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/security';
 import { readTrace } from './correlation';
-import { ERROR_TYPE, sendError } from './respond';
+import { ERROR_TYPE, isHttp2, sendError } from './respond';
 import type { ServerConfig } from './server-config';
 
 /** How long a connection refused at the HTTP level may still send before it is cut. */
@@ -19,15 +20,40 @@ const LINGER_MS = 1000;
 export class ShutdownGate {
   private stopping = false;
   private readonly inFlight = new Set<http.ServerResponse>();
-  private readonly servers: http.Server[] = [];
+  private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
 
   get isStopping(): boolean {
     return this.stopping;
   }
 
-  /** A server whose idle connections are closed while stopping. */
-  watch(server: http.Server): void {
+  /**
+   * A server whose idle connections are closed while stopping; an HTTP/2 server's sessions are
+   * told to stop (GOAWAY: their streams in flight finish, no new one opens).
+   */
+  watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
+    if (isHttp2Server(server)) {
+      server.on('session', (session: http2.ServerHttp2Session) => {
+        if (this.stopping) {
+          session.close();
+          return;
+        }
+        this.sessions.add(session);
+        session.once('close', () => this.sessions.delete(session));
+      });
+    }
+  }
+
+  /** Cuts every connection still open (the end of the grace time). */
+  closeAll(): void {
+    for (const session of this.sessions) session.destroy();
+    for (const server of this.servers) {
+      // An HTTP/2 server with HTTP/1.1 fallback tracks its HTTP/1.1 connections as
+      // http.Server does, but does not expose closeAllConnections (Node calls the same method
+      // for its closeIdleConnections).
+      http.Server.prototype.closeAllConnections.call(server as http.Server);
+    }
   }
 
   /** Whether the request may go on; answers it 503 when not. */
@@ -42,7 +68,9 @@ export class ShutdownGate {
     this.inFlight.add(res);
     res.once('close', () => {
       this.inFlight.delete(res);
-      if (this.stopping) for (const server of this.servers) server.closeIdleConnections();
+      if (this.stopping) {
+        for (const server of this.servers) (server as http.Server).closeIdleConnections();
+      }
     });
     return true;
   }
@@ -50,16 +78,25 @@ export class ShutdownGate {
   stop(): void {
     this.stopping = true;
     for (const res of this.inFlight) {
-      if (!res.headersSent) res.setHeader('Connection', 'close');
+      if (!res.headersSent && !isHttp2(res)) res.setHeader('Connection', 'close');
     }
-    for (const server of this.servers) server.closeIdleConnections();
+    // Node's HTTP/2 server with HTTP/1.1 fallback has it too (for its HTTP/1.1 connections).
+    for (const server of this.servers) (server as http.Server).closeIdleConnections();
+    for (const session of this.sessions) session.close();
   }
 }
+
+const isHttp2Server = (
+  server: http.Server | http2.Http2SecureServer,
+): server is http2.Http2SecureServer =>
+  typeof (server as http2.Http2SecureServer).updateSettings === 'function';
 
 /** The part of a service the servers need: its listener and its shutdown gate. */
 export interface ServedApp {
   listener: http.RequestListener;
   gate: ShutdownGate;
+  /** Whether the listener runs on HTTP/2's request and response (the native host does). */
+  http2?: boolean;
 }
 
 /**
@@ -81,7 +118,7 @@ export function createHttpServer(
   app: ServedApp,
   logger: Logger,
   tls?: https.ServerOptions,
-): http.Server {
+): http.Server | http2.Http2SecureServer {
   const options: http.ServerOptions = {
     maxHeaderSize: config.maxHeaderSize,
     headersTimeout: config.headersTimeoutMs,
@@ -95,14 +132,43 @@ export function createHttpServer(
   };
   const listener = admit(app);
   const server =
-    protocol === 'https'
-      ? https.createServer({ ...options, ...tls }, listener)
-      : http.createServer(options, listener);
+    protocol === 'https' && config.enableHttp2 && app.http2
+      ? http2Server(options, config, tls, listener)
+      : protocol === 'https'
+        ? https.createServer({ ...options, ...tls }, listener)
+        : http.createServer(options, listener);
   app.gate.watch(server);
   server.on('clientError', clientErrorHandler(config, logger));
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
     res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
     sendError(res, new StatusError('ERR20010'));
+  });
+  return server;
+}
+
+/**
+ * HTTP/2 with HTTP/1.1 for clients that do not offer it (ALPN), on one port. The HTTP/1.1
+ * connections get every option of the HTTP/1.1 server (Node runs its own HTTP/1.1 server code for
+ * them and reads these properties); an HTTP/2 session idle for `keepAliveTimeoutMs` is closed
+ * gracefully (GOAWAY), and a header list over `maxHeaderSize` is refused by the HTTP/2 layer.
+ */
+function http2Server(
+  options: http.ServerOptions,
+  config: ServerConfig,
+  tls: https.ServerOptions | undefined,
+  listener: http.RequestListener,
+): http2.Http2SecureServer {
+  const server = http2.createSecureServer(
+    {
+      ...(tls as http2.SecureServerOptions),
+      allowHTTP1: true,
+      settings: { maxHeaderListSize: config.maxHeaderSize },
+    },
+    listener as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  );
+  Object.assign(server, options);
+  server.on('session', (session: http2.ServerHttp2Session) => {
+    session.setTimeout(config.keepAliveTimeoutMs, () => session.close());
   });
   return server;
 }

@@ -1,6 +1,10 @@
 import type http from 'node:http';
 import type { StatusError } from '@chain/security';
 
+/** Whether a response goes out over HTTP/2 (no connection-specific headers there). */
+export const isHttp2 = (res: http.ServerResponse): boolean =>
+  (res as unknown as { stream?: unknown }).stream !== undefined;
+
 /** The content type of a successful JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
 /** The content type of an error body (light-4j's, exactly). */
@@ -17,7 +21,14 @@ export function send(
   body: string | Buffer,
   headers?: Readonly<Record<string, string>>,
 ): void {
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]);
+  if (headers) {
+    const h2 = isHttp2(res);
+    for (const name in headers) {
+      // HTTP/2 has no Connection header (the session's GOAWAY does its work).
+      if (h2 && name.toLowerCase() === 'connection') continue;
+      res.setHeader(name, headers[name]);
+    }
+  }
   res.writeHead(statusCode, {
     'Content-Type': contentType,
     'Content-Length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,

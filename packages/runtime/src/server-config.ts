@@ -24,6 +24,11 @@ export interface ServerConfig {
   /** light-4j: a PKCS12 keystore holding the key and certificate, used without keyFile/certFile. */
   keystoreName?: string;
   keystorePass?: string;
+  /**
+   * light-4j: serve HTTP/2 on the HTTPS port, with HTTP/1.1 for clients that do not offer it
+   * (ALPN). The native host only: the Express host serves HTTP/1.1.
+   */
+  enableHttp2: boolean;
   /** The host of the request pipeline: Node's own objects (fast) or an Express application. */
   framework: Framework;
   /** Largest request header block in bytes; a larger one is answered 431. */
@@ -45,7 +50,6 @@ const notHere = (note: string): Light4jKey => ({ note });
 
 /** light-4j's server.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
-  enableHttp2: notHere('served over HTTP/1.1'),
   keyPass: notHere('a PKCS12 keystore is opened with keystorePass'),
   enableTwoWayTls: { same: false },
   truststoreName: notHere('client certificates are not asked for here'),
@@ -103,6 +107,7 @@ export const serverConfigSchema = configFile<ServerConfig>(
         certFile: file().optional(),
         keystoreName: z.string().optional(),
         keystorePass: text().optional(),
+        enableHttp2: z.boolean().default(true),
         framework: z.enum(FRAMEWORKS).default('native'),
         maxHeaderSize: z
           .number()

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
+import type http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
@@ -117,8 +118,12 @@ async function listen(
 ): Promise<RunningService> {
   const { server: serverConfig } = config;
   const gate = new ShutdownGate();
-  const served = { listener: app.listener, gate };
-  const servers: http.Server[] = [];
+  // The Express host's request and response objects are HTTP/1.1's: it serves HTTP/1.1 only.
+  const served = { listener: app.listener, gate, http2: app.framework === 'native' };
+  if (serverConfig.enableHttp2 && serverConfig.enableHttps && !served.http2) {
+    log.info('HTTP/1.1 only: the Express host does not run on HTTP/2 (server.yml enableHttp2)');
+  }
+  const servers: (http.Server | http2.Http2SecureServer)[] = [];
   const ports: RunningService['ports'] = {};
 
   const open = async (protocol: 'https' | 'http', port: number) => {
@@ -133,8 +138,9 @@ async function listen(
     const bound = (server.address() as AddressInfo).port;
     ports[protocol] = bound;
     servers.push(server);
+    const http2 = protocol === 'https' && serverConfig.enableHttp2 && served.http2;
     log.info(
-      { protocol, ip: serverConfig.ip, port: bound, framework: app.framework },
+      { protocol, ip: serverConfig.ip, port: bound, framework: app.framework, http2 },
       `listening on ${protocol} port ${bound}`,
     );
   };
@@ -155,7 +161,7 @@ async function listen(
       log.info('stopping: finishing in-flight requests');
       gate.stop();
       const force = setTimeout(() => {
-        for (const s of servers) s.closeAllConnections();
+        gate.closeAll();
       }, serverConfig.shutdownTimeoutMs);
       force.unref();
       await Promise.all(

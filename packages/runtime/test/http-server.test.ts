@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createHttpServer, ShutdownGate, type ServerConfig } from '../src';
@@ -21,19 +22,21 @@ async function serve(framework: 'native' | 'express', server: Partial<ServerConf
   const httpServer = createHttpServer(
     'https',
     { ...config.server, ...server },
-    { listener: service.app.listener, gate },
+    // The native host serves HTTP/2 with HTTP/1.1 for clients that do not offer it (as
+    // shipped): the raw HTTP/1.1 requests below reach its fallback.
+    { listener: service.app.listener, gate, http2: framework === 'native' },
     log.logger,
     tlsFiles,
-  );
+  ) as http.Server;
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   const port = (httpServer.address() as AddressInfo).port;
   return { port, gate, log, service, server: httpServer };
 }
 
-const close = (server: http.Server) =>
+const close = (s: { server: http.Server; gate: ShutdownGate }) =>
   new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
+    s.gate.closeAll();
+    s.server.close(() => resolve());
   });
 
 const body = (statusCode: number, code: string, message: string, description: string) =>
@@ -44,7 +47,7 @@ describe.each(FRAMEWORKS)('the HTTP edges of a service on the %s host', (framewo
   beforeAll(async () => {
     s = await serve(framework);
   });
-  afterAll(() => close(s.server));
+  afterAll(() => close(s));
 
   it('answers a malformed request line 400 ERR20007 with a catalogue body, not bare text', async () => {
     const answer = await rawRequest(s.port, 'GET /v1/open HTTP/1.1 extra\r\nHost: x\r\n\r\n');
@@ -146,7 +149,7 @@ describe.each(FRAMEWORKS)('the HTTP edges of a service on the %s host', (framewo
         body: body(503, 'ERR20006', 'SERVICE_STOPPING', 'The service is shutting down'),
       });
     } finally {
-      await close(stopped.server);
+      await close(stopped);
     }
   });
 
@@ -179,7 +182,74 @@ describe.each(FRAMEWORKS)('request time-outs on the %s host', (framework) => {
       });
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
-      await close(s.server);
+      await close(s);
+    }
+  });
+});
+
+describe('HTTP/2 on the native host', () => {
+  const get = (port: number, urlPath: string) =>
+    new Promise<{ status: number; protocol: string; body: string }>((resolve, reject) => {
+      const session = http2.connect(`https://127.0.0.1:${port}`, {
+        ca: fs.readFileSync(path.join(CERTS, 'ca.crt')),
+        servername: 'localhost',
+      });
+      session.on('error', reject);
+      const stream = session.request({ ':path': urlPath });
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('response', (headers) => {
+        stream.on('data', (chunk: string) => (text += chunk));
+        stream.on('end', () => {
+          resolve({
+            status: Number(headers[':status']),
+            protocol: session.alpnProtocol ?? '',
+            body: text,
+          });
+          session.close();
+        });
+      });
+      stream.on('error', reject);
+      stream.end();
+    });
+
+  it('answers over h2 (ALPN) and over HTTP/1.1 on the same port', async () => {
+    const s = await serve('native');
+    try {
+      expect(await get(s.port, '/v1/open')).toEqual({
+        status: 200,
+        protocol: 'h2',
+        body: '["open"]',
+      });
+      const one = await rawRequest(
+        s.port,
+        'GET /v1/open HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      expect({ status: one.status, body: one.body }).toEqual({ status: 200, body: '["open"]' });
+    } finally {
+      await close(s);
+    }
+  });
+
+  it('answers an error over h2 with the catalogue body', async () => {
+    const s = await serve('native');
+    try {
+      const answer = await get(s.port, '/v1/nothing-here');
+      expect({ status: answer.status, code: JSON.parse(answer.body).code }).toEqual({
+        status: 404,
+        code: 'ERR10007',
+      });
+    } finally {
+      await close(s);
+    }
+  });
+
+  it('serves HTTP/1.1 only when server.yml enableHttp2 is false', async () => {
+    const s = await serve('native', { enableHttp2: false });
+    try {
+      await expect(get(s.port, '/v1/open')).rejects.toThrow();
+    } finally {
+      await close(s);
     }
   });
 });
