@@ -28,6 +28,8 @@ export interface ClientConfig {
     errorThreshold: number;
     /** How long an open circuit fails calls at once before one trial call, in milliseconds. */
     resetTimeout: number;
+    /** light-4j: call downstream services over HTTP/2 when they offer it (ALPN). */
+    enableHttp2: boolean;
   };
   /** Path prefix of a downstream call -> the serviceId whose auth server gives its token. */
   pathPrefixServices: Record<string, string>;
@@ -139,7 +141,6 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'oauth.deref': notHere('no reference tokens here'),
   'request.injectOpenTracing': { same: false },
   'request.injectCallerId': { same: false },
-  'request.enableHttp2': notHere('downstream calls speak HTTP/1.1'),
   'request.connectionPoolSize': notHere('one keep-alive agent per service'),
   'request.connectionExpireTime': notHere('one keep-alive agent per service'),
   'request.maxReqPerConn': notHere('one keep-alive agent per service'),
@@ -233,6 +234,7 @@ export const clientConfigSchema = configFile<ClientConfig>(
             connectTimeout: z.number().int().positive().default(2000),
             errorThreshold: z.number().int().min(0).default(2),
             resetTimeout: z.number().int().positive().default(7000),
+            enableHttp2: z.boolean().default(true),
           })
           .prefault({}),
         // light-4j writes `pathPrefixServices: ${client.pathPrefixServices:}`: empty is none.

@@ -23,6 +23,7 @@ export {
   type TransportResponse,
 } from './transport';
 export { HttpsTransport, type HttpsTransportOptions } from './https-transport';
+export { Http2Transport, type Http2TransportOptions } from './http2-transport';
 export {
   type ClientEvents,
   type KeyFetchOutcome,

@@ -39,7 +39,13 @@ describe('client.yml', () => {
         loadTrustStore: false,
         loadKeyStore: false,
       },
-      request: { timeout: 3000, connectTimeout: 2000, errorThreshold: 2, resetTimeout: 7000 },
+      request: {
+        timeout: 3000,
+        connectTimeout: 2000,
+        errorThreshold: 2,
+        resetTimeout: 7000,
+        enableHttp2: true,
+      },
       pathPrefixServices: {},
       oauth: {
         multipleAuthServers: false,
@@ -177,6 +183,7 @@ describe('client.yml', () => {
       connectTimeout: 500,
       errorThreshold: 0,
       resetTimeout: 1000,
+      enableHttp2: true,
     });
     expect(loader.warnings).toEqual([]);
     expect(

@@ -4,7 +4,10 @@ import { ConfigError } from '@chain/config';
 import {
   Downstream,
   DownstreamCaller,
+  Http2Transport,
+  HttpsTransport,
   TokenManager,
+  type Transport,
   type ClientEvents,
   type TokenSource,
 } from '@chain/oauth-client';
@@ -101,6 +104,23 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     return tokens;
   };
 
+  /**
+   * How the bytes of every downstream call go: client.yml `request.enableHttp2`, HTTP/2 to the
+   * downstreams that offer it (one session per origin, shared by the service's downstreams) and
+   * HTTP/1.1 keep-alive to the others; else HTTP/1.1 keep-alive only.
+   */
+  let transport: Transport | undefined;
+  const transportOf = (): Transport => {
+    if (!transport) {
+      const httpsAgent = options.httpsAgent();
+      const http1 = new HttpsTransport({ httpsAgent });
+      transport = request.enableHttp2
+        ? new Http2Transport({ tls: httpsAgent.options, fallback: http1 })
+        : http1;
+    }
+    return transport;
+  };
+
   const downstream = (target: DownstreamTarget): ServiceDownstream => {
     const withCredentials = target.credentials ?? config.security.enableVerifyJwt;
     const base = new Downstream({
@@ -108,7 +128,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       url: target.url,
       timeoutMs: request.timeout,
       connectTimeoutMs: request.connectTimeout,
-      httpsAgent: options.httpsAgent(),
+      transport: transportOf(),
       breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
       events: options.events,
     });
