@@ -76,24 +76,26 @@ function build() {
 }
 
 /** One JSON line of the runner in a service's log, so runs can be told apart in the file. */
-function runnerLine(fd, msg, extra = {}) {
+function runnerLine(file, msg, extra = {}) {
   const line = { level: 30, time: new Date().toISOString(), service: 'pnpm-start', ...extra, msg };
-  fs.writeSync(fd, `${JSON.stringify(line)}\n`);
+  fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
 
 async function start({ name }) {
   const configDir = path.join(root, 'config', 'local', name);
-  const logFd = fs.openSync(path.join(logs, `${name}.log`), 'a');
-  runnerLine(logFd, `starting ${name}${securityOff ? ' (security off)' : ''}`);
+  const logFile = path.join(logs, `${name}.log`);
+  runnerLine(logFile, `starting ${name}${securityOff ? ' (security off)' : ''}`);
   const proc = await startProcess(name, path.join(root, 'services', name, 'dist', 'index.js'), {
     env: {
       CERTS_DIR: certs,
       CONFIG_DIR: !securityOff && fs.existsSync(configDir) ? configDir : noOverride,
     },
-    logFd,
+    // Read by line until the service listens, then piped into the file unread: a service logs
+    // a line per verified request, which the runner has no reason to look at.
+    logFile,
   });
   running.push({ name, proc });
-  runnerLine(logFd, `${name} started`, { pid: proc.pid });
+  runnerLine(logFile, `${name} started`, { pid: proc.pid });
   void proc.exited.then((code) => {
     if (stopping) return;
     if (code === 0) {
@@ -111,7 +113,8 @@ async function stopAll(exitCode) {
   if (stopping) return;
   stopping = true;
   if (running.length) console.log('\nstopping…');
-  await Promise.all(running.reverse().map(({ proc }) => proc.stop()));
+  // Each log file is closed with every line the service wrote before it exited.
+  await Promise.all(running.reverse().map(({ proc }) => proc.stop().then(() => proc.logClosed)));
   if (running.length) console.log('all services stopped');
   process.exit(exitCode);
 }

@@ -6,6 +6,7 @@
 const { spawn } = require('node:child_process');
 const { EventEmitter } = require('node:events');
 const fs = require('node:fs');
+const { StringDecoder } = require('node:string_decoder');
 
 /**
  * @typedef {object} StartOptions
@@ -14,7 +15,9 @@ const fs = require('node:fs');
  * @property {NodeJS.ProcessEnv} [env] merged over process.env
  * @property {number} [timeoutMs] longest wait for the listening line (default 20000), or for the end
  * @property {string} [cwd] working directory
- * @property {number} [logFd] a file descriptor that receives a copy of stdout and stderr
+ * @property {string} [logFile] a file that receives stdout and stderr (appended); once the child
+ *   listens (startProcess), its output is piped there unread: `lines` and `waitForLine` see only
+ *   what came before
  * @property {number} [maxLines] stdout lines kept in `lines` (default 10000)
  */
 
@@ -41,6 +44,35 @@ function listeningLine(line) {
 }
 
 /**
+ * The last `max` characters of a stream of text, kept as chunks and joined only when asked: a
+ * busy child's log (a line per request) costs its reader a copy of each chunk, not of the tail.
+ * @param {number} max
+ */
+function tail(max) {
+  /** @type {string[]} */
+  let chunks = [];
+  let size = 0;
+  return {
+    /** @param {string} chunk */
+    add(chunk) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > 2 * max) {
+        const kept = chunks.join('').slice(-max);
+        chunks = [kept];
+        size = kept.length;
+      }
+    },
+    text() {
+      const joined = chunks.join('').slice(-max);
+      chunks = [joined];
+      size = joined.length;
+      return joined;
+    },
+  };
+}
+
+/**
  * @typedef {object} ChildHandle
  * @property {string} name
  * @property {import('node:child_process').ChildProcess} child
@@ -51,6 +83,8 @@ function listeningLine(line) {
  * @property {Promise<number | null>} exited the exit code (null when a signal ended it)
  * @property {() => boolean} alive
  * @property {(graceMs?: number) => Promise<number | null>} stop SIGTERM, SIGKILL after `graceMs` (default 12000), the exit code
+ * @property {() => void} detach with `logFile`: stdout goes on to the file without being read by line
+ * @property {Promise<void>} logClosed with `logFile`: settles once the file has everything and is closed
  */
 
 /**
@@ -71,30 +105,53 @@ function spawnNode(name, script, options = {}) {
   const lines = [];
   const events = new EventEmitter();
   events.setMaxListeners(0);
-  let stdout = '';
-  let stderr = '';
+  const out = tail(200000);
+  const err = tail(20000);
   let buffer = '';
   /** @type {Promise<number | null>} */
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const file = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  /** @type {Promise<void>} */
+  const logClosed = file
+    ? new Promise((resolve) => file.once('close', () => resolve()))
+    : Promise.resolve();
+  // The file ends once the child's output has ended ('close' comes after its streams closed).
+  if (file) child.once('close', () => file.end());
   const copy = (/** @type {Buffer} */ d) => {
-    if (options.logFd !== undefined) fs.writeSync(options.logFd, d);
+    if (file) file.write(d);
   };
-  child.stderr?.on('data', (d) => {
+  // As text, decoded across chunk boundaries (a character may be split between two chunks); the
+  // file gets the bytes as they came.
+  const outText = new StringDecoder('utf8');
+  const errText = new StringDecoder('utf8');
+  child.stderr?.on('data', (/** @type {Buffer} */ d) => {
     copy(d);
-    stderr = (stderr + d).slice(-20000);
+    err.add(errText.write(d));
   });
-  child.stdout?.on('data', (d) => {
+  const onStdout = (/** @type {Buffer} */ d) => {
     copy(d);
-    stdout = (stdout + d).slice(-200000);
-    buffer += d;
+    const chunk = outText.write(d);
+    out.add(chunk);
+    const text = buffer + chunk;
+    let start = 0;
     let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
+    while ((nl = text.indexOf('\n', start)) >= 0) {
+      const line = text.slice(start, nl);
+      start = nl + 1;
       if (lines.length < maxLines) lines.push(line);
       events.emit('line', line);
     }
-  });
+    buffer = start === 0 ? text : text.slice(start);
+  };
+  child.stdout?.on('data', onStdout);
+  let detached = false;
+  /** From now on the child's stdout goes to `logFile` unread (a busy service logs a line per request). */
+  const detach = () => {
+    if (!file || detached || !child.stdout) return;
+    detached = true;
+    child.stdout.off('data', onStdout);
+    child.stdout.pipe(file, { end: false });
+  };
   // A reader that has gone (the parent closed the pipe on purpose) must not crash the parent.
   child.stdout?.on('error', () => undefined);
 
@@ -110,7 +167,9 @@ function spawnNode(name, script, options = {}) {
       };
       const onExit = () => {
         done();
-        reject(new Error(`${name} exited before the line came:\n${lines.join('\n')}\n${stderr}`));
+        reject(
+          new Error(`${name} exited before the line came:\n${lines.join('\n')}\n${err.text()}`),
+        );
       };
       const timer = setTimeout(() => {
         done();
@@ -139,12 +198,14 @@ function spawnNode(name, script, options = {}) {
     name,
     child,
     lines,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: () => out.text(),
+    stderr: () => err.text(),
     waitForLine,
     exited,
     alive,
     stop,
+    detach,
+    logClosed,
   };
 }
 
@@ -162,11 +223,14 @@ function startProcess(name, script, options = {}) {
   return handle
     .waitForLine((line) => listeningLine(line) !== undefined, timeoutMs)
     .then(
-      (line) => ({
-        ...handle,
-        pid: /** @type {number} */ (handle.child.pid),
-        port: /** @type {{ port: number }} */ (listeningLine(line)).port,
-      }),
+      (line) => {
+        handle.detach();
+        return {
+          ...handle,
+          pid: /** @type {number} */ (handle.child.pid),
+          port: /** @type {{ port: number }} */ (listeningLine(line)).port,
+        };
+      },
       async () => {
         if (handle.alive()) {
           handle.child.kill('SIGKILL');
