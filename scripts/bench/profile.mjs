@@ -4,68 +4,103 @@
 // CPU per request split into TLS, framework, verification, downstream client, JSON, ...
 // The .cpuprofile files stay in the printed folder (open them in Chrome DevTools).
 //
-//   node scripts/bench/profile.mjs [--system bare|open|cache|nocache] [--duration S] [--connections N]
+//   node scripts/bench/profile.mjs [--system bare|peer|open|cache|nocache|shipped|shipped-no-audit]
+//                                  [--duration S] [--connections N]
+//
+// `shipped` is the configuration `pnpm start` and the compose folders run (run.mjs's `shipped`
+// case): an audit line per verified request, metrics to a real InfluxDB, logs through a pipe into
+// files.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { autocannon } from './lib/autocannon.mjs';
-import { fetchToken, startBareChain, startServiceChain, startTokenServer } from './lib/chain.mjs';
+import { closeLogs, fetchToken, startTokenServer } from './lib/chain.mjs';
 import { splitProfile } from './lib/cpu-profile.mjs';
+import { startInfluxd } from './lib/influxd.mjs';
 import { readCpuMs, stopAll } from './lib/processes.mjs';
+import { SYSTEMS, SYSTEM_NAMES, needsOf } from './lib/systems.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : fallback;
 };
-const system = option('system', 'cache');
+// Earlier names of the cases: open, cache, nocache, bare.
+const ALIASES = {
+  bare: 'baseline',
+  open: 'chain-open',
+  cache: 'chain-cache',
+  nocache: 'chain-nocache',
+};
+const system = ALIASES[option('system', 'shipped')] ?? option('system', 'shipped');
+if (!SYSTEMS[system] || SYSTEMS[system].petstore) {
+  console.error(
+    `--system must be one of ${SYSTEM_NAMES.filter((n) => !SYSTEMS[n].petstore).join(', ')}`,
+  );
+  process.exit(2);
+}
 const durationS = Number(option('duration', 10));
 const connections = Number(option('connections', 32));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-profile-${system}-`));
 
 let tokenServer;
+let influx;
 const chain = [];
-const nodeArgs = (name) => ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`];
 try {
   const headers = {};
-  if (system === 'bare') {
-    // one profile folder per hop: started one by one with their own folder
-    const bare = await startBareChain({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}/bare`] });
-    chain.push(bare);
-  } else {
-    if (system !== 'open') {
-      tokenServer = await startTokenServer();
-      headers.Authorization = `Bearer ${await fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
-    }
-    chain.push(
-      await startServiceChain({
-        security: system === 'open' ? 'off' : system,
-        tokenServer,
-        nodeArgs: nodeArgs('services'),
-      }),
-    );
+  if (needsOf(system).includes('tokens')) {
+    tokenServer = await startTokenServer();
+    headers.Authorization = `Bearer ${await fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
   }
+  if (needsOf(system).includes('influx')) influx = await startInfluxd();
+  chain.push(
+    await SYSTEMS[system].start({
+      tokenServer,
+      influx,
+      logDir: fs.mkdtempSync(path.join(dir, 'logs-')),
+      nodeArgs: args.includes('--no-profile')
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`],
+    }),
+  );
   const [{ url, processes }] = chain;
   console.log(
     `profiling ${system} chain: warm-up 2 s, then ${durationS} s at ${connections} connections`,
   );
   await autocannon(url, { connections, durationS: 2, headers });
   const cpuBefore = processes.map((p) => readCpuMs(p.pid));
+  const runnerBefore = process.cpuUsage();
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
   const r = await autocannon(url, { connections, durationS, headers });
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  const runner = process.cpuUsage(runnerBefore);
   const cpuByName = Object.fromEntries(
     processes.map((p, i) => [p.name, readCpuMs(p.pid) - cpuBefore[i]]),
   );
   console.log(`${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.failed} failed`);
+  // This process reads every hop's stdout (the log reader, as the pnpm start runner does).
+  console.log(
+    `log reader (this process): ${Math.round((runner.user + runner.system) / r.total)} µs CPU per request; ` +
+      `load generator: ${Math.round((r.cpuMs * 1000) / r.total)} µs CPU per request`,
+  );
+  console.log(
+    `CPU µs per request (/proc): ${processes
+      .map((p) => `${p.name} ${Math.round((cpuByName[p.name] * 1000) / r.total)}`)
+      .join(', ')}; whole chain ${Math.round(
+      (Object.values(cpuByName).reduce((a, b) => a + b, 0) * 1000) / r.total,
+    )}`,
+  );
   const pids = Object.fromEntries(processes.map((p) => [p.pid, p.name]));
   await stopAll(processes);
+  await closeLogs(processes);
   chain.length = 0;
-  // Requests seen by each hop over the whole profile: warm-up + measured run.
-  const requests = r.total + (r.total / durationS) * 2;
+  // Only the samples of the measured run count (not the start-up, not the warm-up).
+  const requests = r.total;
   const files = fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.cpuprofile'));
   const hops = {};
   for (const f of files) {
     const pid = /CPU\.\d+\.\d+\.(\d+)\./.exec(path.basename(f))?.[1];
-    hops[pids[pid] ?? path.basename(f)] = splitProfile(path.join(dir, f));
+    hops[pids[pid] ?? path.basename(f)] = splitProfile(path.join(dir, f), { fromUs, toUs });
   }
   const names = Object.keys(hops).sort();
   const parts = [...new Set(names.flatMap((n) => Object.keys(hops[n].ms)))].filter(
@@ -78,8 +113,8 @@ try {
     'CPU µs per request (/proc)': Object.fromEntries(
       names.map((n) => [n, Math.round((cpuByName[n] * 1000) / r.total)]),
     ),
-    // From the profile (warm-up + run): wall-clock samples, so time a hop was preempted at a
-    // syscall counts too (mostly socket writes, which wake the peer on a 2-core machine).
+    // From the profile (the measured run only): wall-clock samples, so time a hop was preempted
+    // at a syscall counts too (mostly socket writes, which wake the peer on a 2-core machine).
     'profiled µs per request': Object.fromEntries(
       names.map((n) => [n, Math.round((hops[n].busyMs * 1000) / requests)]),
     ),
@@ -87,9 +122,14 @@ try {
   for (const p of parts) {
     rows[p] = Object.fromEntries(names.map((n) => [n, `${share(n, p).toFixed(1)}%`]));
   }
-  console.log(`\nCPU per hop (share of its busy time); profiles in ${dir}`);
+  const total = Object.values(rows['CPU µs per request (/proc)']).reduce((a, b) => a + b, 0);
+  console.log(
+    `\nCPU per hop (share of its busy time); whole chain ${total} µs CPU per request; ` +
+      `profiles in ${dir} (measured window ${fromUs}-${toUs} µs on the monotonic clock)`,
+  );
   console.table(rows);
 } finally {
   await stopAll(chain.flatMap((c) => c.processes));
   if (tokenServer) await tokenServer.stop();
+  if (influx) await influx.stop();
 }

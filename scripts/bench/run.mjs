@@ -8,8 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import * as chainCases from './lib/chain-cases.mjs';
 import { startTokenServer } from './lib/chain.mjs';
+import { chartSvg } from './lib/chart.mjs';
+import { startInfluxd } from './lib/influxd.mjs';
 import { parseOptions, USAGE } from './lib/options.mjs';
-import { checkPrerequisites, RESULTS_DIR } from './lib/paths.mjs';
+import { checkPrerequisites, DOCS_CHART, RESULTS_DIR } from './lib/paths.mjs';
 import { stopAll } from './lib/processes.mjs';
 import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
 import { metrics, route, telemetry } from './lib/route-cases.mjs';
@@ -39,16 +41,15 @@ const t0 = Date.now();
 const log = (line) =>
   console.log(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
-const needsTokens = opts.only.some((c) =>
-  ['chain-cache', 'chain-nocache', 'chain-express', 'soak'].includes(c),
-);
+const needs = (what) => opts.only.some((c) => chainCases.needsOf(c).includes(what) || c === 'soak');
 try {
   checkPrerequisites([
     'api-a',
     'api-b',
     'api-c',
     'api-d',
-    ...(needsTokens ? ['token-server'] : []),
+    'petstore',
+    ...(needs('tokens') ? ['token-server'] : []),
   ]);
 } catch (err) {
   console.error(err.message);
@@ -56,6 +57,7 @@ try {
 }
 
 let tokenServer;
+let influx;
 const ctx = {
   opts,
   log,
@@ -63,14 +65,33 @@ const ctx = {
     tokenServer ??= startTokenServer();
     return tokenServer;
   },
+  /** A real InfluxDB for the shipped configuration's metrics (scripts/influxdb.sh). */
+  async influx() {
+    influx ??= startInfluxd();
+    return influx;
+  },
 };
-const stopTokenServer = async () => {
-  if (!tokenServer) return;
-  const ts = await tokenServer.catch(() => undefined);
-  await stopAll([ts]);
+const stopShared = async () => {
+  const stops = [];
+  if (tokenServer)
+    stops.push(
+      tokenServer.then(
+        (ts) => stopAll([ts]),
+        () => undefined,
+      ),
+    );
+  if (influx)
+    stops.push(
+      influx.then(
+        (db) => db.stop(),
+        () => undefined,
+      ),
+    );
+  await Promise.all(stops);
+  if (ctx.logDir) fs.rmSync(ctx.logDir, { recursive: true, force: true });
 };
 process.once('SIGINT', () => {
-  void stopTokenServer().then(() => process.exit(130));
+  void stopShared().then(() => process.exit(130));
 });
 
 log(
@@ -115,7 +136,7 @@ for (const name of opts.only.filter((c) => RUNNERS[c])) {
     failed(name, err);
   }
 }
-await stopTokenServer();
+await stopShared();
 
 const table = withRatios(rows);
 const goals = targets(table);
@@ -131,7 +152,8 @@ console.log(
 );
 
 fs.mkdirSync(RESULTS_DIR, { recursive: true });
-const file = path.join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const file = path.join(RESULTS_DIR, `bench-${stamp}.json`);
 fs.writeFileSync(
   file,
   JSON.stringify(
@@ -152,5 +174,31 @@ fs.writeFileSync(
   ) + '\n',
 );
 fs.copyFileSync(file, path.join(RESULTS_DIR, 'latest.json'));
-console.log(`\nwritten to ${path.relative(process.cwd(), file)}`);
-process.exit(failures ? 1 : 0);
+const svg = chartSvg(
+  table,
+  `pnpm bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores, node ${process.version}${opts.quick ? ' (quick: figures not meaningful)' : ''}`,
+);
+const chart = path.join(RESULTS_DIR, `bench-${stamp}.svg`);
+fs.writeFileSync(chart, svg);
+fs.copyFileSync(chart, path.join(RESULTS_DIR, 'latest.svg'));
+console.log(
+  `\nwritten to ${path.relative(process.cwd(), file)} and ${path.relative(process.cwd(), chart)}`,
+);
+// The picture in docs/benchmarks.md is the latest full run's that compared the shipped
+// configuration with the baseline and the peer (never a quick run's).
+if (
+  !opts.quick &&
+  ['baseline', 'peer', 'shipped'].every((c) => table.some((r) => r.case === c && r.rps))
+) {
+  fs.writeFileSync(DOCS_CHART, svg);
+  console.log(`chart of this run written to ${path.relative(process.cwd(), DOCS_CHART)}`);
+}
+const missed = goals.filter((g) => g.verdict === 'MISS');
+if (failures) console.log(`\n${failures} case(s) failed or had failed requests`);
+if (!opts.quick && missed.length) {
+  console.log(
+    `\nMISSED target(s):\n${missed.map((g) => `- ${g.what}: ${g.value?.toFixed(2)} (target ${g.target})`).join('\n')}`,
+  );
+}
+// Quick figures mean nothing, so a quick run fails only when something did not work.
+process.exit(failures || (!opts.quick && missed.length) ? 1 : 0);

@@ -1,20 +1,27 @@
-// The chain cases: the bare chain and the service chain (both hosts) under autocannon, and the
-// soak; peak RSS per service.
+// The systems compared side by side in rotating rounds (the bare chain, the peer, the service
+// chain in each configuration, the petstore with 1 and 2 workers) and the soak; peak RSS per
+// service, CPU per request, and the load generator's share of the machine's CPU.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { autocannon } from './autocannon.mjs';
-import { fetchToken, startBareChain, startServiceChain } from './chain.mjs';
-import { expectMessages } from './https-request.mjs';
+import { closeLogs, fetchToken, startServiceChain } from './chain.mjs';
+import { expectAnswer, expectMessages } from './https-request.mjs';
 import { readCpuMs, sampleRss, stopAll } from './processes.mjs';
+import { SYSTEMS, SYSTEM_NAMES, needsOf } from './systems.mjs';
 
 const ALL = ['D', 'C', 'B', 'A'];
-const short = (name) => name.replace(/^(api|bare)-/, '');
+const short = (name) => name.replace(/^(api|bare|peer)-/, '');
 
 /** Peak RSS per service, e.g. {a: 81.2, b: 80.9, ...}. */
 const peaks = (rss) =>
   Object.fromEntries(Object.entries(rss).map(([n, s]) => [short(n), s.peakMb]));
 
-/** The user's token for api-a, from the real token server (client chain-user, scope api_a.r). */
+/** The user's token for api-a and the petstore, from the real token server (client chain-user). */
 export const userToken = (tokenServer) =>
-  fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r');
+  fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r read:pets');
+
+const pct = (share) => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '–');
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -22,58 +29,73 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-const SYSTEMS = {
-  baseline: { start: () => startBareChain(), baseline: null },
-  'chain-open': { start: () => startServiceChain({ security: 'off' }), baseline: 'baseline' },
-  'chain-cache': {
-    start: (tokenServer) => startServiceChain({ security: 'cache', tokenServer }),
-    baseline: 'chain-open',
-    secured: true,
-  },
-  'chain-nocache': {
-    start: (tokenServer) => startServiceChain({ security: 'nocache', tokenServer }),
-    baseline: 'chain-open',
-    secured: true,
-  },
-  // The same secured chain with every service on the Express host (server.yml framework).
-  'chain-express': {
-    start: (tokenServer) =>
-      startServiceChain({ security: 'cache', tokenServer, framework: 'express' }),
-    baseline: 'chain-cache',
-    secured: true,
-  },
+/** The shipped configuration's logs: a folder per run, one file per service (as .run/logs). */
+const logDir = (ctx) => {
+  ctx.logDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'bench-logs-'));
+  return ctx.logDir;
 };
-export const CHAIN_CASES = Object.keys(SYSTEMS);
+
+export const CHAIN_CASES = SYSTEM_NAMES;
+export { needsOf };
+
+/** Every process of a system, workers included (their CPU and RSS count too). */
+const processesOf = (system) => system.processes;
 
 /**
- * The chain cases side by side: every chain asked for is started (idle ones cost no CPU), warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
+ * The cases side by side: every system asked for is started (idle ones cost next to no CPU),
+ * checked, warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
  * shared machine hits every case alike; each figure is the median of the rounds.
  */
 export async function chainComparison(ctx, names) {
   const { opts, log } = ctx;
   const running = [];
   try {
-    const tokenServer = names.some((n) => SYSTEMS[n].secured) ? await ctx.tokenServer() : undefined;
-    const token = tokenServer ? await userToken(tokenServer) : undefined;
-    for (const name of names) {
-      log(`${name}: starting`);
-      const system = await SYSTEMS[name].start(tokenServer);
-      const headers = SYSTEMS[name].secured ? { Authorization: `Bearer ${token}` } : {};
-      running.push({ name, system, headers, runs: [], failed: 0, cpuMs: 0, requests: 0 });
-      await expectMessages(system.url, headers, ALL);
-      log(`${name}: warm-up ${opts.warmupS} s`);
-      await autocannon(system.url, {
-        connections: opts.connections,
-        durationS: opts.warmupS,
-        headers,
-      });
+    const shared = {
+      tokenServer: names.some((n) => needsOf(n).includes('tokens'))
+        ? await ctx.tokenServer()
+        : undefined,
+      influx: names.some((n) => needsOf(n).includes('influx')) ? await ctx.influx() : undefined,
+    };
+    const token = shared.tokenServer ? await userToken(shared.tokenServer) : undefined;
+    const env = { ...shared, logDir: logDir(ctx) };
+    // All systems start at once: each starts its hops one after another, and they do not share
+    // ports (port 0 everywhere).
+    const started = await Promise.allSettled(
+      names.map(async (name) => {
+        const dir = path.join(env.logDir, name);
+        fs.mkdirSync(dir, { recursive: true });
+        const s = await SYSTEMS[name].start({ ...env, logDir: dir });
+        running.push({ name, system: s });
+        return s;
+      }),
+    );
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    running.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
+    for (const c of running) {
+      const def = SYSTEMS[c.name];
+      c.headers = def.needs?.includes('tokens') ? { Authorization: `Bearer ${token}` } : {};
+      Object.assign(c, { runs: [], failed: 0, cpuMs: 0, loadCpuMs: 0, wallMs: 0, requests: 0 });
+      if (def.petstore) await expectAnswer(c.system.url, c.headers, '"name":"Rex"');
+      else await expectMessages(c.system.url, c.headers, ALL);
     }
-    // One sampler per chain: the service chains share process names (api-a ... api-d).
-    for (const c of running) c.sampler = sampleRss(c.system.processes);
+    log(`${running.length} system(s) up: ${running.map((c) => c.name).join(', ')}`);
+    if (opts.warmupS > 0) {
+      for (const c of running) {
+        log(`${c.name}: warm-up ${opts.warmupS} s`);
+        await autocannon(c.system.url, {
+          connections: opts.connections,
+          durationS: opts.warmupS,
+          headers: c.headers,
+        });
+      }
+    }
+    // One sampler per system: the service chains share process names (api-a ... api-d).
+    for (const c of running) c.sampler = sampleRss(processesOf(c.system));
     for (let round = 0; round < opts.rounds; round++) {
       for (let i = 0; i < running.length; i++) {
         const c = running[(i + round) % running.length];
-        const cpu = () => c.system.processes.reduce((sum, p) => sum + readCpuMs(p.pid), 0);
+        const cpu = () => processesOf(c.system).reduce((sum, p) => sum + readCpuMs(p.pid), 0);
         const cpuBefore = cpu();
         const r = await autocannon(c.system.url, {
           connections: opts.connections,
@@ -81,6 +103,8 @@ export async function chainComparison(ctx, names) {
           headers: c.headers,
         });
         c.cpuMs += cpu() - cpuBefore;
+        c.loadCpuMs += r.cpuMs;
+        c.wallMs += r.durationMs;
         c.requests += r.total;
         c.runs.push(r);
         c.failed += r.failed;
@@ -91,6 +115,7 @@ export async function chainComparison(ctx, names) {
       }
     }
     for (const c of running) c.rss = c.sampler.stop();
+    const cores = os.cpus().length;
     return running.map((c) => ({
       case: c.name,
       rps: median(c.runs.map((r) => r.rps)),
@@ -99,16 +124,22 @@ export async function chainComparison(ctx, names) {
       rssMb: peaks(c.rss),
       baseline: SYSTEMS[c.name].baseline,
       failed: c.failed,
-      // CPU of the whole chain (all four processes) per request: far less sensitive than req/s
+      // CPU of the whole system (all its processes) per request: far less sensitive than req/s
       // to the other work on a shared machine.
       cpuUsPerRequest: c.requests ? (c.cpuMs * 1000) / c.requests : null,
+      // The load generator's share of the machine (all cores) while it loaded this system.
+      loadCpuShare: c.wallMs ? c.loadCpuMs / (c.wallMs * cores) : null,
+      systemCpuShare: c.wallMs ? c.cpuMs / (c.wallMs * cores) : null,
       rounds: c.runs.map((r) => Math.round(r.rps)),
       notes:
         (c.failed ? `${c.failed} failed; ` : '') +
-        `req/s per round: ${c.runs.map((r) => r.rps.toFixed(0)).join(' ')}`,
+        `req/s per round: ${c.runs.map((r) => r.rps.toFixed(0)).join(' ')}; CPU share: load generator ` +
+        `${pct(c.loadCpuMs / (c.wallMs * cores))}, system ${pct(c.cpuMs / (c.wallMs * cores))}`,
     }));
   } finally {
-    await stopAll(running.flatMap((r) => r.system.processes));
+    const all = running.flatMap((r) => processesOf(r.system));
+    await stopAll(all);
+    await closeLogs(all);
   }
 }
 
@@ -118,25 +149,29 @@ async function withSystem(start, body) {
     return await body(system);
   } finally {
     await stopAll(system.processes);
+    await closeLogs(system.processes);
   }
 }
 
-/** The soak: the secured chain (cache on) at 64 connections for a minute; RSS after warm-up, end. */
+/**
+ * The soak: the shipped configuration at 64 connections for a minute after a warm-up; no request
+ * may fail, and RSS must not grow (each service's RSS after the warm-up and at the end).
+ */
 export const soak = async (ctx) => {
   const { opts, log } = ctx;
   const tokenServer = await ctx.tokenServer();
+  const influx = await ctx.influx();
   return withSystem(
-    () => startServiceChain({ security: 'cache', tokenServer }),
+    () => startServiceChain({ security: 'shipped', tokenServer, influx, logDir: logDir(ctx) }),
     async (s) => {
       const headers = { Authorization: `Bearer ${await userToken(tokenServer)}` };
       await expectMessages(s.url, headers, ALL);
       const sampler = sampleRss(s.processes);
       log(`soak: warm-up ${opts.soakWarmupS} s at 64 connections`);
-      const warm = await autocannon(s.url, {
-        connections: 64,
-        durationS: opts.soakWarmupS,
-        headers,
-      });
+      const warm =
+        opts.soakWarmupS > 0
+          ? await autocannon(s.url, { connections: 64, durationS: opts.soakWarmupS, headers })
+          : { failed: 0 };
       sampler.mark('warm');
       const fmt = (label) =>
         Object.entries(sampler.marks(label))
@@ -165,15 +200,16 @@ export const soak = async (ctx) => {
         p99: r.p99,
         rssMb: peaks(rss),
         failed,
-        baseline: 'chain-cache',
+        baseline: null,
         requests: r.total,
         rssWarmMb: Object.fromEntries(
           Object.entries(rss).map(([n, x]) => [short(n), x.marks.warm]),
         ),
         rssEndMb: Object.fromEntries(Object.entries(rss).map(([n, x]) => [short(n), x.marks.end])),
         rssGrowthMb: growth,
+        maxRssGrowthMb: Math.max(...Object.values(growth)),
         notes:
-          `${r.total} requests at 64 connections, ${failed} failed; RSS MB after warm-up → end: ` +
+          `shipped configuration; ${r.total} requests at 64 connections, ${failed} failed; RSS MB after warm-up → end: ` +
           Object.entries(rss)
             .map(([n, x]) => `${short(n)} ${x.marks.warm.toFixed(0)}→${x.marks.end.toFixed(0)}`)
             .join(', '),

@@ -1,10 +1,12 @@
 // The systems under measurement, started as real processes on loopback with port 0 (the OS
 // picks a free port, so the local run on 7441-7444/8443/6882/6886 and parallel tests never
-// clash): the bare node:https chain, the token server, and the chain services api-a ... api-d
-// (built, with a CONFIG_DIR override folder per service).
+// clash): the bare node:https chain, the peer (Fastify + fast-jwt + undici), the token server,
+// the chain services api-a ... api-d and the petstore (built, with a CONFIG_DIR override folder
+// per service).
+import fs from 'node:fs';
 import path from 'node:path';
 import { clientCredentialsToken } from '../../lib/https-request.cjs';
-import { BENCH_DIR, CERTS, configDir, serviceEntry } from './paths.mjs';
+import { BENCH_DIR, CERTS, ROOT, configDir, serviceEntry } from './paths.mjs';
 import { startProcess, stopAll } from './processes.mjs';
 
 const LETTERS = ['d', 'c', 'b', 'a'];
@@ -30,7 +32,7 @@ async function startHops(startHop) {
   return { processes: started.reverse(), url: entry };
 }
 
-/** Case 1: four bare node:https hops. */
+/** The bare chain: four hops of node:https alone. */
 export function startBareChain({ nodeArgs = [] } = {}) {
   return startHops((letter, downstreamPort) =>
     startProcess(`bare-${letter}`, path.join(BENCH_DIR, 'bare-hop.mjs'), {
@@ -38,6 +40,24 @@ export function startBareChain({ nodeArgs = [] } = {}) {
       args: [
         '--letter',
         letter.toUpperCase(),
+        ...(downstreamPort ? ['--downstream', url(downstreamPort)] : []),
+      ],
+    }),
+  );
+}
+
+/** The peer chain: four hops of peer-hop.mjs (Fastify 5, fast-jwt, undici); `h2` between hops. */
+export function startPeerChain({ tokenServer, h2 = false, nodeArgs = [] }) {
+  return startHops((letter, downstreamPort) =>
+    startProcess(`peer-${letter}`, path.join(BENCH_DIR, 'peer-hop.mjs'), {
+      nodeArgs,
+      env: { CERTS_DIR: CERTS },
+      args: [
+        '--letter',
+        letter.toUpperCase(),
+        '--token-url',
+        tokenServer.tokenUrl,
+        ...(h2 ? ['--h2'] : []),
         ...(downstreamPort ? ['--downstream', url(downstreamPort)] : []),
       ],
     }),
@@ -75,22 +95,41 @@ shutdownTimeoutMs: 1000
 /** A client-credentials token from the token server (light-oauth2 protocol, Basic auth). */
 export const fetchToken = clientCredentialsToken;
 
-const serverYml = (letter, framework) => `serviceId: com.networknt.api${letter}-1.0.0
+/** server.yml of a bench service: its id, loopback, a free port, the host, extra keys. */
+const serverYml = (serviceId, { framework = 'native', ...extra } = {}) =>
+  `serviceId: ${serviceId}
 ip: 127.0.0.1
 httpsPort: 0
 keyFile: ${CERTS}/server.key
 certFile: ${CERTS}/server.crt
 framework: ${framework}
-`;
+${Object.entries(extra)
+  .map(([k, v]) => `${k}: ${v}\n`)
+  .join('')}`;
 
 /**
  * security.yml per mode: off, or on with (`cache`) or without (`nocache`) the verified-token
- * cache. The audit log is off in every mode: a log line per request would measure pino.
+ * cache, the audit line off (the cases that isolate verification); `shipped` is the file the
+ * local run ships (config/local/<service>/security.yml: cache on, an audit line per verified
+ * request), `shipped-no-audit` the same file with the audit line off.
  */
-export const securityYml = (mode) =>
-  mode === 'off'
-    ? 'enableVerifyJwt: false\n'
-    : `enableVerifyJwt: true
+export const securityYml = (mode, service = 'api-a') => {
+  if (mode === 'off') return 'enableVerifyJwt: false\n';
+  if (mode === 'shipped' || mode === 'shipped-no-audit') {
+    const shipped = fs.readFileSync(
+      path.join(ROOT, 'config', 'local', service, 'security.yml'),
+      'utf8',
+    );
+    if (mode === 'shipped') return shipped;
+    const off = shipped.replace(/^logClientUserScope: true$/m, 'logClientUserScope: false');
+    if (off === shipped) {
+      throw new Error(
+        `config/local/${service}/security.yml no longer sets logClientUserScope: true`,
+      );
+    }
+    return off;
+  }
+  return `enableVerifyJwt: true
 enableVerifyScope: true
 jwt:
   certificate:
@@ -101,8 +140,30 @@ logJwtToken: false
 logClientUserScope: false
 enableJwtCache: ${mode === 'cache'}
 `;
+};
 
-const clientYml = (letter, tokenServer) => {
+/**
+ * The shipped metrics: the compose folder's metrics.yml (on, every minute) pointed at the
+ * bench's InfluxDB, and its prometheus.yml (GET /metrics with the process metrics) when it ships one.
+ */
+function shippedMetrics(service, influx) {
+  const folder = path.join(ROOT, 'config', service, 'config');
+  const metrics = fs
+    .readFileSync(path.join(folder, 'metrics.yml'), 'utf8')
+    .replace(/^influxdbHost: .*$/m, `influxdbHost: ${influx.host}`)
+    .replace(/^influxdbPort: .*$/m, `influxdbPort: ${influx.port}`);
+  if (!metrics.includes(`influxdbPort: ${influx.port}`)) {
+    throw new Error(
+      `config/${service}/config/metrics.yml has no influxdbPort to point at the bench's InfluxDB`,
+    );
+  }
+  const files = { 'metrics.yml': metrics };
+  const prometheus = path.join(folder, 'prometheus.yml');
+  if (fs.existsSync(prometheus)) files['prometheus.yml'] = fs.readFileSync(prometheus, 'utf8');
+  return files;
+}
+
+const clientYml = (letter, tokenServer, request = {}) => {
   const scope = NEXT[letter] ? `[api_${NEXT[letter]}.r, api_${NEXT[letter]}.w]` : '[]';
   const oauth = tokenServer
     ? `oauth:
@@ -110,12 +171,14 @@ const clientYml = (letter, tokenServer) => {
     server_url: ${tokenServer.tokenUrl}
     client_credentials:
       uri: /oauth2/token
-      client_id: api-${letter}-client
+      client_id: ${letter === 'petstore' ? 'petstore' : `api-${letter}`}-client
       scope: ${scope}
   key:
     server_url: ${tokenServer.keyUrl}
     uri: /oauth2/key
-    client_id: api-${letter}-client
+    client_id: ${letter === 'petstore' ? 'petstore' : `api-${letter}`}-client
+    audience: urn:chain:api
+    issuer: https://localhost:6882
 `
     : '';
   return `tls:
@@ -124,40 +187,78 @@ const clientYml = (letter, tokenServer) => {
   trustStore: ${CERTS}/ca.crt
 request:
   timeout: 3000
-${oauth}`;
+${Object.entries(request)
+  .map(([k, v]) => `  ${k}: ${v}\n`)
+  .join('')}${oauth}`;
 };
 
 /**
- * The built chain api-a ... api-d. `security`: off | cache | nocache; a token server is needed
- * when security is on (each service fetches its own client-credentials token there).
- * `framework`: the host of the request pipeline (server.yml), native (default) or express.
+ * Starts one built service with its override folder. `logDir`: its stdout (the JSON log) is also
+ * appended to `<logDir>/<name>.log` as `pnpm start` does (through the runner's pipe).
+ */
+function startService(name, files, { nodeArgs = [], logDir, env = {} } = {}) {
+  return startProcess(name, serviceEntry(name), {
+    env: { CONFIG_DIR: configDir(files), CERTS_DIR: CERTS, ...env },
+    nodeArgs,
+    logFile: logDir ? path.join(logDir, `${name}.log`) : undefined,
+  });
+}
+
+/**
+ * The built chain api-a ... api-d.
+ * - `security`: off | cache | nocache | shipped | shipped-no-audit (securityYml); a token server
+ *   is needed when security is on (each service fetches its own client-credentials token there).
+ * - `influx`: metrics on as shipped (metrics.yml + prometheus.yml of config/<service>/config),
+ *   reporting to this InfluxDB; without it metrics are off.
+ * - `logDir`: every service's log appended to a file there, as `pnpm start` writes them.
+ * - `server`: extra server.yml keys (framework, enableHttp2, workers); `request`: extra
+ *   client.yml `request` keys (enableHttp2).
  */
 export function startServiceChain({
   security,
   tokenServer,
   only,
   nodeArgs = [],
-  framework = 'native',
+  influx,
+  logDir,
+  server = {},
+  request = {},
 }) {
   const startOne = (letter, downstreamPort) => {
+    const name = `api-${letter}`;
     const files = {
-      'server.yml': serverYml(letter, framework),
-      'security.yml': securityYml(security),
-      'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer),
+      'server.yml': serverYml(`com.networknt.api${letter}-1.0.0`, server),
+      'security.yml': securityYml(security, name),
+      'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer, request),
       'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
-      'metrics.yml': 'enabled: false\n',
+      ...(influx ? shippedMetrics(name, influx) : { 'metrics.yml': 'enabled: false\n' }),
     };
     if (NEXT[letter]) {
       files[`api_${letter}.yml`] =
         `api_${NEXT[letter]}_host: https://localhost:${downstreamPort}\napi_${NEXT[letter]}_path: /v1/data\n`;
     }
-    return startProcess(`api-${letter}`, serviceEntry(`api-${letter}`), {
-      env: { CONFIG_DIR: configDir(files), CERTS_DIR: CERTS },
-      nodeArgs,
-    });
+    return startService(name, files, { nodeArgs, logDir });
   };
   if (only) {
     return startOne(only).then((proc) => ({ processes: [proc], url: url(proc.port) }));
   }
   return startHops(startOne);
+}
+
+/** The petstore alone, in its shipped configuration (security, audit, metrics); `server`: workers. */
+export async function startPetstore({ tokenServer, influx, logDir, server = {}, nodeArgs = [] }) {
+  const files = {
+    'server.yml': serverYml('com.networknt.petstore-1.0.0', server),
+    'security.yml': securityYml('shipped', 'petstore'),
+    'client.yml': clientYml('petstore', tokenServer),
+    'secret.yml': 'keyClientSecret: petstore-secret\n',
+    ...(influx ? shippedMetrics('petstore', influx) : { 'metrics.yml': 'enabled: false\n' }),
+  };
+  const proc = await startService('petstore', files, { nodeArgs, logDir });
+  return { processes: [proc], url: `https://localhost:${proc.port}/v2/pet/1` };
+}
+
+/** Waits until the log files of stopped services hold everything they wrote. */
+export async function closeLogs(processes) {
+  await Promise.all(processes.map((p) => p.logClosed));
 }

@@ -37,8 +37,13 @@ const PARTS = [
   ],
 ];
 
-/** Milliseconds of CPU per part (idle excluded from `busyMs`). */
-export function splitProfile(file) {
+/**
+ * Milliseconds of CPU per part (idle excluded from `busyMs`). `window`: only the samples taken
+ * between `fromUs` and `toUs` (microseconds of the monotonic clock, as `process.hrtime.bigint()`
+ * / 1000 reads it in any process of the machine: V8 stamps its samples on the same clock), so
+ * that the start-up of the process does not count.
+ */
+export function splitProfile(file, window) {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
@@ -59,9 +64,13 @@ export function splitProfile(file) {
     return part;
   };
   const ms = {};
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (window && (at < window.fromUs || at > window.toUs)) return;
     const part = classify(id);
-    ms[part] = (ms[part] ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000;
+    ms[part] = (ms[part] ?? 0) + delta / 1000;
   });
   const busyMs = Object.entries(ms)
     .filter(([part]) => part !== 'idle')

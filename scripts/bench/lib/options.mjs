@@ -1,25 +1,17 @@
 // Command-line options of run.mjs.
-export const CASES = [
-  'baseline',
-  'chain-open',
-  'chain-cache',
-  'chain-nocache',
-  'chain-express',
-  'route',
-  'soak',
-  'tokens',
-  'metrics',
-  'telemetry',
-];
+import { CHAIN_CASES } from './chain-cases.mjs';
+
+export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry'];
 
 export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [options])
-  --duration S       seconds of load per chain case and round (default 4; --quick 2)
+  --duration S       seconds of load per chain case and round (default 4; --quick 1)
   --rounds N         rounds of the chain cases, in rotating order; medians (default 5; --quick 1)
-  --connections N    autocannon connections for the chain cases (default 32)
+  --connections N    connections of the load generator for the chain cases (default 32)
   --only a,b         cases to run, of: ${CASES.join(', ')}
-  --tokens N         distinct tokens in the memory case (default 1000000; --quick 2000)
-  --soak S           seconds of the soak (default 60; --quick 3)
-  --quick            a few seconds per case: proves the script works, figures are not meaningful
+  --skip a,b         cases to leave out of the run
+  --tokens N         distinct tokens in the memory case (default 1000000; --quick 1000)
+  --soak S           seconds of the soak (default 60; --quick 1)
+  --quick            every case for a moment: proves the script works, figures are not meaningful
   --help`;
 
 export function parseOptions(argv) {
@@ -39,28 +31,30 @@ export function parseOptions(argv) {
       throw new Error(`--${name} must be a positive number, got ${v}`);
     return n;
   };
-  const quick = has('quick');
-  const only =
-    value('only')
+  const list = (name) =>
+    value(name)
       ?.split(',')
       .map((s) => s.trim())
-      .filter(Boolean) ?? CASES;
-  const unknown = only.filter((c) => !CASES.includes(c));
+      .filter(Boolean);
+  const quick = has('quick');
+  const only = list('only') ?? CASES;
+  const skip = list('skip') ?? [];
+  const unknown = [...only, ...skip].filter((c) => !CASES.includes(c));
   if (unknown.length)
     throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
-  const durationS = number('duration', quick ? 2 : 4);
+  const durationS = number('duration', quick ? 1 : 4);
   return {
     help: has('help'),
     quick,
-    only,
+    only: only.filter((c) => !skip.includes(c)),
     durationS,
-    warmupS: quick ? 1 : Math.min(3, durationS),
+    warmupS: quick ? 0 : Math.min(3, durationS),
     connections: number('connections', 32),
     rounds: Math.floor(number('rounds', quick ? 1 : 5)),
     explicitDuration: value('duration') !== undefined,
     explicitConnections: value('connections') !== undefined,
-    tokens: Math.floor(number('tokens', quick ? 2000 : 1_000_000)),
-    soakS: number('soak', quick ? 3 : 60),
-    soakWarmupS: quick ? 1 : 10,
+    tokens: Math.floor(number('tokens', quick ? 1000 : 1_000_000)),
+    soakS: number('soak', quick ? 1 : 60),
+    soakWarmupS: quick ? 0 : 10,
   };
 }

@@ -29,3 +29,6 @@ export function checkPrerequisites(services) {
     throw new Error(`missing ${missing.join(', ')}: run pnpm certs && pnpm build first`);
   }
 }
+
+/** The chart of the latest full run, shown in docs/benchmarks.md. */
+export const DOCS_CHART = path.join(ROOT, 'docs', 'benchmarks-latest.svg');

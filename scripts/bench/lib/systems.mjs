@@ -1,0 +1,78 @@
+// Every system the bench can measure, by case name: how to start it and what it needs. The
+// chain comparison (chain-cases.mjs) runs them side by side; profile.mjs profiles one.
+import { startBareChain, startPeerChain, startPetstore, startServiceChain } from './chain.mjs';
+
+/** HTTP between hops: server.yml enableHttp2 and client.yml request.enableHttp2 together. */
+const http2 = (on) => ({ server: { enableHttp2: on }, request: { enableHttp2: on } });
+
+/** The service chain with the shared parts of `env` (token server, InfluxDB, log folder). */
+const chain =
+  (options, { metrics = false } = {}) =>
+  (env) =>
+    startServiceChain({
+      tokenServer: env.tokenServer,
+      influx: metrics ? env.influx : undefined,
+      logDir: env.logDir,
+      nodeArgs: env.nodeArgs,
+      ...options,
+    });
+
+/** What `pnpm start` and the compose folders run, with `extra` changed. */
+const shipped = (extra = {}, metrics = true) =>
+  chain({ security: 'shipped', ...extra }, { metrics });
+
+const petstore = (workers) => (env) =>
+  startPetstore({
+    tokenServer: env.tokenServer,
+    influx: env.influx,
+    logDir: env.logDir,
+    nodeArgs: env.nodeArgs,
+    server: { workers },
+  });
+
+const TOKENS = ['tokens'];
+const SHIPPED = ['tokens', 'influx'];
+
+/**
+ * `start(env)`: the system (its processes and its entry URL); `needs`: what must run first;
+ * `baseline`: the row its ratio column compares with; `petstore`: its entry is the petstore's
+ * GET /v2/pet/1.
+ */
+export const SYSTEMS = {
+  // Four hops of node:https alone: the limit of this machine.
+  baseline: { start: (env) => startBareChain(env), baseline: null },
+  // The peer a Node user would write by hand: Fastify 5 + fast-jwt (cache) + undici.
+  peer: { start: (env) => startPeerChain(env), baseline: 'baseline', needs: TOKENS },
+  'peer-h2': {
+    start: (env) => startPeerChain({ ...env, h2: true }),
+    baseline: 'baseline',
+    needs: TOKENS,
+  },
+  // The service chain with one feature at a time (no audit line, no metrics).
+  'chain-open': { start: chain({ security: 'off' }), baseline: 'baseline' },
+  'chain-cache': { start: chain({ security: 'cache' }), baseline: 'baseline', needs: TOKENS },
+  'chain-nocache': { start: chain({ security: 'nocache' }), baseline: 'baseline', needs: TOKENS },
+  'chain-express': {
+    start: chain({ security: 'cache', server: { framework: 'express' } }),
+    baseline: 'baseline',
+    needs: TOKENS,
+  },
+  // What `pnpm start` and the compose folders run: security on with the cache, an audit line per
+  // verified request at every hop, metrics to a real InfluxDB and /metrics, logs through a pipe
+  // into files; HTTP between hops as the defaults have it. Then each feature off in turn.
+  shipped: { start: shipped(), baseline: 'baseline', needs: SHIPPED },
+  'shipped-no-audit': {
+    start: shipped({ security: 'shipped-no-audit' }),
+    baseline: 'baseline',
+    needs: SHIPPED,
+  },
+  'shipped-no-metrics': { start: shipped({}, false), baseline: 'baseline', needs: SHIPPED },
+  'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
+  'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
+  // The petstore alone, shipped configuration, one worker process and two (server.yml workers).
+  'petstore-1w': { start: petstore(1), baseline: null, needs: SHIPPED, petstore: true },
+  'petstore-2w': { start: petstore(2), baseline: 'petstore-1w', needs: SHIPPED, petstore: true },
+};
+
+export const SYSTEM_NAMES = Object.keys(SYSTEMS);
+export const needsOf = (name) => SYSTEMS[name]?.needs ?? [];
