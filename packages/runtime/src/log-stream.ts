@@ -3,7 +3,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 
 export interface LogStreamOptions {
-  /** Longest time a line waits before it is written (default 10 ms). */
+  /**
+   * Longest time a line waits before it is written. Default 0: at the end of the event loop's
+   * turn (setImmediate), so that the lines of every request handled in one turn go out in one
+   * write and a line is in the file before the answer of its request reaches the client.
+   */
   flushMs?: number;
   /**
    * Largest single write, in bytes, made of whole lines (default 4096: PIPE_BUF, so that the
@@ -23,7 +27,7 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 /**
  * The destination of the service's log lines (pino writes one JSON line per `write`): lines are
  * batched and written from the main thread with one non-blocking `write(2)` per batch, whole lines
- * of at most `maxWriteBytes` each, at most `flushMs` after the first of them. A pipe whose reader
+ * of at most `maxWriteBytes` each, at the end of the event loop's turn (or `flushMs` after the first of them). A pipe whose reader
  * does not keep up costs memory (bounded by `maxPendingBytes`), never a blocked event loop; a
  * reader that is gone (EPIPE) ends logging, not the process. On exit (`process.exit`, the end of
  * the event loop, a fatal error) whatever is pending is written synchronously, within a second.
@@ -39,6 +43,7 @@ export class LogStream extends EventEmitter {
   /** The unwritten end of a write the reader took only partly. */
   private partial: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private waiting = false;
   private brokenBy: string | undefined;
   private abandoned = false;
@@ -54,7 +59,7 @@ export class LogStream extends EventEmitter {
     options: LogStreamOptions = {},
   ) {
     super();
-    this.flushMs = options.flushMs ?? 10;
+    this.flushMs = options.flushMs ?? 0;
     this.maxWriteBytes = options.maxWriteBytes ?? 4096;
     this.maxPendingBytes = options.maxPendingBytes ?? 32 * 1024 * 1024;
     this.handle = nonBlocking(fd);
@@ -87,22 +92,26 @@ export class LogStream extends EventEmitter {
     }
     this.pending.push(line);
     this.pendingBytes += line.length;
-    if (!this.timer && !this.waiting) {
+    if (!this.timer && !this.immediate && !this.waiting) {
       live.add(this);
-      // A burst larger than one write goes out at once; a trickle waits for company.
-      this.timer = setTimeout(
-        () => this.flush(),
-        this.pendingBytes >= this.maxWriteBytes ? 0 : this.flushMs,
-      );
-      this.timer.unref();
+      if (this.flushMs === 0) {
+        this.immediate = setImmediate(() => this.flush());
+        this.immediate.unref();
+      } else {
+        // A burst larger than one write goes out at once; a trickle waits for company.
+        this.timer = setTimeout(
+          () => this.flush(),
+          this.pendingBytes >= this.maxWriteBytes ? 0 : this.flushMs,
+        );
+        this.timer.unref();
+      }
     }
     return true;
   }
 
   /** Writes what is pending now, as far as the reader takes it; retries later for the rest. */
   flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelScheduled();
     this.waiting = false;
     const result = this.writeOut();
     if (result === 'again') {
@@ -120,8 +129,7 @@ export class LogStream extends EventEmitter {
    * (default 1000); used on exit. A reader gone or given up on is not waited for.
    */
   flushSync(timeoutMs = 1000): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelScheduled();
     const until = Date.now() + timeoutMs;
     while (!this.brokenBy && !this.abandoned && this.busy) {
       if (this.writeOut() !== 'again') break;
@@ -152,6 +160,13 @@ export class LogStream extends EventEmitter {
       this.once('broken', done);
       this.flush();
     });
+  }
+
+  private cancelScheduled(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.immediate) clearImmediate(this.immediate);
+    this.immediate = undefined;
   }
 
   /** 'done', 'again' (the reader is full), or 'broken'. */
