@@ -50,7 +50,6 @@ const load = (name: string, service: string, env: NodeJS.ProcessEnv = {}) => {
 };
 
 const SERVER_WARNINGS = [
-  'server.yml enableHttp2',
   'server.yml keyPass',
   'server.yml truststoreName',
   'server.yml truststorePass',
@@ -91,7 +90,6 @@ const LIGHT4J_WARNINGS = [
   'client.yml oauth.sign',
   'client.yml oauth.deref',
   ...REQUEST([
-    'enableHttp2',
     'connectionPoolSize',
     'connectionExpireTime',
     'maxReqPerConn',
@@ -170,7 +168,7 @@ describe("light-4j's own config files", () => {
         .filter((l) => l.level === 40);
       expect(warned.length).toBe(LIGHT4J_WARNINGS.length);
       expect(warned[0].msg).toBe(
-        `${dir}/server.yml key "enableHttp2": light-4j key not supported here; ignored (served over HTTP/1.1)`,
+        `${dir}/server.yml key "keyPass": light-4j key not supported here; ignored (a PKCS12 keystore is opened with keystorePass)`,
       );
       expect(new Set(warned.map((w) => w.msg)).size).toBe(warned.length);
       const url = `https://localhost:${service.port}/v2/pet/1`;
@@ -205,7 +203,6 @@ describe("light-example-4j's ms_chain api_a", () => {
       'client.yml oauth.sign',
       'client.yml oauth.deref',
       ...REQUEST([
-        'enableHttp2',
         'connectionPoolSize',
         'maxReqPerConn',
         'maxConnectionNumPerHost',

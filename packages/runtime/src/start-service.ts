@@ -120,9 +120,6 @@ async function listen(
   const gate = new ShutdownGate();
   // The Express host's request and response objects are HTTP/1.1's: it serves HTTP/1.1 only.
   const served = { listener: app.listener, gate, http2: app.framework === 'native' };
-  if (serverConfig.enableHttp2 && serverConfig.enableHttps && !served.http2) {
-    log.info('HTTP/1.1 only: the Express host does not run on HTTP/2 (server.yml enableHttp2)');
-  }
   const servers: (http.Server | http2.Http2SecureServer)[] = [];
   const ports: RunningService['ports'] = {};
 
