@@ -3,8 +3,9 @@ import path from 'node:path';
 import { runToExit } from '../../scripts/lib/processes.cjs';
 import { ROOT } from '../support/service-process';
 
-// Smoke of `pnpm bench`: the quick mode starts the bare chain and the service chain as
-// processes, loads them for a second or two and prints the table. No figure is asserted: this
+// Smoke of `pnpm bench`: the quick mode starts the bare chain, the Fastify peer and the service
+// chain in its shipped configuration (with a real InfluxDB) as processes, loads them for a
+// second, runs the route, soak and token cases beside them, and prints the table and the chart. No figure is asserted: this
 // machine is shared and noisy; the figures live in docs/benchmarks.md.
 jest.setTimeout(90000);
 
@@ -12,8 +13,8 @@ const run = (args: string[]) =>
   runToExit(path.join(ROOT, 'scripts', 'bench', 'run.mjs'), { args, cwd: ROOT, timeoutMs: 85000 });
 
 describe('pnpm bench --quick', () => {
-  it('runs the baseline and the open chain and prints the table', async () => {
-    const { code, stdout, stderr } = await run(['--quick', '--only', 'baseline,chain-open']);
+  it('runs the baseline, the peer and the shipped chain and prints the table', async () => {
+    const { code, stdout, stderr } = await run(['--quick']);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain(
       '| case | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | baseline | ratio | notes |',
@@ -21,23 +22,41 @@ describe('pnpm bench --quick', () => {
     expect(stdout).toMatch(
       /^\| baseline \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \| a \d+, b \d+, c \d+, d \d+ \| – \| – \|/m,
     );
-    expect(stdout).toMatch(
-      /^\| chain-open \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \| a \d+, b \d+, c \d+, d \d+ \| baseline \| [\d.]+ \|/m,
-    );
+    for (const name of ['peer', 'shipped']) {
+      expect(stdout).toMatch(
+        new RegExp(
+          `^\\| ${name} \\| \\d+ \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| a \\d+, b \\d+, c \\d+, d \\d+ \\| baseline \\| [\\d.]+ \\|`,
+          'm',
+        ),
+      );
+    }
     expect(stdout).toContain('chain security on (cache) / security off: – (target >= 0.85)');
+    const chart = /written to \S+\.json and (\S+\.svg)/.exec(stdout)?.[1];
+    expect(fs.readFileSync(path.resolve(ROOT, chart!), 'utf8')).toMatch(
+      /^<svg[^>]*>[\s\S]*shipped[\s\S]*<\/svg>\s*$/,
+    );
     const written = /written to (\S+\.json)/.exec(stdout)?.[1];
     const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
       rows: { case: string; failed: number }[];
     };
-    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([
+    expect(result.rows.map((r) => [r.case, r.failed ?? 0])).toEqual([
       ['baseline', 0],
-      ['chain-open', 0],
+      ['peer', 0],
+      ['shipped', 0],
+      ['route: none', 0],
+      ['route: chain-security cache on', 0],
+      ['route: chain-security cache off', 0],
+      ['route: express-oauth2-jwt-bearer', 0],
+      ['soak', 0],
+      ['tokens', 0],
     ]);
   });
 
   it('refuses an unknown case with the list of cases (exit 2)', async () => {
     const { code, stderr } = await run(['--only', 'nonsense']);
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown case(s) nonsense; cases: baseline, chain-open');
+    expect(stderr).toContain(
+      'unknown case(s) nonsense; cases: baseline, peer, peer-h2, chain-open',
+    );
   });
 });

@@ -245,19 +245,6 @@ export function startServiceChain({
   return startHops(startOne);
 }
 
-/** The petstore alone, in its shipped configuration (security, audit, metrics); `server`: workers. */
-export async function startPetstore({ tokenServer, influx, logDir, server = {}, nodeArgs = [] }) {
-  const files = {
-    'server.yml': serverYml('com.networknt.petstore-1.0.0', server),
-    'security.yml': securityYml('shipped', 'petstore'),
-    'client.yml': clientYml('petstore', tokenServer),
-    'secret.yml': 'keyClientSecret: petstore-secret\n',
-    ...(influx ? shippedMetrics('petstore', influx) : { 'metrics.yml': 'enabled: false\n' }),
-  };
-  const proc = await startService('petstore', files, { nodeArgs, logDir });
-  return { processes: [proc], url: `https://localhost:${proc.port}/v2/pet/1` };
-}
-
 /** Waits until the log files of stopped services hold everything they wrote. */
 export async function closeLogs(processes) {
   await Promise.all(processes.map((p) => p.logClosed));

@@ -3,6 +3,14 @@ import { CHAIN_CASES } from './chain-cases.mjs';
 
 export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry'];
 
+/**
+ * What `--quick` runs without `--only`: one system of each kind side by side (the bare chain, the
+ * peer, the shipped configuration), the route, the soak and the token cases, for a moment each.
+ * The metrics and telemetry overhead scripts start their own services and InfluxDB; they have a
+ * quick mode of their own (`--quick --only metrics,telemetry`).
+ */
+export const QUICK_CASES = ['baseline', 'peer', 'shipped', 'route', 'soak', 'tokens'];
+
 export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [options])
   --duration S       seconds of load per chain case and round (default 4; --quick 1)
   --rounds N         rounds of the chain cases, in rotating order; medians (default 5; --quick 1)
@@ -11,7 +19,8 @@ export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [opt
   --skip a,b         cases to leave out of the run
   --tokens N         distinct tokens in the memory case (default 1000000; --quick 1000)
   --soak S           seconds of the soak (default 60; --quick 1)
-  --quick            every case for a moment: proves the script works, figures are not meaningful
+  --quick            ${QUICK_CASES.join(', ')} for a moment each, side by side: proves the
+                     script works in under 20 s, figures are not meaningful
   --help`;
 
 export function parseOptions(argv) {
@@ -37,7 +46,7 @@ export function parseOptions(argv) {
       .map((s) => s.trim())
       .filter(Boolean);
   const quick = has('quick');
-  const only = list('only') ?? CASES;
+  const only = list('only') ?? (quick ? QUICK_CASES : CASES);
   const skip = list('skip') ?? [];
   const unknown = [...only, ...skip].filter((c) => !CASES.includes(c));
   if (unknown.length)

@@ -117,12 +117,6 @@ export function targets(rows) {
       cpu: cpu('peer-h2', 'peer'),
     },
     {
-      what: 'petstore: 2 workers / 1 worker',
-      value: ratio('petstore-2w', 'petstore-1w'),
-      min: 1.3,
-      cpu: cpu('petstore-2w', 'petstore-1w'),
-    },
-    {
       what: 'chain security on (cache) / bare baseline',
       value: ratio('chain-cache', 'baseline'),
       min: 0.5,

@@ -1,6 +1,6 @@
 // Every system the bench can measure, by case name: how to start it and what it needs. The
 // chain comparison (chain-cases.mjs) runs them side by side; profile.mjs profiles one.
-import { startBareChain, startPeerChain, startPetstore, startServiceChain } from './chain.mjs';
+import { startBareChain, startPeerChain, startServiceChain } from './chain.mjs';
 
 /** HTTP between hops: server.yml enableHttp2 and client.yml request.enableHttp2 together. */
 const http2 = (on) => ({ server: { enableHttp2: on }, request: { enableHttp2: on } });
@@ -21,22 +21,12 @@ const chain =
 const shipped = (extra = {}, metrics = true) =>
   chain({ security: 'shipped', ...extra }, { metrics });
 
-const petstore = (workers) => (env) =>
-  startPetstore({
-    tokenServer: env.tokenServer,
-    influx: env.influx,
-    logDir: env.logDir,
-    nodeArgs: env.nodeArgs,
-    server: { workers },
-  });
-
 const TOKENS = ['tokens'];
 const SHIPPED = ['tokens', 'influx'];
 
 /**
  * `start(env)`: the system (its processes and its entry URL); `needs`: what must run first;
- * `baseline`: the row its ratio column compares with; `petstore`: its entry is the petstore's
- * GET /v2/pet/1.
+ * `baseline`: the row its ratio column compares with.
  */
 export const SYSTEMS = {
   // Four hops of node:https alone: the limit of this machine.
@@ -69,9 +59,6 @@ export const SYSTEMS = {
   'shipped-no-metrics': { start: shipped({}, false), baseline: 'baseline', needs: SHIPPED },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
-  // The petstore alone, shipped configuration, one worker process and two (server.yml workers).
-  'petstore-1w': { start: petstore(1), baseline: null, needs: SHIPPED, petstore: true },
-  'petstore-2w': { start: petstore(2), baseline: 'petstore-1w', needs: SHIPPED, petstore: true },
 };
 
 export const SYSTEM_NAMES = Object.keys(SYSTEMS);
