@@ -4,11 +4,14 @@ import net from 'node:net';
 
 export interface LogStreamOptions {
   /**
-   * Longest time a line waits before it is written. Default 0: at the end of the event loop's
-   * turn (setImmediate), so that the lines of every request handled in one turn go out in one
-   * write and a line is in the file before the answer of its request reaches the client.
+   * Longest time a line waits before it is written. Default: adaptive. A line that comes after a
+   * quiet spell goes out at the end of the event loop's turn (setImmediate), so that it is in the
+   * file before the answer of its request reaches the client; while lines keep coming, writes are
+   * at least `minIntervalMs` apart, so that a busy service makes one write per batch of requests.
    */
   flushMs?: number;
+  /** With the adaptive `flushMs`: the shortest time between two writes (default 5 ms). */
+  minIntervalMs?: number;
   /**
    * Largest single write, in bytes, made of whole lines (default 4096: PIPE_BUF, so that the
    * workers of one service, which share the pipe, never interleave inside a line).
@@ -27,7 +30,8 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 /**
  * The destination of the service's log lines (pino writes one JSON line per `write`): lines are
  * batched and written from the main thread with one non-blocking `write(2)` per batch, whole lines
- * of at most `maxWriteBytes` each, at the end of the event loop's turn (or `flushMs` after the first of them). A pipe whose reader
+ * of at most `maxWriteBytes` each, at the end of the event loop's turn or a few milliseconds later
+ * under load (`flushMs`, `minIntervalMs`). A pipe whose reader
  * does not keep up costs memory (bounded by `maxPendingBytes`), never a blocked event loop; a
  * reader that is gone (EPIPE) ends logging, not the process. On exit (`process.exit`, the end of
  * the event loop, a fatal error) whatever is pending is written synchronously, within a second.
@@ -48,7 +52,10 @@ export class LogStream extends EventEmitter {
   private brokenBy: string | undefined;
   private abandoned = false;
   private dropped = 0;
-  private readonly flushMs: number;
+  private readonly flushMs: number | undefined;
+  private readonly minIntervalMs: number;
+  /** When the last write went out (performance.now()). */
+  private lastFlushAt = -Infinity;
   private readonly maxWriteBytes: number;
   private readonly maxPendingBytes: number;
   /** Keeps a libuv handle on a pipe or socket fd: it put the fd in non-blocking mode. */
@@ -59,7 +66,8 @@ export class LogStream extends EventEmitter {
     options: LogStreamOptions = {},
   ) {
     super();
-    this.flushMs = options.flushMs ?? 0;
+    this.flushMs = options.flushMs;
+    this.minIntervalMs = options.minIntervalMs ?? 5;
     this.maxWriteBytes = options.maxWriteBytes ?? 4096;
     this.maxPendingBytes = options.maxPendingBytes ?? 32 * 1024 * 1024;
     this.handle = nonBlocking(fd);
@@ -94,9 +102,15 @@ export class LogStream extends EventEmitter {
     this.pendingBytes += line.length;
     if (!this.timer && !this.immediate && !this.waiting) {
       live.add(this);
-      if (this.flushMs === 0) {
-        this.immediate = setImmediate(() => this.flush());
-        this.immediate.unref();
+      if (this.flushMs === undefined) {
+        const wait = this.lastFlushAt + this.minIntervalMs - performance.now();
+        if (wait <= 0) {
+          this.immediate = setImmediate(() => this.flush());
+          this.immediate.unref();
+        } else {
+          this.timer = setTimeout(() => this.flush(), wait);
+          this.timer.unref();
+        }
       } else {
         // A burst larger than one write goes out at once; a trickle waits for company.
         this.timer = setTimeout(
@@ -113,11 +127,12 @@ export class LogStream extends EventEmitter {
   flush(): void {
     this.cancelScheduled();
     this.waiting = false;
+    this.lastFlushAt = performance.now();
     const result = this.writeOut();
     if (result === 'again') {
       // The reader is slow: try again in a while (no busy loop, the event loop keeps serving).
       this.waiting = true;
-      this.timer = setTimeout(() => this.flush(), Math.max(this.flushMs, 10));
+      this.timer = setTimeout(() => this.flush(), Math.max(this.flushMs ?? 0, 10));
       this.timer.unref();
     } else if (result === 'done') {
       this.emit('drain');
