@@ -249,10 +249,17 @@ export class Http2Transport implements Transport {
       req.on('end', () =>
         finish(undefined, { status, headers, body: Buffer.concat(chunks).toString('utf8') }),
       );
-      req.on('close', () =>
-        finish(broken(new Error(`the stream closed before its end (HTTP/2 code ${req.rstCode})`))),
-      );
-      req.on('error', (err: Error) => finish(broken(err)));
+      // 'close' follows every stream's end: an error is made only when the call is still open.
+      req.on('close', () => {
+        if (!settled) {
+          finish(
+            broken(new Error(`the stream closed before its end (HTTP/2 code ${req.rstCode})`)),
+          );
+        }
+      });
+      req.on('error', (err: Error) => {
+        if (!settled) finish(broken(err));
+      });
       req.end();
     });
   }
