@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { clientCredentialsToken, httpsRequest } from '../../scripts/lib/https-request.cjs';
 import { spawnNode } from '../../scripts/lib/processes.cjs';
 import { ROOT } from '../support/service-process';
 
@@ -95,6 +96,54 @@ describe("the README's worked examples of the three grants, pasted after pnpm st
       expect(lines[3]).toBe(eight);
     } finally {
       await run.stop();
+    }
+  });
+});
+
+describe('pnpm start: no log line lost on SIGTERM', () => {
+  it("the audit lines of the last requests before the SIGTERM are in every hop's log file", async () => {
+    const logs = path.join(ROOT, '.run', 'logs');
+    const run = runStart();
+    let stopped = false;
+    try {
+      await run.waitForLine((l) => l.includes('Ctrl-C stops everything.'), 30000);
+      const token = await clientCredentialsToken(
+        'https://localhost:6882',
+        'chain-user',
+        'chain-user-secret',
+        'api_a.r',
+      );
+      // 200 requests through the four hops, 32 at a time, each with its own correlation id.
+      const ids = Array.from({ length: 200 }, (_, i) => `sigterm-${Date.now()}-${i}`);
+      for (let i = 0; i < ids.length; i += 32) {
+        const answers = await Promise.all(
+          ids.slice(i, i + 32).map((id) =>
+            httpsRequest('https://localhost:7441/v1/data', {
+              headers: { Authorization: `Bearer ${token}`, 'X-Correlation-Id': id },
+            }),
+          ),
+        );
+        expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+      }
+      // The SIGTERM comes right after the last answer: its audit lines may still be on their way.
+      run.child.kill('SIGTERM');
+      stopped = true;
+      expect(await run.exited).toBe(0);
+      for (const name of ['api-a', 'api-b', 'api-c', 'api-d']) {
+        const audited = new Set(
+          fs
+            .readFileSync(path.join(logs, `${name}.log`), 'utf8')
+            .split('\n')
+            .filter((l) => l.includes('"msg":"jwt verified"') && l.includes('sigterm-'))
+            .map((l) => (JSON.parse(l) as { correlationId: string }).correlationId),
+        );
+        expect({ name, missing: ids.filter((id) => !audited.has(id)) }).toEqual({
+          name,
+          missing: [],
+        });
+      }
+    } finally {
+      if (!stopped) await run.stop();
     }
   });
 });
