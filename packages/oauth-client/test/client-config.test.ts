@@ -44,7 +44,7 @@ describe('client.yml', () => {
         connectTimeout: 2000,
         errorThreshold: 2,
         resetTimeout: 7000,
-        enableHttp2: true,
+        enableHttp2: false,
       },
       pathPrefixServices: {},
       oauth: {
@@ -176,6 +176,7 @@ describe('client.yml', () => {
         '  connectTimeout: 500',
         '  errorThreshold: 0',
         '  resetTimeout: 1000',
+        '  enableHttp2: true',
       ].join('\n'),
     );
     expect(l(clientConfigSchema).request).toEqual({
