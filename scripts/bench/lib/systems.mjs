@@ -41,6 +41,11 @@ export const SYSTEMS = {
   // The service chain with one feature at a time (no audit line, no metrics).
   'chain-open': { start: chain({ security: 'off' }), baseline: 'baseline' },
   'chain-cache': { start: chain({ security: 'cache' }), baseline: 'baseline', needs: TOKENS },
+  'chain-cache-h1': {
+    start: chain({ security: 'cache', ...http2(false) }),
+    baseline: 'baseline',
+    needs: TOKENS,
+  },
   'chain-nocache': { start: chain({ security: 'nocache' }), baseline: 'baseline', needs: TOKENS },
   'chain-express': {
     start: chain({ security: 'cache', server: { framework: 'express' } }),
