@@ -26,7 +26,9 @@ export interface ServerConfig {
   keystorePass?: string;
   /**
    * light-4j: serve HTTP/2 on the HTTPS port, with HTTP/1.1 for clients that do not offer it
-   * (ALPN). The native host only: the Express host serves HTTP/1.1.
+   * (ALPN). The native host only: the Express host serves HTTP/1.1. Off by default (light-4j's
+   * is on): HTTP/1.1 keep-alive was as fast or faster in the same bench runs, and HTTP/1.1
+   * clients cost more CPU through the HTTP/2 server's fallback (docs/benchmarks.md).
    */
   enableHttp2: boolean;
   /** The host of the request pipeline: Node's own objects (fast) or an Express application. */
@@ -107,7 +109,7 @@ export const serverConfigSchema = configFile<ServerConfig>(
         certFile: file().optional(),
         keystoreName: z.string().optional(),
         keystorePass: text().optional(),
-        enableHttp2: z.boolean().default(true),
+        enableHttp2: z.boolean().default(false),
         framework: z.enum(FRAMEWORKS).default('native'),
         maxHeaderSize: z
           .number()

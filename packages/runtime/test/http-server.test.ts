@@ -21,7 +21,7 @@ async function serve(framework: 'native' | 'express', server: Partial<ServerConf
   const gate = new ShutdownGate();
   const httpServer = createHttpServer(
     'https',
-    { ...config.server, ...server },
+    { ...config.server, enableHttp2: framework === 'native', ...server },
     // The native host serves HTTP/2 with HTTP/1.1 for clients that do not offer it (as
     // shipped): the raw HTTP/1.1 requests below reach its fallback.
     { listener: service.app.listener, gate, http2: framework === 'native' },

@@ -135,7 +135,7 @@ describe('server.yml: our keys (framework, header size, time-outs)', () => {
       enableHttps: false,
       httpPort: 8080,
       enableHttp: false,
-      enableHttp2: true,
+      enableHttp2: false,
       framework: 'native',
       maxHeaderSize: 131072,
       headersTimeoutMs: 20000,
