@@ -36,10 +36,10 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
  * reader that is gone (EPIPE) ends logging, not the process. On exit (`process.exit`, the end of
  * the event loop, a fatal error) whatever is pending is written synchronously, within a second.
  *
- * Why not pino's own destination (sonic-boom): it hands every write to libuv's thread pool and
- * writes each line as soon as the previous write is done, which on a busy 2-core machine means a
- * thread hand-off and a wake-up of the reader per line. Batching here cut the CPU of a line per
- * request (the audit line) to a fraction; docs/benchmarks.md has the measurement.
+ * Why not pino's own destination (sonic-boom, asynchronous): it writes each line as soon as the
+ * previous write is done, a write and a wake-up of the reader per line on a busy service.
+ * With the audit line's writer (logger.ts), a line per request costs about half the CPU of
+ * `logger.info` on `pino.destination({ sync: false })`; docs/benchmarks.md has the measurement.
  */
 export class LogStream extends EventEmitter {
   private pending: string[] = [];

@@ -65,8 +65,8 @@ const INFO = 30;
  * A writer of one info line with a fixed message, the same JSON line pino writes for
  * `logger.info(fields, message)` (level, time, service, the fields in their order without the
  * undefined ones, msg), for the line logged on every request: the audit line of a verified
- * request. pino's general path (serializers, redaction, hooks) costs several times more per line
- * on a busy machine (docs/benchmarks.md); the audit fields are plain values that no redaction
+ * request. pino's general path (serializers, redaction, hooks) costs more per line (with
+ * LogStream, about twice in all: docs/benchmarks.md); the audit fields are plain values that no redaction
  * path names. On a logger without a file descriptor (tests), it is `logger.info`.
  */
 export function infoLineWriter(
