@@ -115,21 +115,44 @@ function spawnNode(name, script, options = {}) {
   const logClosed = file
     ? new Promise((resolve) => file.once('close', () => resolve()))
     : Promise.resolve();
-  // The file ends once the child's output has ended ('close' comes after its streams closed).
-  if (file) child.once('close', () => file.end());
-  const copy = (/** @type {Buffer} */ d) => {
-    if (file) file.write(d);
+  // stdout and stderr are two pipes read in chunks that need not end at a line's end: the file
+  // takes stderr's chunks only between stdout's lines, so that a stack trace on stderr never
+  // lands inside a log line of stdout.
+  let outAtLineStart = true;
+  /** @type {Buffer[]} */
+  let heldErr = [];
+  const copyOut = (/** @type {Buffer} */ d) => {
+    if (!file || d.length === 0) return;
+    file.write(d);
+    outAtLineStart = d[d.length - 1] === 0x0a;
+    if (outAtLineStart && heldErr.length) {
+      for (const e of heldErr) file.write(e);
+      heldErr = [];
+    }
   };
+  const copyErr = (/** @type {Buffer} */ d) => {
+    if (!file) return;
+    if (outAtLineStart) file.write(d);
+    else heldErr.push(d);
+  };
+  // The file ends once the child's output has ended ('close' comes after its streams closed).
+  if (file) {
+    child.once('close', () => {
+      for (const e of heldErr) file.write(e);
+      heldErr = [];
+      file.end();
+    });
+  }
   // As text, decoded across chunk boundaries (a character may be split between two chunks); the
   // file gets the bytes as they came.
   const outText = new StringDecoder('utf8');
   const errText = new StringDecoder('utf8');
   child.stderr?.on('data', (/** @type {Buffer} */ d) => {
-    copy(d);
+    copyErr(d);
     err.add(errText.write(d));
   });
   const onStdout = (/** @type {Buffer} */ d) => {
-    copy(d);
+    copyOut(d);
     const chunk = outText.write(d);
     out.add(chunk);
     const text = buffer + chunk;
@@ -150,7 +173,7 @@ function spawnNode(name, script, options = {}) {
     if (!file || detached || !child.stdout) return;
     detached = true;
     child.stdout.off('data', onStdout);
-    child.stdout.pipe(file, { end: false });
+    child.stdout.on('data', copyOut);
   };
   // A reader that has gone (the parent closed the pipe on purpose) must not crash the parent.
   child.stdout?.on('error', () => undefined);
