@@ -21,16 +21,23 @@ export interface ClientMetrics {
 export const CIRCUIT_STATE_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
 type Tags = Record<string, string>;
-interface Series<T> {
+export interface Series<T> {
   name: string;
   tags: Tags;
   value: T;
 }
-interface Timer {
+export interface Timer {
   count: number;
   min: number;
   max: number;
   sum: number;
+}
+
+/** One interval of a ClientStats as plain data (it crosses the IPC channel of a cluster). */
+export interface ClientSnapshot {
+  counters: Series<number>[];
+  timers: Series<Timer>[];
+  gauges: Series<number>[];
 }
 
 const emptyTimer = (): Timer => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
@@ -69,6 +76,52 @@ export class ClientStats {
 
   gauge(name: string, tags: Tags, value: number): void {
     this.gauges.set(keyOf(name, tags), { name, tags, value });
+  }
+
+  /**
+   * The interval as plain data (what a worker hands to the primary); counters and timers start
+   * again from zero.
+   */
+  take(): ClientSnapshot {
+    const counters: ClientSnapshot['counters'] = [];
+    for (const series of this.counters.values()) {
+      counters.push({ name: series.name, tags: series.tags, value: series.value });
+      series.value = 0;
+    }
+    const timers: ClientSnapshot['timers'] = [];
+    for (const series of this.timers.values()) {
+      if (series.value.count > 0) timers.push({ ...series, value: series.value });
+      series.value = emptyTimer();
+    }
+    const gauges = [...this.gauges.values()].map((series) => ({ ...series }));
+    return { counters, timers, gauges };
+  }
+
+  /**
+   * Adds another process's interval (a worker's `take()`) to this one: counters add up, timers
+   * combine, a gauge takes the value last reported.
+   */
+  merge(snapshot: ClientSnapshot): void {
+    for (const { name, tags, value } of snapshot.counters) {
+      const key = keyOf(name, tags);
+      const series = this.counters.get(key);
+      if (series) series.value += value;
+      else this.counters.set(key, { name, tags, value });
+    }
+    for (const { name, tags, value } of snapshot.timers) {
+      const key = keyOf(name, tags);
+      let series = this.timers.get(key);
+      if (!series) {
+        series = { name, tags, value: emptyTimer() };
+        this.timers.set(key, series);
+      }
+      const t = series.value;
+      t.count += value.count;
+      t.sum += value.sum;
+      if (value.min < t.min) t.min = value.min;
+      if (value.max > t.max) t.max = value.max;
+    }
+    for (const { name, tags, value } of snapshot.gauges) this.gauge(name, tags, value);
   }
 
   /** The interval as InfluxDB points; counters and timers start again from zero. */

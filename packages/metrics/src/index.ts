@@ -14,3 +14,9 @@ export {
   clientMetrics,
   type ClientMetrics,
 } from './client-metrics';
+export {
+  createMetricsMerger,
+  type MetricsMerger,
+  type WorkerLink,
+  type WorkerSnapshot,
+} from './cluster-metrics';

@@ -88,8 +88,14 @@ export class InfluxReporter {
     clearInterval(this.timer);
     this.timer = undefined;
     let wait: NodeJS.Timeout | undefined;
+    // A write still pending would defer the last interval to a report that never comes: it is
+    // waited for first, within the same bound.
+    const last = async () => {
+      if (this.pending) await this.pending;
+      return this.report();
+    };
     await Promise.race([
-      this.report(),
+      last(),
       new Promise<void>((resolve) => {
         wait = setTimeout(resolve, flushMs);
         wait.unref();

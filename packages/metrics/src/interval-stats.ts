@@ -46,6 +46,29 @@ export class IntervalStats {
     if (elapsedMs > timer.max) timer.max = elapsedMs;
   }
 
+  /**
+   * Adds another process's interval (a worker's `drain()`) to this one: counts add up, the
+   * timers combine (min of the mins, max of the maxes, the mean weighted by the counts).
+   */
+  merge(snapshot: readonly SeriesSnapshot[]): void {
+    for (const { endpoint, clientId, counts, responseTime } of snapshot) {
+      const key = `${endpoint}\u0000${clientId}`;
+      let entry = this.series.get(key);
+      if (!entry) {
+        entry = { endpoint, clientId, counts: zeroCounts(), timer: emptyTimer() };
+        this.series.set(key, entry);
+      }
+      for (const name of COUNTERS) entry.counts[name] += counts[name] ?? 0;
+      if (responseTime && responseTime.count > 0) {
+        const { timer } = entry;
+        timer.count += responseTime.count;
+        timer.sum += responseTime.mean * responseTime.count;
+        if (responseTime.min < timer.min) timer.min = responseTime.min;
+        if (responseTime.max > timer.max) timer.max = responseTime.max;
+      }
+    }
+  }
+
   /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
     const out: SeriesSnapshot[] = [];

@@ -3,8 +3,9 @@ import { ClientPrometheus, ClientStats, clientMetrics, type ClientMetrics } from
 import { hostIdentity, type HostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter, type ReportResult } from './influx-reporter';
+import { shareRegistry, SnapshotForwarder, type WorkerLink } from './cluster-metrics';
 import { IntervalStats } from './interval-stats';
-import type { MetricsConfig, PrometheusConfig } from './metrics-config';
+import { reportIntervalMsOf, type MetricsConfig, type PrometheusConfig } from './metrics-config';
 import { PrometheusMetrics } from './prometheus';
 
 export interface MetricsOptions {
@@ -19,6 +20,11 @@ export interface MetricsOptions {
    * metrics) follows metrics.yml `enabled`.
    */
   prometheus?: PrometheusConfig;
+  /**
+   * In a worker process of a service with several (server.yml `workers`): the interval goes to
+   * the primary instead of InfluxDB, and `/metrics` is the whole service's, from the primary.
+   */
+  worker?: WorkerLink;
 }
 
 /** One finished request, as the runtime's metrics stage reports it. */
@@ -97,17 +103,28 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
   const prometheus = promConfig.enabled
     ? new PrometheusMetrics(promConfig.enableHotspot)
     : undefined;
-  const reporter = stats
-    ? new InfluxReporter({
-        config,
-        logger: options.logger,
-        now: () => Math.round(now()),
-        collect: (timestamp) => [
-          ...toInfluxPoints(stats.drain(), context, timestamp),
-          ...clientStats!.drain(context, timestamp),
-        ],
-      })
-    : undefined;
+  const { worker } = options;
+  if (worker && prometheus) shareRegistry(prometheus.registry);
+  const forwarder =
+    worker && stats
+      ? new SnapshotForwarder(
+          reportIntervalMsOf(config),
+          () => ({ series: stats.drain(), client: clientStats!.take() }),
+          worker,
+        )
+      : undefined;
+  const reporter =
+    stats && !worker
+      ? new InfluxReporter({
+          config,
+          logger: options.logger,
+          now: () => Math.round(now()),
+          collect: (timestamp) => [
+            ...toInfluxPoints(stats.drain(), context, timestamp),
+            ...clientStats!.drain(context, timestamp),
+          ],
+        })
+      : undefined;
 
   const record = ({ endpoint, clientId, statusCode, startedAt }: RequestSample): void => {
     const elapsedMs = now() - startedAt;
@@ -126,9 +143,12 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
       clientStats,
       prometheus ? new ClientPrometheus(prometheus.registry) : undefined,
     ),
-    prometheus: async () => (prometheus ? prometheus.render() : NOTHING),
-    start: () => reporter?.start(),
-    stop: async () => reporter?.stop(),
+    prometheus: async () => {
+      if (!prometheus) return NOTHING;
+      return worker ? worker.prometheus() : prometheus.render();
+    },
+    start: () => (forwarder ?? reporter)?.start(),
+    stop: async () => (forwarder ?? reporter)?.stop(),
     report: async () => (reporter ? reporter.report() : { written: 0 }),
   };
 }

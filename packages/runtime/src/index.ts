@@ -58,3 +58,10 @@ export {
   type RunningService,
   type ServiceDefinition,
 } from './start-service';
+export {
+  runPrimary,
+  workerNumber,
+  type ListeningPort,
+  type Primary,
+  type PrimaryOptions,
+} from './workers';

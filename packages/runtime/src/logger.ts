@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { LogStream } from './log-stream';
+import { workerNumber } from './workers';
 
 /** The log stream and the service of each logger made here on a file descriptor. */
 const outputs = new WeakMap<Logger, { stream: LogStream; service: string }>();
@@ -16,10 +17,12 @@ export function createLogger(
   destination: DestinationStream | number = 1,
 ): Logger {
   const stream = typeof destination === 'number' ? new LogStream(destination) : undefined;
+  // In a service with several worker processes (server.yml `workers`), each line names its worker.
+  const worker = workerNumber();
   const logger = pino(
     {
       level,
-      base: { service: serviceId },
+      base: worker === undefined ? { service: serviceId } : { service: serviceId, worker },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
         paths: [
@@ -76,7 +79,8 @@ export function infoLineWriter(
   const output = outputs.get(logger);
   if (!output) return (fields) => logger.info(fields, message);
   const { stream } = output;
-  const service = `","service":${JSON.stringify(output.service)}`;
+  const worker = workerNumber();
+  const service = `","service":${JSON.stringify(output.service)}${worker === undefined ? '' : `,"worker":${worker}`}`;
   const end = `,"msg":${JSON.stringify(message)}}\n`;
   return (fields) => {
     if (logger.levelVal > INFO) return;

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import tls from 'node:tls';
 import { configFile, text, z, type Light4jKey } from '@chain/config';
 
@@ -43,7 +44,28 @@ export interface ServerConfig {
   keepAliveTimeoutMs: number;
   /** Longest wait for in-flight requests on SIGTERM (light-4j's `shutdownGracefulPeriod`). */
   shutdownTimeoutMs: number;
+  /**
+   * Processes that serve the port (node:cluster): 1 (default) serves from this process; more
+   * fork that many workers behind a primary that serves nothing; `auto` is one per core.
+   */
+  workers: number;
 }
+
+/** The most workers server.yml may ask for. */
+export const MAX_WORKERS = 64;
+
+/** server.yml `workers`: a whole number from 1 to MAX_WORKERS, or `auto` (one per core). */
+const workers = z.unknown().transform((value, ctx) => {
+  if (value === 'auto') return Math.min(os.availableParallelism(), MAX_WORKERS);
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_WORKERS) {
+    return value;
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be a whole number from 1 to ${MAX_WORKERS}, or "auto" (one per core); got ${JSON.stringify(value)}`,
+  });
+  return z.NEVER;
+});
 
 const port = z.number().int().min(0).max(65535);
 const ms = z.number().int().min(1).max(3_600_000);
@@ -67,8 +89,8 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   buildNumber: notHere('not reported'),
   serviceName: notHere('serviceId names the service'),
   bufferSize: notHere('Node sizes its own buffers'),
-  ioThreads: notHere('one event loop'),
-  workerThreads: notHere('one event loop'),
+  ioThreads: notHere('one event loop per process; workers sets the processes'),
+  workerThreads: notHere('one event loop per process; workers sets the processes'),
   backlog: notHere("Node's default backlog"),
   alwaysSetDate: { same: false },
   serverString: notHere('no Server header is sent'),
@@ -121,6 +143,7 @@ export const serverConfigSchema = configFile<ServerConfig>(
         requestTimeoutMs: ms.default(30_000),
         keepAliveTimeoutMs: ms.default(72_000),
         shutdownTimeoutMs: z.number().int().min(0).default(10000),
+        workers: workers.default(1),
       })
       .superRefine((cfg, ctx) => {
         if (cfg.headersTimeoutMs > cfg.requestTimeoutMs) {

@@ -30,6 +30,7 @@ import { passThroughStripStage, securityStage } from './stages/security';
 import { tracingStage } from './stages/tracing';
 import { validationStage } from './stages/validation';
 import { SpanExporter } from './telemetry/span-exporter';
+import { workerMetricsLink } from './workers';
 
 /** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
 export interface Routes {
@@ -118,6 +119,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     serviceId,
     logger,
     prometheus: config.prometheus,
+    worker: workerMetricsLink(),
   });
   // One keep-alive agent (one read of the trust store) for every call the service makes.
   let agent: https.Agent | undefined;

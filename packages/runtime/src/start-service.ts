@@ -10,6 +10,15 @@ import { createHttpServer, ShutdownGate } from './http-server';
 import { createLogger, logLastLine } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
+import {
+  onStopRequest,
+  reportCannotStart,
+  reportListening,
+  runPrimaryProcess,
+  watchForStop,
+  workerNumber,
+  type ListeningPort,
+} from './workers';
 
 export interface ServiceDefinition {
   /** The service's bundled config folder. */
@@ -40,34 +49,57 @@ export interface RunningService {
  * server.yml (port 0: any free port, logged), and stops cleanly on SIGTERM/SIGINT (exit 0).
  * Anything that keeps it from starting ends the process with exit code 1 and one line on stderr
  * (`Cannot start: ...`); a config problem names the file and the key.
+ *
+ * With server.yml `workers` above 1, this process becomes the primary of a node:cluster
+ * (./workers): it checks the config, forks the workers (each runs this same script and serves the
+ * port) and never resolves; in a worker, this runs the service and answers to the primary.
  */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
   let logger: Logger | undefined;
+  const worker = workerNumber();
+  if (worker !== undefined) watchForStop();
   try {
     const config = loadServiceConfig({
       bundledDir: definition.bundledDir,
       ...definition.loaderOptions,
     });
     logger = createLogger(config.server.serviceId, undefined, definition.logDestination);
-    if (config.loader.missingOverride) {
+    const primary = worker === undefined && config.server.workers > 1;
+    // Said once per service: by the primary, or by the first worker for what only it sees.
+    if (config.loader.missingOverride && worker === undefined) {
       logger.warn(
         { dir: config.loader.missingOverride },
         'CONFIG_DIR does not exist; using bundled config',
       );
     }
     const tlsFiles = config.server.enableHttps ? loadTls(config) : undefined;
+    if (primary) {
+      runPrimaryProcess({ config, logger });
+      return await new Promise<never>(() => undefined);
+    }
     const app = definition.createApp(config, logger);
     // light-4j keys that do nothing here, and light-4j files nothing read: once each, at start.
-    for (const { file, key, message } of config.loader.warnings) {
-      logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+    if (worker === undefined || worker === 1) {
+      for (const { file, key, message } of config.loader.warnings) {
+        logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+      }
+      for (const file of config.loader.unreadFiles()) {
+        logger.warn({ file }, `${file}: not read by this service`);
+      }
     }
-    for (const file of config.loader.unreadFiles()) {
-      logger.warn({ file }, `${file}: not read by this service`);
-    }
-    return await listen(config, app, logger, tlsFiles);
+    return await listen(config, app, logger, tlsFiles, worker);
   } catch (err) {
+    if (worker !== undefined) return workerCannotStart(err);
     return cannotStart(err, logger);
   }
+}
+
+/** A worker that cannot start tells the primary, which says it once for the service. */
+async function workerCannotStart(err: unknown): Promise<never> {
+  const message = (err as Error)?.message ?? String(err);
+  const config = err instanceof ConfigError ? err : undefined;
+  await reportCannotStart(message, config?.file, config?.key);
+  process.exit(1);
 }
 
 function cannotStart(err: unknown, logger: Logger | undefined): never {
@@ -115,6 +147,7 @@ async function listen(
   app: ServiceApp,
   log: Logger,
   tlsFiles: TlsMaterial | undefined,
+  worker?: number,
 ): Promise<RunningService> {
   const { server: serverConfig } = config;
   const gate = new ShutdownGate();
@@ -122,6 +155,7 @@ async function listen(
   const served = { listener: app.listener, gate, http2: app.framework === 'native' };
   const servers: (http.Server | http2.Http2SecureServer)[] = [];
   const ports: RunningService['ports'] = {};
+  const listening: ListeningPort[] = [];
 
   const open = async (protocol: 'https' | 'http', port: number) => {
     const server = createHttpServer(protocol, serverConfig, served, log, tlsFiles);
@@ -136,10 +170,10 @@ async function listen(
     ports[protocol] = bound;
     servers.push(server);
     const http2 = protocol === 'https' && serverConfig.enableHttp2 && served.http2;
-    log.info(
-      { protocol, ip: serverConfig.ip, port: bound, framework: app.framework, http2 },
-      `listening on ${protocol} port ${bound}`,
-    );
+    const where = { protocol, ip: serverConfig.ip, port: bound, framework: app.framework, http2 };
+    listening.push(where);
+    // In a worker, the primary logs the listening line once every worker listens.
+    if (worker === undefined) log.info(where, `listening on ${protocol} port ${bound}`);
   };
 
   try {
@@ -177,8 +211,27 @@ async function listen(
       .then(() => logLastLine(log, 'stopped'))
       .then(() => process.exit(0));
   }
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  if (worker === undefined) {
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  } else {
+    // The primary stops the workers (a terminal's Ctrl-C reaches every process of the group:
+    // the primary's SIGINT is the one acted on); a SIGTERM sent to a worker itself stops it.
+    let stopping = false;
+    const stop = (signal?: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      if (signal) log.info({ signal }, 'signal received');
+      void close()
+        .then(() => logLastLine(log, 'stopped'))
+        .then(() => process.exit(0));
+    };
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', stop);
+    onStopRequest(() => stop());
+    log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
+    await reportListening(listening);
+  }
 
   return { config, logger: log, app, ports, close };
 }
