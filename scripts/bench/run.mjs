@@ -14,7 +14,7 @@ import { parseOptions, USAGE } from './lib/options.mjs';
 import { checkPrerequisites, DOCS_CHART, RESULTS_DIR } from './lib/paths.mjs';
 import { stopAll } from './lib/processes.mjs';
 import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
-import { metrics, route, telemetry } from './lib/route-cases.mjs';
+import { metrics, route, telemetry, workers } from './lib/route-cases.mjs';
 import { tokens } from './lib/token-case.mjs';
 
 const RUNNERS = {
@@ -23,6 +23,7 @@ const RUNNERS = {
   tokens,
   metrics,
   telemetry,
+  workers,
 };
 
 let opts;

@@ -142,7 +142,16 @@ describe('server.yml: our keys (framework, header size, time-outs)', () => {
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 72000,
       shutdownTimeoutMs: 10000,
+      workers: 1,
     });
+  });
+
+  it('takes workers as a whole number, or auto: one per core', () => {
+    const workers = (value: string) =>
+      loadFixture(`serviceId: s\nenableHttps: false\nworkers: ${value}\n`).server.workers;
+    expect(workers('3')).toBe(3);
+    expect(workers('64')).toBe(64);
+    expect(workers('auto')).toBe(Math.min(os.availableParallelism(), 64));
   });
 
   it.each([
@@ -151,6 +160,22 @@ describe('server.yml: our keys (framework, header size, time-outs)', () => {
     ['keepAliveTimeoutMs: 0', 'keepAliveTimeoutMs": Too small: expected number to be >=1'],
     ['maxHeaderSize: 100', 'maxHeaderSize": Too small: expected number to be >=1024'],
     ['enableHttps: true', 'keyFile": is required with enableHttps'],
+    [
+      'workers: 0',
+      'workers": must be a whole number from 1 to 64, or "auto" (one per core); got 0',
+    ],
+    [
+      'workers: 2.5',
+      'workers": must be a whole number from 1 to 64, or "auto" (one per core); got 2.5',
+    ],
+    [
+      'workers: "4"',
+      'workers": must be a whole number from 1 to 64, or "auto" (one per core); got "4"',
+    ],
+    [
+      'workers: all',
+      'workers": must be a whole number from 1 to 64, or "auto" (one per core); got "all"',
+    ],
   ])('refuses %s, naming the key', (line, message) => {
     const base = line.startsWith('enableHttps')
       ? 'serviceId: s\n'

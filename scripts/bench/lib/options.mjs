@@ -1,7 +1,7 @@
 // Command-line options of run.mjs.
 import { CHAIN_CASES } from './chain-cases.mjs';
 
-export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry'];
+export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry', 'workers'];
 
 /**
  * What `--quick` runs without `--only`: one system of each kind side by side (the bare chain, the

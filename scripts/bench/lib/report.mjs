@@ -143,6 +143,12 @@ export function targets(rows) {
       value: ratio('route: chain-security cache off', 'route: express-oauth2-jwt-bearer'),
       min: 1.0,
     },
+    {
+      what: 'petstore 2 workers / 1 worker (load generator on the same cores)',
+      value: ratio('workers: petstore 2 workers', 'workers: petstore 1 worker'),
+      min: 1.3,
+      cpu: cpu('workers: petstore 2 workers', 'workers: petstore 1 worker'),
+    },
     { what: 'soak: failed requests', value: soakRow?.failed, max: 0, unit: '' },
     {
       what: 'soak: largest RSS growth of a service after the warm-up (MB)',

@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// The `workers` case: the petstore alone (built: `pnpm build`) with server.yml `workers: 1` and
+// `workers: 2`, as `pnpm start` configures it otherwise (config/local/petstore: JWT verified with
+// the cache, scope checked, an audit line per request, logs on stdout read through a pipe).
+// GET /v2/pet/1 with one valid token (kid 100, signed with certs/primary.key). autocannon, in its
+// own process, loads each in rotating rounds; medians of the rounds, and the ratio 2 / 1 as the
+// median of each round's pair. Also printed: the share of the machine's cores the load generator
+// took (on a small machine it competes with the workers for the same cores).
+// Exits non-zero when a request failed.
+//
+//   node scripts/bench/workers-scaling.mjs [--quick] [--duration S] [--connections N]
+//                                          [--rounds N] [--json FILE]
+// (--json: the row contract of scripts/bench/README.md.)
+import { createPrivateKey, randomUUID, sign } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { autocannon } from './lib/autocannon.mjs';
+import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
+import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const quick = args.includes('--quick');
+const durationS = Number(option('duration', quick ? 1 : 5));
+const connections = Number(option('connections', 32));
+const rounds = Number(option('rounds', quick ? 1 : 5));
+const warmupS = quick ? 0 : 2;
+const jsonFile = option('json', undefined);
+const cores = os.availableParallelism();
+
+/** One valid token for the petstore's `read:pets` scope, as the local token server signs them. */
+function token() {
+  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const input = `${b64({ alg: 'RS256', typ: 'JWT', kid: '100' })}.${b64({
+    iss: 'https://localhost:6882',
+    aud: 'urn:chain:api',
+    iat: now,
+    nbf: now - 60,
+    exp: now + 7200,
+    jti: randomUUID(),
+    client_id: 'bench-client',
+    scope: ['read:pets'],
+  })}`;
+  const key = createPrivateKey(fs.readFileSync(path.join(CERTS, 'primary.key')));
+  return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+}
+
+/** The petstore with `workers` processes; its pids (the primary's and the workers'). */
+async function startPetstore(workers) {
+  const local = path.join(ROOT, 'config', 'local', 'petstore');
+  const files = Object.fromEntries(
+    fs
+      .readdirSync(local)
+      .filter((f) => f.endsWith('.yml'))
+      .map((f) => [f, fs.readFileSync(path.join(local, f), 'utf8')]),
+  );
+  const proc = await startProcess(
+    `petstore, ${workers} worker${workers > 1 ? 's' : ''}`,
+    serviceEntry('petstore'),
+    {
+      env: {
+        CERTS_DIR: CERTS,
+        CONFIG_DIR: configDir({
+          ...files,
+          'server.yml': `serviceId: com.networknt.petstore-1.0.0\nhttpsPort: 0\nip: 127.0.0.1\nworkers: ${workers}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
+        }),
+      },
+    },
+  );
+  const workerPids = proc.lines
+    .filter((l) => /"msg":"worker \d+ serving"/.test(l))
+    .map((l) => JSON.parse(l).pid);
+  return { proc, workers, pids: [proc.pid, ...workerPids] };
+}
+
+const cpuOf = (pids) => pids.reduce((sum, pid) => sum + readCpuMs(pid), 0);
+
+checkPrerequisites(['petstore']);
+const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-workers-'));
+const headers = { Authorization: `Bearer ${token()}` };
+const systems = [await startPetstore(1), await startPetstore(2)];
+const runs = new Map(systems.map((s) => [s, []]));
+try {
+  for (const s of systems) {
+    const url = `https://localhost:${s.proc.port}/v2/pet/1`;
+    if (warmupS) await autocannon(url, { connections, durationS: warmupS, headers });
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < systems.length; k++) {
+      const s = systems[(k + round) % systems.length];
+      const before = cpuOf(s.pids);
+      const runnerBefore = process.cpuUsage();
+      const started = Date.now();
+      const r = await autocannon(`https://localhost:${s.proc.port}/v2/pet/1`, {
+        connections,
+        durationS,
+        headers,
+      });
+      const wallMs = Date.now() - started;
+      const runner = process.cpuUsage(runnerBefore);
+      runs.get(s).push({
+        ...r,
+        serviceCpuMs: cpuOf(s.pids) - before,
+        runnerCpuMs: (runner.user + runner.system) / 1000,
+        wallMs,
+      });
+    }
+  }
+} finally {
+  for (const s of systems) s.rssMb = s.pids.reduce((mb, pid) => mb + (readRss(pid)?.hwmMb ?? 0), 0);
+  await Promise.all(systems.map((s) => s.proc.stop()));
+  fs.rmSync(logDir, { recursive: true, force: true });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const pct = (x) => Math.round(x * 100);
+const rowOf = (s, base) => {
+  const rs = runs.get(s);
+  const total = rs.reduce((n, r) => n + r.total, 0);
+  const row = {
+    case: `petstore ${s.workers} worker${s.workers > 1 ? 's' : ''}`,
+    rps: Math.round(median(rs.map((r) => r.rps))),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    cpuUsPerRequest: Math.round((rs.reduce((n, r) => n + r.serviceCpuMs, 0) * 1000) / total),
+    rssMb: Number(s.rssMb.toFixed(1)),
+    rounds: rs.map((r) => r.rps),
+    failed: rs.reduce((n, r) => n + r.failed, 0),
+    // Shares of the machine (all cores) over the load: the service's processes, the load generator.
+    serviceCpuShare: median(rs.map((r) => r.serviceCpuMs / (r.wallMs * cores))),
+    loadCpuShare: median(rs.map((r) => r.cpuMs / (r.wallMs * cores))),
+    runnerCpuShare: median(rs.map((r) => r.runnerCpuMs / (r.wallMs * cores))),
+    baseline: base ? rowOf(base).case : null,
+  };
+  row.ratio = base ? median(rs.map((r, i) => r.rps / runs.get(base)[i].rps)) : null;
+  row.notes = `of ${cores} cores: load generator ${pct(row.loadCpuShare)}%, service ${pct(row.serviceCpuShare)}%, this script ${pct(row.runnerCpuShare)}%`;
+  return row;
+};
+const rows = [rowOf(systems[0]), rowOf(systems[1], systems[0])];
+
+console.log(
+  `GET /v2/pet/1 on the petstore (local config: security on, audit lines), ${rounds} rotating round(s) of ${durationS} s, ${connections} connections, ${cores} cores; medians of the rounds`,
+);
+console.table(
+  Object.fromEntries(
+    rows.map(({ case: name, rounds: _r, baseline: _b, notes: _n, ...r }) => [name, r]),
+  ),
+);
+console.log(
+  `ratio 2 workers / 1 worker (median of the rounds' pairs): ${rows[1].ratio.toFixed(2)}`,
+);
+for (const r of rows) console.log(`${r.case}: ${r.notes}`);
+
+if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify(rows, null, 2));
+const failed = rows.reduce((n, r) => n + r.failed, 0);
+if (failed) {
+  console.error(`FAIL: ${failed} request(s) failed`);
+  process.exit(1);
+}
