@@ -10,6 +10,7 @@
 //   node scripts/bench/metrics-overhead.mjs [--quick] [--duration S] [--connections N]
 //                                           [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
+import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';

@@ -10,6 +10,7 @@
 // p99 latency per case and its ratio to express-oauth2-jwt-bearer. Needs `pnpm build`.
 //
 //   node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N] [--rounds N]
+import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';

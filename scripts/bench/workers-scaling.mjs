@@ -11,6 +11,7 @@
 //   node scripts/bench/workers-scaling.mjs [--quick] [--duration S] [--connections N]
 //                                          [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
+import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
