@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import { InfluxDB, type IPoint } from 'influx';
 import type { Logger } from 'pino';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
@@ -58,6 +60,15 @@ export class InfluxReporter {
       database: config.influxdbName,
       username: config.influxdbUser,
       password: config.influxdbPass,
+      // A connection per report, of its own: a report comes once an interval, so a kept-alive
+      // socket would mostly sit idle until the server or a shared agent's clean-up closed it,
+      // and a write on such a socket fails (ECONNRESET) and loses the interval.
+      options: {
+        agent:
+          config.influxdbProtocol === 'https'
+            ? new https.Agent({ keepAlive: false })
+            : new http.Agent({ keepAlive: false }),
+      },
       pool: {
         maxRetries: 0,
         requestTimeout: options.timeoutMs ?? 10_000,

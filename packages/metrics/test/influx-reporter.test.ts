@@ -50,10 +50,11 @@ describe('InfluxReporter', () => {
     await expect(reporter.report()).resolves.toEqual({ written: 1 });
     await expect(reporter.report()).resolves.toEqual({ written: 1 });
     const auth = `Basic ${Buffer.from(`writer:${PASSWORD}`).toString('base64')}`;
-    expect(stub.requests.map((r) => [r.method, r.path, r.authorization])).toEqual([
-      ['POST', '/query', auth],
-      ['POST', '/write', auth],
-      ['POST', '/write', auth],
+    // Each on a connection of its own: no idle kept-alive socket for a later report to find closed.
+    expect(stub.requests.map((r) => [r.method, r.path, r.authorization, r.connection])).toEqual([
+      ['POST', '/query', auth, 'close'],
+      ['POST', '/write', auth, 'close'],
+      ['POST', '/write', auth, 'close'],
     ]);
     expect(stub.requests[0].query.get('q')).toBe('create database "chain_metrics"');
     expect(stub.requests[1].query.get('db')).toBe('chain_metrics');

@@ -8,6 +8,8 @@ export interface StubRequest {
   path: string;
   query: URLSearchParams;
   authorization?: string;
+  /** The request's `Connection` header (`close`: a connection of its own). */
+  connection?: string;
   body: string;
 }
 
@@ -35,6 +37,7 @@ export class InfluxStub {
           path: url.pathname,
           query: url.searchParams,
           authorization: req.headers.authorization,
+          connection: req.headers.connection,
           body,
         });
         for (const w of this.waiters.filter((w) => this.count(w.path) >= w.count)) {
