@@ -14,36 +14,20 @@ import './lib/temp-root.mjs'; // first: every temporary folder under one, remove
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
+import { scriptOptions } from './lib/options.mjs';
 import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { readRss, startProcess } from './lib/processes.mjs';
+import { freePort, readRss, startProcess } from './lib/processes.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const quick = args.includes('--quick');
-const durationS = Number(option('duration', quick ? 1 : 2));
-const connections = Number(option('connections', 10));
-const rounds = Number(option('rounds', quick ? 1 : 7));
-const jsonFile = option('json', undefined);
+const { durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
+  durationS: 2,
+  connections: 10,
+  rounds: 7,
+});
 const AUTOCANNON = createRequire(path.join(ROOT, 'package.json')).resolve(
   'autocannon/autocannon.js',
 );
 const PASSWORD = 'bench-secret-never-logged';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One autocannon run in its own process; resolves with its JSON result. */
 function load(port, seconds) {

@@ -14,19 +14,15 @@ import './lib/temp-root.mjs'; // first: every temporary folder under one, remove
 import fs from 'node:fs';
 import http from 'node:http';
 import { autocannon } from './lib/autocannon.mjs';
+import { scriptOptions } from './lib/options.mjs';
 import { CERTS, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
 import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const quick = args.includes('--quick');
-const durationS = Number(option('duration', quick ? 1 : 3));
-const connections = Number(option('connections', 10));
-const rounds = Number(option('rounds', quick ? 1 : 5));
-const jsonFile = option('json', undefined);
+const { durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
+  durationS: 3,
+  connections: 10,
+  rounds: 5,
+});
 
 /** The collector stand-in: accepts OTLP/HTTP JSON exports and counts the spans. */
 let spansReceived = 0;

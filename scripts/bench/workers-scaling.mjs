@@ -17,20 +17,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { autocannon } from './lib/autocannon.mjs';
+import { scriptOptions } from './lib/options.mjs';
 import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
 import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const quick = args.includes('--quick');
-const durationS = Number(option('duration', quick ? 1 : 5));
-const connections = Number(option('connections', 32));
-const rounds = Number(option('rounds', quick ? 1 : 5));
+const { quick, durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
+  durationS: 5,
+  connections: 32,
+  rounds: 5,
+});
 const warmupS = quick ? 0 : 2;
-const jsonFile = option('json', undefined);
 const cores = os.availableParallelism();
 
 /** One valid token for the petstore's `read:pets` scope, as the local token server signs them. */

@@ -3,23 +3,12 @@
 // runner (never the system service, never port 8086).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './paths.mjs';
+import { freePort } from './processes.mjs';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'influxdb.sh');
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const run = (args) =>
   new Promise((resolve, reject) =>

@@ -1,4 +1,4 @@
-// Command-line options of run.mjs.
+// Command-line options of run.mjs, and of the bench scripts that also run on their own.
 import { CHAIN_CASES } from './chain-cases.mjs';
 
 export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry', 'workers'];
@@ -65,5 +65,25 @@ export function parseOptions(argv) {
     tokens: Math.floor(number('tokens', quick ? 1000 : 1_000_000)),
     soakS: number('soak', quick ? 1 : 60),
     soakWarmupS: quick ? 0 : 10,
+  };
+}
+
+/**
+ * The options of a bench script that also runs on its own (metrics-overhead, telemetry-overhead,
+ * workers-scaling): `--quick` (1 round of 1 s), `--duration S`, `--connections N`, `--rounds N`,
+ * `--json FILE`, with that script's defaults for a full run.
+ */
+export function scriptOptions(argv, defaults) {
+  const option = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  const quick = argv.includes('--quick');
+  return {
+    quick,
+    durationS: Number(option('duration', quick ? 1 : defaults.durationS)),
+    connections: Number(option('connections', defaults.connections)),
+    rounds: Number(option('rounds', quick ? 1 : defaults.rounds)),
+    jsonFile: option('json', undefined),
   };
 }

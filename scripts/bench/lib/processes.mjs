@@ -2,6 +2,7 @@
 // port), their RSS and CPU sampled from /proc/<pid>/, stopped with SIGTERM (SIGKILL after a grace
 // time).
 import fs from 'node:fs';
+import net from 'node:net';
 import { startProcess as start, stopAll } from '../../lib/processes.cjs';
 
 /** Resident set size (VmRSS) and its peak (VmHWM) of a process in MB, or undefined once gone. */
@@ -73,4 +74,16 @@ export function sampleRss(processes, intervalMs = 250) {
       return Object.fromEntries([...stats].map(([name, { pid: _pid, ...s }]) => [name, s]));
     },
   };
+}
+
+/** A loopback port nothing listens on now (asked of the OS, then released). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
