@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
 import { ConfigError, type ConfigLoaderOptions } from '@chain/config';
 import { createHttpServer, ShutdownGate } from './http-server';
-import { createLogger, logLastLine } from './logger';
+import { createLogger, flushLogger, logLastLine } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
 import {
@@ -230,6 +230,9 @@ async function listen(
     process.on('SIGTERM', stop);
     onStopRequest(() => stop());
     log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
+    // Written before the primary hears of it, so that its own line about this worker (listening,
+    // worker replaced) comes after this one in the output the two share.
+    flushLogger(log);
     await reportListening(listening);
   }
 
