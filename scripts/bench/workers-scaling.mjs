@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { autocannon } from './lib/autocannon.mjs';
+import { wrk, wrkAvailable } from './lib/wrk.mjs';
 import { scriptOptions } from './lib/options.mjs';
 import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
 import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
@@ -81,31 +82,42 @@ checkPrerequisites(['petstore']);
 const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-workers-'));
 const headers = { Authorization: `Bearer ${token()}` };
 const systems = [await startPetstore(1), await startPetstore(2)];
-const runs = new Map(systems.map((s) => [s, []]));
+/** The load generators: autocannon, as in every other case, and wrk when it is installed. */
+const loads = [
+  { name: 'autocannon', suffix: '', run: autocannon },
+  ...(wrkAvailable() ? [{ name: 'wrk', suffix: ' (wrk)', run: wrk }] : []),
+];
+/** runs.get(load).get(system): the figures of each round. */
+const runs = new Map(loads.map((load) => [load, new Map(systems.map((s) => [s, []]))]));
 try {
   for (const s of systems) {
     const url = `https://localhost:${s.proc.port}/v2/pet/1`;
     if (warmupS) await autocannon(url, { connections, durationS: warmupS, headers });
   }
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < systems.length; k++) {
-      const s = systems[(k + round) % systems.length];
-      const before = cpuOf(s.pids);
-      const runnerBefore = process.cpuUsage();
-      const started = Date.now();
-      const r = await autocannon(`https://localhost:${s.proc.port}/v2/pet/1`, {
-        connections,
-        durationS,
-        headers,
-      });
-      const wallMs = Date.now() - started;
-      const runner = process.cpuUsage(runnerBefore);
-      runs.get(s).push({
-        ...r,
-        serviceCpuMs: cpuOf(s.pids) - before,
-        runnerCpuMs: (runner.user + runner.system) / 1000,
-        wallMs,
-      });
+    for (const load of loads) {
+      for (let k = 0; k < systems.length; k++) {
+        const s = systems[(k + round) % systems.length];
+        const before = cpuOf(s.pids);
+        const runnerBefore = process.cpuUsage();
+        const started = Date.now();
+        const r = await load.run(`https://localhost:${s.proc.port}/v2/pet/1`, {
+          connections,
+          durationS,
+          headers,
+        });
+        const wallMs = Date.now() - started;
+        const runner = process.cpuUsage(runnerBefore);
+        runs
+          .get(load)
+          .get(s)
+          .push({
+            ...r,
+            serviceCpuMs: cpuOf(s.pids) - before,
+            runnerCpuMs: (runner.user + runner.system) / 1000,
+            wallMs,
+          });
+      }
     }
   }
 } finally {
@@ -120,29 +132,32 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 const pct = (x) => Math.round(x * 100);
-const rowOf = (s, base) => {
-  const rs = runs.get(s);
+const rowOf = (load, s, base) => {
+  const rs = runs.get(load).get(s);
   const total = rs.reduce((n, r) => n + r.total, 0);
   const row = {
-    case: `petstore ${s.workers} worker${s.workers > 1 ? 's' : ''}`,
+    case: `petstore ${s.workers} worker${s.workers > 1 ? 's' : ''}${load.suffix}`,
     rps: Math.round(median(rs.map((r) => r.rps))),
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),
     cpuUsPerRequest: Math.round((rs.reduce((n, r) => n + r.serviceCpuMs, 0) * 1000) / total),
     rssMb: Number(s.rssMb.toFixed(1)),
-    rounds: rs.map((r) => r.rps),
+    rounds: rs.map((r) => Math.round(r.rps)),
     failed: rs.reduce((n, r) => n + r.failed, 0),
     // Shares of the machine (all cores) over the load: the service's processes, the load generator.
     serviceCpuShare: median(rs.map((r) => r.serviceCpuMs / (r.wallMs * cores))),
     loadCpuShare: median(rs.map((r) => r.cpuMs / (r.wallMs * cores))),
     runnerCpuShare: median(rs.map((r) => r.runnerCpuMs / (r.wallMs * cores))),
-    baseline: base ? rowOf(base).case : null,
+    baseline: base ? rowOf(load, base).case : null,
   };
-  row.ratio = base ? median(rs.map((r, i) => r.rps / runs.get(base)[i].rps)) : null;
-  row.notes = `of ${cores} cores: load generator ${pct(row.loadCpuShare)}%, service ${pct(row.serviceCpuShare)}%, this script ${pct(row.runnerCpuShare)}%`;
+  row.ratio = base ? median(rs.map((r, i) => r.rps / runs.get(load).get(base)[i].rps)) : null;
+  row.notes = `of ${cores} cores: load generator (${load.name}) ${pct(row.loadCpuShare)}%, service ${pct(row.serviceCpuShare)}%, this script ${pct(row.runnerCpuShare)}%`;
   return row;
 };
-const rows = [rowOf(systems[0]), rowOf(systems[1], systems[0])];
+const rows = loads.flatMap((load) => [
+  rowOf(load, systems[0]),
+  rowOf(load, systems[1], systems[0]),
+]);
 
 console.log(
   `GET /v2/pet/1 on the petstore (local config: security on, audit lines), ${rounds} rotating round(s) of ${durationS} s, ${connections} connections, ${cores} cores; medians of the rounds`,
@@ -152,9 +167,12 @@ console.table(
     rows.map(({ case: name, rounds: _r, baseline: _b, notes: _n, ...r }) => [name, r]),
   ),
 );
-console.log(
-  `ratio 2 workers / 1 worker (median of the rounds' pairs): ${rows[1].ratio.toFixed(2)}`,
-);
+for (const r of rows.filter((row) => row.ratio !== null)) {
+  console.log(
+    `ratio ${r.case} / ${r.baseline} (median of the rounds' pairs): ${r.ratio.toFixed(2)}`,
+  );
+}
+if (loads.length === 1) console.log('wrk is not installed (apt-get install wrk): autocannon only');
 for (const r of rows) console.log(`${r.case}: ${r.notes}`);
 
 if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify(rows, null, 2));
