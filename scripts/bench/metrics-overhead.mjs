@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { scriptOptions } from './lib/options.mjs';
 import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { freePort, readRss, startProcess } from './lib/processes.mjs';
+import { freePort, outputOf, readCpuMs, readRss, startProcess } from './lib/processes.mjs';
 
 const { durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
   durationS: 2,
@@ -48,26 +48,10 @@ function load(port, seconds) {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`));
-      else resolve(JSON.parse(out));
-    });
+  return outputOf(child).then(({ code, out, err }) => {
+    if (code !== 0) throw new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`);
+    return JSON.parse(out);
   });
-}
-
-/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
-function cpuMs(pid) {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks
-  } catch {
-    return NaN;
-  }
 }
 
 function startApiD(name, metricsYml) {
@@ -113,9 +97,9 @@ try {
     const order = [off, control, on];
     for (let k = 0; k < order.length; k++) {
       const service = order[(k + round) % order.length];
-      const before = cpuMs(service.pid);
+      const before = readCpuMs(service.pid);
       const result = await load(service.port, durationS);
-      runs.get(service).push({ result, cpuMs: cpuMs(service.pid) - before });
+      runs.get(service).push({ result, cpuMs: readCpuMs(service.pid) - before });
     }
   }
   for (const service of runs.keys()) peakMb.set(service, readRss(service.pid)?.hwmMb ?? null);

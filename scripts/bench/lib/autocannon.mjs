@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { BENCH_DIR, CERTS } from './paths.mjs';
+import { outputOf } from './processes.mjs';
 
 /**
  * Loads `url` for `durationS` seconds over `connections` keep-alive connections. Resolves with
@@ -30,18 +31,11 @@ export function autocannon(url, { connections, durationS, headers = {}, rate }) 
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) {
-        return reject(new Error(`the load generator exited with ${code}: ${err.slice(-2000)}`));
-      }
-      const r = JSON.parse(out);
-      resolve({ ...r, failed: r.errors + r.timeouts + r.non2xx });
-    });
+  return outputOf(child).then(({ code, out, err }) => {
+    if (code !== 0) {
+      throw new Error(`the load generator exited with ${code}: ${err.slice(-2000)}`);
+    }
+    const r = JSON.parse(out);
+    return { ...r, failed: r.errors + r.timeouts + r.non2xx };
   });
 }

@@ -41,6 +41,21 @@ export function startProcess(name, script, options = {}) {
 export { stopAll };
 
 /**
+ * Resolves, once `child` (spawned with stdout and stderr piped) has exited, with its exit code
+ * and everything it wrote; rejects when it could not be started.
+ */
+export function outputOf(child) {
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+/**
  * Samples the RSS of the given processes every `intervalMs`: `mark(label)` records the current
  * RSS under a label (e.g. the end of the warm-up), `stop()` returns, per process, the peak RSS
  * seen, the marks and the last sample.

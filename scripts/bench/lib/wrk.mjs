@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { BENCH_DIR } from './paths.mjs';
+import { outputOf } from './processes.mjs';
 
 /** Whether a `wrk` runs here. */
 export function wrkAvailable() {
@@ -43,34 +44,26 @@ export function wrk(url, { connections, durationS, headers = {} }) {
   const child = spawn('bash', ['-c', 'wrk "$@"; code=$?; times >&2; exit $code', 'wrk', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const json = out.split('\n').find((l) => l.startsWith('{'));
-      if (code !== 0 || json === undefined) {
-        return reject(new Error(`wrk exited with ${code}: ${(out + err).slice(-2000)}`));
-      }
-      const r = JSON.parse(json);
-      const cpuMs = childrenCpuMs(err.trim().split('\n').pop());
-      const errors = r.connect + r.read + r.write;
-      const durationMs = r.durationUs / 1000;
-      resolve({
-        rps: r.total / (durationMs / 1000),
-        p50: r.p50Us / 1000,
-        p99: r.p99Us / 1000,
-        total: r.total,
-        ok: r.total - r.status,
-        errors,
-        timeouts: r.timeout,
-        non2xx: r.status,
-        durationMs,
-        cpuMs,
-        failed: errors + r.timeout + r.status,
-      });
-    });
+  return outputOf(child).then(({ code, out, err }) => {
+    const json = out.split('\n').find((l) => l.startsWith('{'));
+    if (code !== 0 || json === undefined) {
+      throw new Error(`wrk exited with ${code}: ${(out + err).slice(-2000)}`);
+    }
+    const r = JSON.parse(json);
+    const errors = r.connect + r.read + r.write;
+    const durationMs = r.durationUs / 1000;
+    return {
+      rps: r.total / (durationMs / 1000),
+      p50: r.p50Us / 1000,
+      p99: r.p99Us / 1000,
+      total: r.total,
+      ok: r.total - r.status,
+      errors,
+      timeouts: r.timeout,
+      non2xx: r.status,
+      durationMs,
+      cpuMs: childrenCpuMs(err.trim().split('\n').pop()),
+      failed: errors + r.timeout + r.status,
+    };
   });
 }
