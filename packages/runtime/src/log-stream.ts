@@ -10,11 +10,17 @@ export interface LogStreamOptions {
    * at least `minIntervalMs` apart, so that a busy service makes one write per batch of requests.
    */
   flushMs?: number;
-  /** With the adaptive `flushMs`: the shortest time between two writes (default 5 ms). */
+  /**
+   * With the adaptive `flushMs`: the shortest time between two writes (default 50 ms). Each
+   * batch costs its writer far more than its lines do (a timer, a `write(2)`, a wake-up of the
+   * reader): measured with an audit line per request at about 1,300 lines/s, batches 5 ms apart
+   * cost about 15-20 µs of CPU per line, 50 ms apart next to nothing (docs/benchmarks.md).
+   */
   minIntervalMs?: number;
   /**
    * Largest single write, in bytes, made of whole lines (default 4096: PIPE_BUF, so that the
-   * workers of one service, which share the pipe, never interleave inside a line).
+   * workers of one service, which share the pipe, never interleave inside a line; a process
+   * alone on its output may write more at once).
    */
   maxWriteBytes?: number;
   /** Lines kept while the reader does not keep up (default 32 MiB); beyond, lines are dropped and counted. */
@@ -30,7 +36,7 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 /**
  * The destination of the service's log lines (pino writes one JSON line per `write`): lines are
  * batched and written from the main thread with one non-blocking `write(2)` per batch, whole lines
- * of at most `maxWriteBytes` each, at the end of the event loop's turn or a few milliseconds later
+ * of at most `maxWriteBytes` each, at the end of the event loop's turn or up to 50 milliseconds later
  * under load (`flushMs`, `minIntervalMs`). A pipe whose reader
  * does not keep up costs memory (bounded by `maxPendingBytes`), never a blocked event loop; a
  * reader that is gone (EPIPE) ends logging, not the process. On exit (`process.exit`, the end of
@@ -67,7 +73,7 @@ export class LogStream extends EventEmitter {
   ) {
     super();
     this.flushMs = options.flushMs;
-    this.minIntervalMs = options.minIntervalMs ?? 5;
+    this.minIntervalMs = options.minIntervalMs ?? 50;
     this.maxWriteBytes = options.maxWriteBytes ?? 4096;
     this.maxPendingBytes = options.maxPendingBytes ?? 32 * 1024 * 1024;
     this.handle = nonBlocking(fd);
@@ -108,7 +114,8 @@ export class LogStream extends EventEmitter {
           this.immediate = setImmediate(() => this.flush());
           this.immediate.unref();
         } else {
-          this.timer = setTimeout(() => this.flush(), wait);
+          // Whole milliseconds: Node keeps one timer list per distinct duration.
+          this.timer = setTimeout(() => this.flush(), Math.ceil(wait));
           this.timer.unref();
         }
       } else {

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { isoTimeClock } from './iso-time';
 import { LogStream } from './log-stream';
 import { workerNumber } from './workers';
 
@@ -16,9 +17,14 @@ export function createLogger(
   level = process.env.LOG_LEVEL ?? 'info',
   destination: DestinationStream | number = 1,
 ): Logger {
-  const stream = typeof destination === 'number' ? new LogStream(destination) : undefined;
-  // In a service with several worker processes (server.yml `workers`), each line names its worker.
+  // In a service with several worker processes (server.yml `workers`), each line names its worker,
+  // and the workers share one pipe: writes of at most PIPE_BUF keep their lines whole. A process
+  // alone on its output writes larger batches (fewer writes, fewer wake-ups of the reader).
   const worker = workerNumber();
+  const stream =
+    typeof destination === 'number'
+      ? new LogStream(destination, { maxWriteBytes: worker === undefined ? 65536 : 4096 })
+      : undefined;
   const logger = pino(
     {
       level,
@@ -82,13 +88,21 @@ export function infoLineWriter(
   const worker = workerNumber();
   const service = `","service":${JSON.stringify(output.service)}${worker === undefined ? '' : `,"worker":${worker}`}`;
   const end = `,"msg":${JSON.stringify(message)}}\n`;
+  const time = isoTimeClock();
+  // `,"key":` per field name: the audit line has the same few names on every request.
+  const keys = new Map<string, string>();
   return (fields) => {
     if (logger.levelVal > INFO) return;
-    let line = `{"level":${INFO},"time":"${new Date().toISOString()}${service}`;
+    let line = `{"level":${INFO},"time":"${time()}${service}`;
     for (const key in fields) {
       const value = fields[key];
       if (value === undefined) continue;
-      line += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+      let name = keys.get(key);
+      if (name === undefined) {
+        name = `,${JSON.stringify(key)}:`;
+        if (keys.size < 64) keys.set(key, name);
+      }
+      line += name + JSON.stringify(value);
     }
     stream.write(line + end);
   };
