@@ -27,15 +27,28 @@ const emptyTimer = () => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
  * seen keeps being reported, with zero counts, in later intervals.
  */
 export class IntervalStats {
-  private readonly series = new Map<string, Series>();
+  /** The series by endpoint, then by client: no key is built per request. */
+  private readonly byEndpoint = new Map<string, Map<string, Series>>();
+  /** Every series, in the order first seen (the order of the report). */
+  private readonly series: Series[] = [];
 
-  record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
-    const key = `${endpoint}\u0000${clientId}`;
-    let entry = this.series.get(key);
+  private entry(endpoint: string, clientId: string): Series {
+    let byClient = this.byEndpoint.get(endpoint);
+    if (!byClient) {
+      byClient = new Map();
+      this.byEndpoint.set(endpoint, byClient);
+    }
+    let entry = byClient.get(clientId);
     if (!entry) {
       entry = { endpoint, clientId, counts: zeroCounts(), timer: emptyTimer() };
-      this.series.set(key, entry);
+      byClient.set(clientId, entry);
+      this.series.push(entry);
     }
+    return entry;
+  }
+
+  record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
+    const entry = this.entry(endpoint, clientId);
     entry.counts.request += 1;
     const outcome = outcomeOf(statusCode);
     if (outcome) entry.counts[outcome] += 1;
@@ -52,12 +65,7 @@ export class IntervalStats {
    */
   merge(snapshot: readonly SeriesSnapshot[]): void {
     for (const { endpoint, clientId, counts, responseTime } of snapshot) {
-      const key = `${endpoint}\u0000${clientId}`;
-      let entry = this.series.get(key);
-      if (!entry) {
-        entry = { endpoint, clientId, counts: zeroCounts(), timer: emptyTimer() };
-        this.series.set(key, entry);
-      }
+      const entry = this.entry(endpoint, clientId);
       for (const name of COUNTERS) entry.counts[name] += counts[name] ?? 0;
       if (responseTime && responseTime.count > 0) {
         const { timer } = entry;
@@ -72,7 +80,7 @@ export class IntervalStats {
   /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
     const out: SeriesSnapshot[] = [];
-    for (const entry of this.series.values()) {
+    for (const entry of this.series) {
       const { timer } = entry;
       out.push({
         endpoint: entry.endpoint,

@@ -35,8 +35,20 @@ export class PrometheusMetrics {
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
+  /** One labels object per endpoint and client, made once (a request allocates none). */
+  private readonly labels = new Map<string, Map<string, Record<(typeof LABELS)[number], string>>>();
+
   record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
-    const labels = { endpoint, clientId };
+    let byClient = this.labels.get(endpoint);
+    if (!byClient) {
+      byClient = new Map();
+      this.labels.set(endpoint, byClient);
+    }
+    let labels = byClient.get(clientId);
+    if (!labels) {
+      labels = { endpoint, clientId };
+      byClient.set(clientId, labels);
+    }
     this.requests.inc(labels);
     const outcome = outcomeOf(statusCode);
     if (outcome) this.outcomes[outcome].inc(labels);

@@ -59,6 +59,35 @@ describe('IntervalStats', () => {
     ]);
   });
 
+  it('keeps one series per endpoint and client, in the order first seen, merged into by name', () => {
+    const stats = new IntervalStats();
+    stats.record('/a@get', 'c2', 200, 1);
+    stats.record('/b@get', 'c1', 200, 1);
+    stats.record('/a@get', 'c1', 500, 1);
+    stats.record('/b@get', 'c1', 403, 1);
+    stats.record('/a@get', 'c2', 200, 1);
+    // Names that a key made by joining the two could confuse stay apart.
+    stats.record('/a@get\u0000c1', '', 200, 1);
+    stats.merge([
+      {
+        endpoint: '/a@get',
+        clientId: 'c1',
+        counts: { request: 2, success: 2, auth_error: 0, request_error: 0, server_error: 0 },
+        responseTime: { count: 2, min: 5, max: 7, mean: 6 },
+      },
+    ]);
+    const drained = stats.drain();
+    expect(drained.map((s) => [s.endpoint, s.clientId, s.counts.request])).toEqual([
+      ['/a@get', 'c2', 2],
+      ['/b@get', 'c1', 2],
+      ['/a@get', 'c1', 3],
+      ['/a@get\u0000c1', '', 1],
+    ]);
+    expect(drained[1].counts).toMatchObject({ success: 1, auth_error: 1 });
+    expect(drained[2].counts).toMatchObject({ success: 2, server_error: 1 });
+    expect(drained[2].responseTime).toEqual({ count: 3, min: 1, max: 7, mean: 13 / 3 });
+  });
+
   it('counts a 1xx as a request with no outcome', () => {
     const stats = new IntervalStats();
     stats.record('e', 'c', 101, 1);

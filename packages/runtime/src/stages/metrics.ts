@@ -9,7 +9,8 @@ import type { Stage } from '../exchange';
 export function metricsStage(metrics: Metrics): Stage {
   return (x) => {
     const startedAt = metrics.now();
-    x.res.once('finish', () =>
+    // `finish` comes once per response: `on` spares the wrapper `once` makes per request.
+    x.res.on('finish', () =>
       metrics.record({
         endpoint: x.context.operation?.endpoint ?? 'unknown',
         clientId: x.context.caller?.clientId ?? 'unknown',
