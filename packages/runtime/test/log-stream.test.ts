@@ -109,6 +109,31 @@ describe('LogStream', () => {
     fs.closeSync(fd);
   });
 
+  it('by default the lines after a write wait about 50 ms for company (one write per batch under load)', async () => {
+    const file = path.join(tmp(), 'log');
+    const fd = fs.openSync(file, 'w');
+    const stream = new LogStream(fd);
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    stream.write(line(0));
+    await turn();
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(0));
+    const written = performance.now();
+    // Lines that keep coming after a write: none is written until the interval is over, then all.
+    for (let i = 1; i <= 5; i++) {
+      stream.write(line(i));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (performance.now() - written < 40) expect(fs.readFileSync(file, 'utf8')).toBe(line(0));
+    }
+    await drained(stream);
+    const elapsed = performance.now() - written;
+    expect(fs.readFileSync(file, 'utf8')).toBe(
+      Array.from({ length: 6 }, (_, i) => line(i)).join(''),
+    );
+    expect(elapsed).toBeGreaterThanOrEqual(45);
+    expect(elapsed).toBeLessThan(1000);
+    fs.closeSync(fd);
+  });
+
   it('a reader that does not keep up never blocks the event loop; the lines arrive whole and in order', async () => {
     const pipe = fifo();
     const stream = new LogStream(pipe.writer, { flushMs: 1 });
