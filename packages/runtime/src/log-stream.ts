@@ -10,13 +10,22 @@ export interface LogStreamOptions {
    * at least `minIntervalMs` apart, so that a busy service makes one write per batch of requests.
    */
   flushMs?: number;
-  /**
-   * With the adaptive `flushMs`: the shortest time between two writes (default 50 ms). Each
-   * batch costs its writer far more than its lines do (a timer, a `write(2)`, a wake-up of the
-   * reader): measured with an audit line per request at about 1,300 lines/s, batches 5 ms apart
-   * cost about 15-20 µs of CPU per line, 50 ms apart next to nothing (docs/benchmarks.md).
-   */
+  /** With the adaptive `flushMs`: the shortest time between two writes (default 5 ms). */
   minIntervalMs?: number;
+  /**
+   * With the adaptive `flushMs`, under sustained load (`loadLinesPerSecond`): the shortest time
+   * between two writes (default 50 ms). Each batch costs its writer far more than its lines do
+   * (a timer, a `write(2)`, a wake-up of the reader): measured with an audit line per request at
+   * about 1,300 lines/s, batches 5 ms apart cost about 15-20 µs of CPU per line, 50 ms apart next
+   * to nothing (docs/benchmarks.md).
+   */
+  loadIntervalMs?: number;
+  /**
+   * The rate of lines, over the time since the write before, from which a service counts as
+   * under load and its writes are `loadIntervalMs` apart (default 1000 lines/s). Below it, they
+   * are `minIntervalMs` apart: a line of a service that is not busy is not held longer.
+   */
+  loadLinesPerSecond?: number;
   /**
    * Largest single write, in bytes, made of whole lines (default 4096: PIPE_BUF, so that the
    * workers of one service, which share the pipe, never interleave inside a line; a process
@@ -36,8 +45,9 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 /**
  * The destination of the service's log lines (pino writes one JSON line per `write`): lines are
  * batched and written from the main thread with one non-blocking `write(2)` per batch, whole lines
- * of at most `maxWriteBytes` each, at the end of the event loop's turn or up to 50 milliseconds later
- * under load (`flushMs`, `minIntervalMs`). A pipe whose reader
+ * of at most `maxWriteBytes` each, at the end of the event loop's turn or a few milliseconds later
+ * (`flushMs`, `minIntervalMs`), up to 50 ms later under sustained load (`loadIntervalMs`,
+ * `loadLinesPerSecond`). A pipe whose reader
  * does not keep up costs memory (bounded by `maxPendingBytes`), never a blocked event loop; a
  * reader that is gone (EPIPE) ends logging, not the process. On exit (`process.exit`, the end of
  * the event loop, a fatal error) whatever is pending is written synchronously, within a second.
@@ -60,6 +70,10 @@ export class LogStream extends EventEmitter {
   private dropped = 0;
   private readonly flushMs: number | undefined;
   private readonly minIntervalMs: number;
+  private readonly loadIntervalMs: number;
+  private readonly loadLinesPerMs: number;
+  /** The shortest time until the next write: minIntervalMs, or loadIntervalMs under load. */
+  private intervalMs: number;
   /** When the last write went out (performance.now()). */
   private lastFlushAt = -Infinity;
   private readonly maxWriteBytes: number;
@@ -73,7 +87,10 @@ export class LogStream extends EventEmitter {
   ) {
     super();
     this.flushMs = options.flushMs;
-    this.minIntervalMs = options.minIntervalMs ?? 50;
+    this.minIntervalMs = options.minIntervalMs ?? 5;
+    this.loadIntervalMs = options.loadIntervalMs ?? 50;
+    this.loadLinesPerMs = (options.loadLinesPerSecond ?? 1000) / 1000;
+    this.intervalMs = this.minIntervalMs;
     this.maxWriteBytes = options.maxWriteBytes ?? 4096;
     this.maxPendingBytes = options.maxPendingBytes ?? 32 * 1024 * 1024;
     this.handle = nonBlocking(fd);
@@ -109,7 +126,7 @@ export class LogStream extends EventEmitter {
     if (!this.timer && !this.immediate && !this.waiting) {
       live.add(this);
       if (this.flushMs === undefined) {
-        const wait = this.lastFlushAt + this.minIntervalMs - performance.now();
+        const wait = this.lastFlushAt + this.intervalMs - performance.now();
         if (wait <= 0) {
           this.immediate = setImmediate(() => this.flush());
           this.immediate.unref();
@@ -134,7 +151,13 @@ export class LogStream extends EventEmitter {
   flush(): void {
     this.cancelScheduled();
     this.waiting = false;
-    this.lastFlushAt = performance.now();
+    const now = performance.now();
+    // Under load when this batch's lines came at loadLinesPerSecond or more since the last write.
+    this.intervalMs =
+      this.pending.length >= (now - this.lastFlushAt) * this.loadLinesPerMs
+        ? this.loadIntervalMs
+        : this.minIntervalMs;
+    this.lastFlushAt = now;
     const result = this.writeOut();
     if (result === 'again') {
       // The reader is slow: try again in a while (no busy loop, the event loop keeps serving).
