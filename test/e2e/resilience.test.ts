@@ -219,7 +219,11 @@ shutdownTimeoutMs: 1000
       expect(
         metric(m, `token_renewals_total{clientId="api-${letter}-client",trigger="invalid_token"}`),
       ).toBe(1);
-      // The refusal the retry mended was of our own scope token, as the next hop logged it.
+      // The refusal the retry mended was of our own scope token, as the next hop logged it (log
+      // lines come through a pipe and may trail the answer: wait for it).
+      await chain.services[next].waitForLine(
+        (l) => l.includes('"msg":"token refused"') && l.includes('"correlationId":"rekeyed-1"'),
+      );
       const refused = jsonLines(chain.services[next]).filter(
         (l) => l.msg === 'token refused' && l.correlationId === 'rekeyed-1',
       );
