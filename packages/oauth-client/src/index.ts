@@ -24,6 +24,7 @@ export {
 } from './transport';
 export { HttpsTransport, type HttpsTransportOptions } from './https-transport';
 export { Http2Transport, type Http2TransportOptions } from './http2-transport';
+export { UndiciTransport, type UndiciTransportOptions } from './undici-transport';
 export {
   type ClientEvents,
   type KeyFetchOutcome,
