@@ -60,20 +60,20 @@ interface Made {
  * Both HTTP/1.1 transports, made from the same TLS options (as client.yml's `tlsOptions` gives
  * them): every behaviour below is proven for each.
  */
-const TRANSPORTS: [string, (tls?: tls.ConnectionOptions) => Made][] = [
+const TRANSPORTS: [string, (tls?: tls.ConnectionOptions, connections?: number) => Made][] = [
   [
     'HttpsTransport',
-    (options = CA) => {
+    (options = CA, connections = 256) => {
       const t = new HttpsTransport({
-        httpsAgent: new https.Agent({ ...options, keepAlive: true }),
+        httpsAgent: new https.Agent({ ...options, keepAlive: true, maxSockets: connections }),
       });
       return { request: (r) => t.request(r), destroy: async () => t.destroy() };
     },
   ],
   [
     'UndiciTransport',
-    (options = CA) => {
-      const t = new UndiciTransport({ tls: options });
+    (options = CA, connections = 256) => {
+      const t = new UndiciTransport({ tls: options, connections });
       return { request: (r) => t.request(r), destroy: () => t.destroy() };
     },
   ],
@@ -105,8 +105,8 @@ const failure = (p: Promise<unknown>) =>
 
 describe.each(TRANSPORTS)('%s', (_name, make) => {
   const made: Made[] = [];
-  const transport = (options?: tls.ConnectionOptions) => {
-    const t = make(options);
+  const transport = (options?: tls.ConnectionOptions, connections?: number) => {
+    const t = make(options, connections);
     made.push(t);
     return t;
   };
@@ -361,6 +361,29 @@ describe.each(TRANSPORTS)('%s', (_name, make) => {
         transport(tlsOptions({ ...tls, loadKeyStore: false })).request(request(url)),
       );
       expect(refused.kind).toBe('network');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a call that times out waiting for a connection of the pool is never sent', async () => {
+    const paths: string[] = [];
+    const s = await server((_n, req, res) => {
+      paths.push(req.url ?? '');
+      setTimeout(() => send(res, 200, ['late']), 300);
+    });
+    const t = transport(undefined, 1);
+    try {
+      // The same connect time-out: the calls share undici's pool (one per connect time-out).
+      const first = t.request(request(s.url, { connectTimeoutMs: 90, timeoutMs: 2000 }));
+      const queued = await failure(
+        t.request(request(new URL('/v1/queued', s.url), { connectTimeoutMs: 90, timeoutMs: 100 })),
+      );
+      expect(queued.kind).toBe('timeout');
+      await expect(first).resolves.toMatchObject({ status: 200 });
+      await nextTurn();
+      await t.request(request(s.url, { connectTimeoutMs: 90 }));
+      expect(paths).toEqual(['/v1/data', '/v1/data']);
     } finally {
       await s.close();
     }
