@@ -33,6 +33,11 @@ export interface ClientConfig {
      * HTTP/1.1 keep-alive answered more requests per second between hops (docs/benchmarks.md).
      */
     enableHttp2: boolean;
+    /**
+     * The HTTP/1.1 client of downstream calls: `undici` (its keep-alive pools; less CPU per call
+     * in the bench, docs/benchmarks.md) or `node` (node:https and its keep-alive agent).
+     */
+    http1Client: 'undici' | 'node';
   };
   /** Path prefix of a downstream call -> the serviceId whose auth server gives its token. */
   pathPrefixServices: Record<string, string>;
@@ -238,6 +243,7 @@ export const clientConfigSchema = configFile<ClientConfig>(
             errorThreshold: z.number().int().min(0).default(2),
             resetTimeout: z.number().int().positive().default(7000),
             enableHttp2: z.boolean().default(false),
+            http1Client: z.enum(['undici', 'node']).default('undici'),
           })
           .prefault({}),
         // light-4j writes `pathPrefixServices: ${client.pathPrefixServices:}`: empty is none.

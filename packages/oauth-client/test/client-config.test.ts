@@ -45,6 +45,7 @@ describe('client.yml', () => {
         errorThreshold: 2,
         resetTimeout: 7000,
         enableHttp2: false,
+        http1Client: 'undici',
       },
       pathPrefixServices: {},
       oauth: {
@@ -177,6 +178,7 @@ describe('client.yml', () => {
         '  errorThreshold: 0',
         '  resetTimeout: 1000',
         '  enableHttp2: true',
+        '  http1Client: node',
       ].join('\n'),
     );
     expect(l(clientConfigSchema).request).toEqual({
@@ -185,6 +187,7 @@ describe('client.yml', () => {
       errorThreshold: 0,
       resetTimeout: 1000,
       enableHttp2: true,
+      http1Client: 'node',
     });
     expect(loader.warnings).toEqual([]);
     expect(
@@ -201,6 +204,15 @@ describe('client.yml', () => {
         clientConfigSchema,
       ).key,
     ).toBe('request.resetTimeout');
+    const client = error(
+      'client',
+      'tls:\n  loadTrustStore: false\nrequest:\n  http1Client: node:https\n',
+      clientConfigSchema,
+    );
+    expect(client.key).toBe('request.http1Client');
+    expect(client.message).toMatch(
+      /\/client\.yml at key "request\.http1Client": Invalid option: expected one of "undici"\|"node"$/,
+    );
   });
 
   it('multipleAuthServers: serviceIdAuthServers entries and pathPrefixServices, light-4j entry keys warned', () => {

@@ -6,6 +6,7 @@ import {
   DownstreamCaller,
   Http2Transport,
   HttpsTransport,
+  UndiciTransport,
   TokenManager,
   type Transport,
   type ClientEvents,
@@ -107,13 +108,17 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   /**
    * How the bytes of every downstream call go: client.yml `request.enableHttp2`, HTTP/2 to the
    * downstreams that offer it (one session per origin, shared by the service's downstreams) and
-   * HTTP/1.1 keep-alive to the others; else HTTP/1.1 keep-alive only.
+   * HTTP/1.1 keep-alive to the others; else HTTP/1.1 keep-alive only. HTTP/1.1 goes over undici,
+   * or node:https with `request.http1Client: node`.
    */
   let transport: Transport | undefined;
   const transportOf = (): Transport => {
     if (!transport) {
       const httpsAgent = options.httpsAgent();
-      const http1 = new HttpsTransport({ httpsAgent });
+      const http1 =
+        request.http1Client === 'node'
+          ? new HttpsTransport({ httpsAgent })
+          : new UndiciTransport({ tls: httpsAgent.options });
       transport = request.enableHttp2
         ? new Http2Transport({ tls: httpsAgent.options, fallback: http1 })
         : http1;
