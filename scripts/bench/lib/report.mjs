@@ -107,6 +107,11 @@ export function targets(rows) {
       cpu: cpu('shipped', 'shipped-no-metrics'),
     },
     {
+      what: 'shipped: a second identical shipped chain / shipped (the noise floor of the two above)',
+      value: ratio('shipped-control', 'shipped'),
+      cpu: cpu('shipped-control', 'shipped'),
+    },
+    {
       what: 'shipped: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: h2 ? ratio('shipped-h2', 'shipped-h1') : undefined,
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,

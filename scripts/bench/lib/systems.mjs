@@ -62,6 +62,9 @@ export const SYSTEMS = {
     needs: SHIPPED,
   },
   'shipped-no-metrics': { start: shipped({}, false), baseline: 'baseline', needs: SHIPPED },
+  // A second chain exactly as `shipped`: how far two identical chains differ in one run, the
+  // noise floor of the ratios between the shipped cases.
+  'shipped-control': { start: shipped(), baseline: 'baseline', needs: SHIPPED },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
   // The HTTP/1.1 client of the downstream calls: node:https (client.yml request.http1Client:
