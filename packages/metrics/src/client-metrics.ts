@@ -1,6 +1,7 @@
 import { escape, type IPoint } from 'influx';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PointContext } from './influx-points';
+import { combine, emptyTimer, observe, type Timer } from './timer';
 
 /**
  * What a service's client side reports (tokens, keys, downstream calls), counted here. The
@@ -26,12 +27,7 @@ export interface Series<T> {
   tags: Tags;
   value: T;
 }
-export interface Timer {
-  count: number;
-  min: number;
-  max: number;
-  sum: number;
-}
+export type { Timer } from './timer';
 
 /** One interval of a ClientStats as plain data (it crosses the IPC channel of a cluster). */
 export interface ClientSnapshot {
@@ -39,8 +35,6 @@ export interface ClientSnapshot {
   timers: Series<Timer>[];
   gauges: Series<number>[];
 }
-
-const emptyTimer = (): Timer => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
 
 /**
  * The client-side figures of one reporting interval, in light-4j's InfluxDB naming (service
@@ -54,24 +48,11 @@ export class ClientStats {
   private readonly gauges = new Map<string, Series<number>>();
 
   count(name: string, tags: Tags): void {
-    const key = keyOf(name, tags);
-    const series = this.counters.get(key);
-    if (series) series.value += 1;
-    else this.counters.set(key, { name, tags, value: 1 });
+    this.add(name, tags, 1);
   }
 
   time(name: string, tags: Tags, ms: number): void {
-    const key = keyOf(name, tags);
-    let series = this.timers.get(key);
-    if (!series) {
-      series = { name, tags, value: emptyTimer() };
-      this.timers.set(key, series);
-    }
-    const t = series.value;
-    t.count += 1;
-    t.sum += ms;
-    if (ms < t.min) t.min = ms;
-    if (ms > t.max) t.max = ms;
+    observe(this.timer(name, tags), ms);
   }
 
   gauge(name: string, tags: Tags, value: number): void {
@@ -102,26 +83,26 @@ export class ClientStats {
    * combine, a gauge takes the value last reported.
    */
   merge(snapshot: ClientSnapshot): void {
-    for (const { name, tags, value } of snapshot.counters) {
-      const key = keyOf(name, tags);
-      const series = this.counters.get(key);
-      if (series) series.value += value;
-      else this.counters.set(key, { name, tags, value });
-    }
-    for (const { name, tags, value } of snapshot.timers) {
-      const key = keyOf(name, tags);
-      let series = this.timers.get(key);
-      if (!series) {
-        series = { name, tags, value: emptyTimer() };
-        this.timers.set(key, series);
-      }
-      const t = series.value;
-      t.count += value.count;
-      t.sum += value.sum;
-      if (value.min < t.min) t.min = value.min;
-      if (value.max > t.max) t.max = value.max;
-    }
+    for (const { name, tags, value } of snapshot.counters) this.add(name, tags, value);
+    for (const { name, tags, value } of snapshot.timers) combine(this.timer(name, tags), value);
     for (const { name, tags, value } of snapshot.gauges) this.gauge(name, tags, value);
+  }
+
+  private add(name: string, tags: Tags, value: number): void {
+    const key = keyOf(name, tags);
+    const series = this.counters.get(key);
+    if (series) series.value += value;
+    else this.counters.set(key, { name, tags, value });
+  }
+
+  private timer(name: string, tags: Tags): Timer {
+    const key = keyOf(name, tags);
+    let series = this.timers.get(key);
+    if (!series) {
+      series = { name, tags, value: emptyTimer() };
+      this.timers.set(key, series);
+    }
+    return series.value;
   }
 
   /** The interval as InfluxDB points; counters and timers start again from zero. */

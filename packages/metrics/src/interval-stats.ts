@@ -1,4 +1,5 @@
 import { COUNTERS, outcomeOf, type CounterName } from './outcome';
+import { combine, emptyTimer, observe, type Timer } from './timer';
 
 /** The figures of one series (endpoint x client) over one reporting interval. */
 export interface SeriesSnapshot {
@@ -13,13 +14,11 @@ interface Series {
   endpoint: string;
   clientId: string;
   counts: Record<CounterName, number>;
-  timer: { count: number; min: number; max: number; sum: number };
+  timer: Timer;
 }
 
 const zeroCounts = (): Record<CounterName, number> =>
   Object.fromEntries(COUNTERS.map((name) => [name, 0])) as Record<CounterName, number>;
-
-const emptyTimer = () => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
 
 /**
  * Counters and the response-time timer of the current interval, per endpoint and client.
@@ -52,11 +51,7 @@ export class IntervalStats {
     entry.counts.request += 1;
     const outcome = outcomeOf(statusCode);
     if (outcome) entry.counts[outcome] += 1;
-    const { timer } = entry;
-    timer.count += 1;
-    timer.sum += elapsedMs;
-    if (elapsedMs < timer.min) timer.min = elapsedMs;
-    if (elapsedMs > timer.max) timer.max = elapsedMs;
+    observe(entry.timer, elapsedMs);
   }
 
   /**
@@ -68,11 +63,7 @@ export class IntervalStats {
       const entry = this.entry(endpoint, clientId);
       for (const name of COUNTERS) entry.counts[name] += counts[name] ?? 0;
       if (responseTime && responseTime.count > 0) {
-        const { timer } = entry;
-        timer.count += responseTime.count;
-        timer.sum += responseTime.mean * responseTime.count;
-        if (responseTime.min < timer.min) timer.min = responseTime.min;
-        if (responseTime.max > timer.max) timer.max = responseTime.max;
+        combine(entry.timer, { ...responseTime, sum: responseTime.mean * responseTime.count });
       }
     }
   }
