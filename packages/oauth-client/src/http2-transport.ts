@@ -3,6 +3,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import {
+  failure,
   TransportError,
   type Transport,
   type TransportRequest,
@@ -217,7 +218,7 @@ export class Http2Transport implements Transport {
         } else resolve(answer!);
       };
       const timer = setTimeout(
-        () => finish(new TransportError('timeout', `no answer within ${r.timeoutMs} ms`)),
+        () => finish(failure.timeout(r)),
         Math.max(0, deadline - this.now()),
       );
       const refused = () => req.rstCode === NGHTTP2_REFUSED_STREAM;
@@ -239,9 +240,7 @@ export class Http2Transport implements Transport {
       req.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > r.maxBodyBytes) {
-          finish(
-            new TransportError('body_too_large', `a body larger than ${r.maxBodyBytes} bytes`),
-          );
+          finish(failure.bodyTooLarge(r));
           return;
         }
         chunks.push(chunk);

@@ -2,6 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import {
+  STALE_CODES,
+  failure,
   TransportError,
   type Transport,
   type TransportRequest,
@@ -17,9 +19,6 @@ export interface HttpsTransportOptions {
 
 /** Plain-HTTP downstreams (an `http://` host) share one keep-alive agent. */
 const sharedHttpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-/** Errors of a kept-alive connection the server closed while it sat idle. */
-const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /**
  * HTTP/1.1 over node:https (node:http for `http://`), on keep-alive agents. Tells a connect
@@ -70,9 +69,7 @@ export class HttpsTransport implements Transport {
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > r.maxBodyBytes) {
-              fail(
-                new TransportError('body_too_large', `a body larger than ${r.maxBodyBytes} bytes`),
-              );
+              fail(failure.bodyTooLarge(r));
               res.destroy();
               return;
             }
@@ -89,23 +86,11 @@ export class HttpsTransport implements Transport {
           res.on('error', (err) => fail(classify(err, req, answered)));
         },
       );
-      const timer = setTimeout(
-        () => req.destroy(new TransportError('timeout', `no answer within ${r.timeoutMs} ms`)),
-        r.timeoutMs,
-      );
+      const timer = setTimeout(() => req.destroy(failure.timeout(r)), r.timeoutMs);
       req.on('socket', (socket: Socket) => {
         // A kept-alive socket is connected already; a new one has its connect time-out.
         if (!socket.connecting || r.connectTimeoutMs >= r.timeoutMs) return;
-        connectTimer = setTimeout(
-          () =>
-            req.destroy(
-              new TransportError(
-                'connect_timeout',
-                `no connection within ${r.connectTimeoutMs} ms`,
-              ),
-            ),
-          r.connectTimeoutMs,
-        );
+        connectTimer = setTimeout(() => req.destroy(failure.connectTimeout(r)), r.connectTimeoutMs);
         socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
       });
       req.on('error', (err) => fail(classify(err, req, answered)));
@@ -124,9 +109,7 @@ function classify(err: Error, req: http.ClientRequest, answered: boolean): Trans
   if (err instanceof TransportError) return err;
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (!answered && req.reusedSocket && STALE_CODES.has(code)) {
-    return new TransportError('stale_connection', `kept-alive connection reset (${code})`, {
-      cause: err,
-    });
+    return failure.staleConnection(code, err);
   }
   return new TransportError('network', err.message || code, { cause: err });
 }

@@ -60,3 +60,22 @@ export class TransportError extends Error {
     if (typeof code === 'string') this.code = code;
   }
 }
+
+/** The codes of a kept-alive connection that the server closed or reset. */
+export const STALE_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** The failures every transport reports alike, worded once. */
+export const failure = {
+  timeout: (r: TransportRequest) =>
+    new TransportError('timeout', `no answer within ${r.timeoutMs} ms`),
+  connectTimeout: (r: TransportRequest, cause?: unknown) =>
+    new TransportError(
+      'connect_timeout',
+      `no connection within ${r.connectTimeoutMs} ms`,
+      cause === undefined ? undefined : { cause },
+    ),
+  bodyTooLarge: (r: TransportRequest) =>
+    new TransportError('body_too_large', `a body larger than ${r.maxBodyBytes} bytes`),
+  staleConnection: (code: string, cause: unknown) =>
+    new TransportError('stale_connection', `kept-alive connection reset (${code})`, { cause }),
+};

@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type tls from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 import {
+  STALE_CODES,
+  failure,
   TransportError,
   type Transport,
   type TransportRequest,
@@ -31,7 +33,7 @@ const TLS_KEYS = [
 ] as const;
 
 /** Errors of a kept-alive connection the server closed (undici's own, and Node's socket codes). */
-const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+const STALE_CODES_UNDICI = new Set([...STALE_CODES, 'UND_ERR_SOCKET']);
 
 /**
  * HTTP/1.1 over undici: one keep-alive connection pool per origin (`https://` and `http://`),
@@ -74,7 +76,7 @@ export class UndiciTransport implements Transport {
     const agent = this.agentFor(connectTimeout, r.freshConnection === true);
     return new Promise((resolve, reject) => {
       const call = new Call(r, resolve, reject, this);
-      call.timer = setTimeout(() => call.fail(timeout(r)), r.timeoutMs);
+      call.timer = setTimeout(() => call.fail(failure.timeout(r)), r.timeoutMs);
       agent.dispatch(
         {
           origin: r.url.origin,
@@ -123,10 +125,6 @@ export class UndiciTransport implements Transport {
   }
 }
 
-function timeout(r: TransportRequest): TransportError {
-  return new TransportError('timeout', `no answer within ${r.timeoutMs} ms`);
-}
-
 /** One call: undici's (legacy, unwrapped) dispatch handler, collecting the answer. */
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
@@ -159,7 +157,7 @@ class Call implements Dispatcher.DispatchHandler {
     this.abort = abort;
     this.reused = !this.transport.takeNewConnection();
     // Timed out while waiting for its connection: cut off before it is sent.
-    if (this.settled) abort(timeout(this.r));
+    if (this.settled) abort(failure.timeout(this.r));
   }
 
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
@@ -172,9 +170,7 @@ class Call implements Dispatcher.DispatchHandler {
   onData(chunk: Buffer): boolean {
     this.size += chunk.length;
     if (this.size > this.r.maxBodyBytes) {
-      this.fail(
-        new TransportError('body_too_large', `a body larger than ${this.r.maxBodyBytes} bytes`),
-      );
+      this.fail(failure.bodyTooLarge(this.r));
       return false;
     }
     this.chunks.push(chunk);
@@ -202,14 +198,8 @@ class Call implements Dispatcher.DispatchHandler {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     if (code === 'UND_ERR_CONNECT_TIMEOUT') {
       return this.r.connectTimeoutMs < this.r.timeoutMs
-        ? new TransportError(
-            'connect_timeout',
-            `no connection within ${this.r.connectTimeoutMs} ms`,
-            {
-              cause: err,
-            },
-          )
-        : timeout(this.r);
+        ? failure.connectTimeout(this.r, err)
+        : failure.timeout(this.r);
     }
     // undici's "other side closed" is Node's "socket hang up": the code a caller knows.
     const cause =
@@ -217,10 +207,8 @@ class Call implements Dispatcher.DispatchHandler {
         ? Object.assign(new Error('socket hang up', { cause: err }), { code: 'ECONNRESET' })
         : err;
     const nodeCode = (cause as NodeJS.ErrnoException).code ?? code;
-    if (!this.answered && this.reused && !this.r.freshConnection && STALE_CODES.has(code)) {
-      return new TransportError('stale_connection', `kept-alive connection reset (${nodeCode})`, {
-        cause,
-      });
+    if (!this.answered && this.reused && !this.r.freshConnection && STALE_CODES_UNDICI.has(code)) {
+      return failure.staleConnection(nodeCode, cause);
     }
     return new TransportError('network', cause.message || nodeCode, { cause });
   }
