@@ -10,12 +10,10 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { CERTS } from './lib/paths.mjs';
+import { optionOf } from './lib/args.mjs';
 
 const args = process.argv.slice(2);
-const option = (name) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const option = optionOf(args);
 const letter = option('letter') ?? 'D';
 const downstream = option('downstream');
 const own = [`API ${letter}: Message 1`, `API ${letter}: Message 2`];

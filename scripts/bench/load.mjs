@@ -8,13 +8,11 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ROOT } from './lib/paths.mjs';
+import { optionOf } from './lib/args.mjs';
 
 const autocannon = createRequire(path.join(ROOT, 'package.json'))('autocannon');
 const args = process.argv.slice(2);
-const option = (name) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const option = optionOf(args);
 const headers = {};
 args.forEach((arg, i) => {
   if (arg !== '--header') return;

@@ -12,20 +12,17 @@
 //        [--token-url https://localhost:N] [--h2]
 //
 // --h2: Fastify serves HTTP/2 with HTTP/1.1 fallback (ALPN) and undici calls downstream over h2.
-import { randomUUID } from 'node:crypto';
-import crypto from 'node:crypto';
+import crypto, { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
 import { Pool, request } from 'undici';
 import { CERTS } from './lib/paths.mjs';
+import { optionOf } from './lib/args.mjs';
 
 const args = process.argv.slice(2);
-const option = (name) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const option = optionOf(args);
 const letter = option('letter') ?? 'D';
 const downstream = option('downstream');
 const tokenUrl = option('token-url');

@@ -19,12 +19,10 @@ import { splitProfile } from './lib/cpu-profile.mjs';
 import { startInfluxd } from './lib/influxd.mjs';
 import { readCpuMs, stopAll } from './lib/processes.mjs';
 import { SYSTEMS, SYSTEM_NAMES, needsOf } from './lib/systems.mjs';
+import { optionOf } from './lib/args.mjs';
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const option = optionOf(args);
 // Earlier names of the cases: open, cache, nocache, bare.
 const ALIASES = {
   bare: 'baseline',

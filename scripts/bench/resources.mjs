@@ -20,12 +20,10 @@ import { autocannon } from './lib/autocannon.mjs';
 import { fetchToken, securityYml, startServiceChain, startTokenServer } from './lib/chain.mjs';
 import { CERTS, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
 import { readCpuMs, readRss, sampleRss, startProcess, stopAll } from './lib/processes.mjs';
+import { optionOf } from './lib/args.mjs';
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const option = optionOf(args);
 const durationS = Number(option('duration', 15));
 const connections = Number(option('connections', 32));
 const jsonFile = option('json', undefined);

@@ -18,13 +18,11 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { optionOf } from './lib/args.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
+const option = (name, fallback) => Number(optionOf(args)(name, fallback));
 const quick = args.includes('--quick');
 const duration = option('duration', quick ? 1 : 5);
 const connections = option('connections', 20);

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { optionOf } from './lib/args.mjs';
 
 const BATCH = 256;
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -46,10 +47,7 @@ function signer({ keyFile, scope, workerIndex }) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const option = (name, fallback) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 ? args[i + 1] : fallback;
-  };
+  const option = optionOf(args);
   const url = option('url');
   const total = Number(option('tokens', 1_000_000));
   const connections = Number(option('connections', 16));

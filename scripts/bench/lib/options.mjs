@@ -1,4 +1,5 @@
 // Command-line options of run.mjs, and of the bench scripts that also run on their own.
+import { optionOf } from './args.mjs';
 import { CHAIN_CASES } from './chain-cases.mjs';
 
 export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry', 'workers'];
@@ -74,10 +75,7 @@ export function parseOptions(argv) {
  * `--json FILE`, with that script's defaults for a full run.
  */
 export function scriptOptions(argv, defaults) {
-  const option = (name, fallback) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : fallback;
-  };
+  const option = optionOf(argv);
   const quick = argv.includes('--quick');
   return {
     quick,
