@@ -3,7 +3,7 @@ import path from 'node:path';
 import { loadSigningKey, mintToken } from '@chain/testkit';
 import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import { httpsStub, json, type Stub } from '../support/https-stub';
-import { startInfluxd, type Influxd } from '../support/influxd';
+import { metricsYml, startInfluxd, type Influxd } from '../support/influxd';
 import { SECURITY_ON } from '../support/service-config';
 import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
 
@@ -83,17 +83,10 @@ describe('metrics of the four chain services in a real InfluxDB and on GET /metr
             `    client_credentials:\n      uri: /oauth2/token\n      client_id: api-${x}-client`,
             `      scope: [api_${y ?? 'x'}.r]\n`,
           ].join('\n'),
-          'metrics.yml': [
-            'enabled: true',
-            'influxdbProtocol: http',
-            'influxdbHost: 127.0.0.1',
-            `influxdbPort: ${influx.port}`,
-            `influxdbName: ${DB}`,
-            `influxdbUser: ${influx.user}`,
-            `influxdbPass: ${influx.password}`,
+          'metrics.yml': metricsYml(influx, DB, [
             'reportInMinutes: 1',
-            `reportIntervalMs: ${INTERVAL_MS}\n`,
-          ].join('\n'),
+            `reportIntervalMs: ${INTERVAL_MS}`,
+          ]),
           'prometheus.yml': 'enabled: true\nenableHotspot: true\n',
           ...(y && {
             [`api_${x}.yml`]: `api_${y}_host: https://localhost:${services[y].port}\napi_${y}_path: /v1/data\n`,

@@ -6,7 +6,7 @@ import { createLogger, loadServiceConfig, runPrimary } from '@chain/runtime';
 import { loadSigningKey, mintToken } from '@chain/testkit';
 import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import { httpsStub, json } from '../support/https-stub';
-import { startInfluxd, type Influxd } from '../support/influxd';
+import { metricsYml, startInfluxd, type Influxd } from '../support/influxd';
 import { SECURITY_ON } from '../support/service-config';
 import {
   CERTS,
@@ -61,16 +61,7 @@ describe('server.yml workers: 2 (the petstore, security on, metrics to a real In
       configDir: configDir({
         'server.yml': server(2),
         'security.yml': SECURITY_ON,
-        'metrics.yml': [
-          'enabled: true',
-          'influxdbProtocol: http',
-          'influxdbHost: 127.0.0.1',
-          `influxdbPort: ${influx.port}`,
-          `influxdbName: ${DB}`,
-          `influxdbUser: ${influx.user}`,
-          `influxdbPass: ${influx.password}`,
-          'reportIntervalMs: 300\n',
-        ].join('\n'),
+        'metrics.yml': metricsYml(influx, DB, ['reportIntervalMs: 300']),
         'prometheus.yml': 'enabled: true\nenableHotspot: true\n',
       }),
     });

@@ -42,6 +42,25 @@ export interface InfluxSeries {
 }
 
 /**
+ * A metrics.yml that reports to this InfluxDB into database `db`, with the given lines added
+ * (the report interval).
+ */
+export function metricsYml(influx: Influxd, db: string, extra: string[]): string {
+  return (
+    [
+      'enabled: true',
+      'influxdbProtocol: http',
+      'influxdbHost: 127.0.0.1',
+      `influxdbPort: ${influx.port}`,
+      `influxdbName: ${db}`,
+      `influxdbUser: ${influx.user}`,
+      `influxdbPass: ${influx.password}`,
+      ...extra,
+    ].join('\n') + '\n'
+  );
+}
+
+/**
  * Starts Debian's influxd (1.x, `scripts/influxdb.sh install`) on loopback: both the HTTP and
  * the RPC bind-address on free ports, meta/data/wal in a temporary folder, HTTP auth on with
  * one admin user. Never the system service on 8086.
