@@ -90,7 +90,7 @@ export class UndiciTransport implements Transport {
   }
 
   /** Whether the call undici starts now is the first on a connection just made. */
-  takeNewConnection(): boolean {
+  isNewConnection(): boolean {
     return this.newConnection;
   }
 
@@ -155,7 +155,7 @@ class Call implements Dispatcher.DispatchHandler {
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
-    this.reused = !this.transport.takeNewConnection();
+    this.reused = !this.transport.isNewConnection();
     // Timed out while waiting for its connection: cut off before it is sent.
     if (this.settled) abort(failure.timeout(this.r));
   }
