@@ -75,7 +75,15 @@ export async function chainComparison(ctx, names) {
     for (const c of running) {
       const def = SYSTEMS[c.name];
       c.headers = def.needs?.includes('tokens') ? { Authorization: `Bearer ${token}` } : {};
-      Object.assign(c, { runs: [], failed: 0, cpuMs: 0, loadCpuMs: 0, wallMs: 0, requests: 0 });
+      Object.assign(c, {
+        runs: [],
+        cpuRounds: [],
+        failed: 0,
+        cpuMs: 0,
+        loadCpuMs: 0,
+        wallMs: 0,
+        requests: 0,
+      });
       await expectMessages(c.system.url, c.headers, ALL);
     }
     log(`${running.length} system(s) up: ${running.map((c) => c.name).join(', ')}`);
@@ -101,7 +109,9 @@ export async function chainComparison(ctx, names) {
           durationS: opts.durationS,
           headers: c.headers,
         });
-        c.cpuMs += cpu() - cpuBefore;
+        const cpuMs = cpu() - cpuBefore;
+        c.cpuMs += cpuMs;
+        c.cpuRounds.push(r.total ? (cpuMs * 1000) / r.total : null);
         c.loadCpuMs += r.cpuMs;
         c.wallMs += r.durationMs;
         c.requests += r.total;
@@ -130,6 +140,7 @@ export async function chainComparison(ctx, names) {
       loadCpuShare: c.wallMs ? c.loadCpuMs / (c.wallMs * cores) : null,
       systemCpuShare: c.wallMs ? c.cpuMs / (c.wallMs * cores) : null,
       rounds: c.runs.map((r) => Math.round(r.rps)),
+      cpuRounds: c.cpuRounds.map((us) => (us === null ? null : Math.round(us))),
       notes:
         (c.failed ? `${c.failed} failed; ` : '') +
         `req/s per round: ${c.runs.map((r) => r.rps.toFixed(0)).join(' ')}; CPU share: load generator ` +

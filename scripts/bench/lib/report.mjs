@@ -21,6 +21,20 @@ export function rpsRatio(row, base) {
   return row.rps / base.rps;
 }
 
+/**
+ * The ratio of two rows' CPU per request, base / row (above 1: the row costs less), round by
+ * round as `rpsRatio` when both were measured in the same rounds.
+ */
+export function cpuRatio(row, base) {
+  if (!row?.cpuUsPerRequest || !base?.cpuUsPerRequest) return null;
+  const a = row.cpuRounds;
+  const b = base.cpuRounds;
+  if (a?.length && a.length === b?.length && a.every(Boolean) && b.every(Boolean)) {
+    return median(a.map((us, i) => b[i] / us));
+  }
+  return base.cpuUsPerRequest / row.cpuUsPerRequest;
+}
+
 /** Fills `ratio` (req/s against the baseline row) where a row did not bring its own. */
 export function withRatios(rows) {
   const byCase = new Map(rows.map((r) => [r.case, r]));
@@ -74,10 +88,7 @@ export function targets(rows) {
   const row = (name) => rows.find((r) => r.case === name && !r.error);
   const ratio = (a, b) => rpsRatio(row(a), row(b)) ?? undefined;
   // The same comparison in CPU per request (base / case): steadier on a busy machine.
-  const cpu = (a, b) =>
-    row(a)?.cpuUsPerRequest && row(b)?.cpuUsPerRequest
-      ? row(b).cpuUsPerRequest / row(a).cpuUsPerRequest
-      : undefined;
+  const cpu = (a, b) => cpuRatio(row(a), row(b)) ?? undefined;
   const peer = bestPeer(rows)?.case;
   const h2 = row('shipped-h2') && row('shipped-h1');
   const soakRow = row('soak');
