@@ -139,7 +139,10 @@ const settle = (result) => {
 const early = opts.quick ? opts.only.filter((c) => RUNNERS[c]).map((name) => runCase(name)) : [];
 const chainNames = chainCases.CHAIN_CASES.filter((c) => opts.only.includes(c));
 if (chainNames.length) {
-  log(`== ${chainNames.join(', ')}: ${opts.rounds} round(s) of ${opts.durationS} s each`);
+  log(
+    `== ${chainNames.join(', ')}: ${opts.rounds} round(s) of ${opts.durationS} s each` +
+      (opts.together ? ', the cases of a round at the same time' : ''),
+  );
   try {
     record(await chainCases.chainComparison(ctx, chainNames));
   } catch (err) {
@@ -160,7 +163,10 @@ const header =
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}; ` +
-  `chain cases: median of ${opts.rounds} round(s) of ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up`;
+  `chain cases: median of ${opts.rounds} round(s) of ${opts.durationS} s at ${opts.connections} connections after ${opts.warmupS} s warm-up` +
+  (opts.together
+    ? '; the cases of a round loaded at the same time (--together): read CPU per request'
+    : '');
 console.log(
   `\n${header}\n\n${markdownTable(table)}\n\nTargets (ratios from this run; chain cases: median of the per-round ratios):\n${targetLines(goals).join('\n')}`,
 );

@@ -52,6 +52,31 @@ describe('pnpm bench --quick', () => {
     ]);
   });
 
+  it('loads the cases of a round at the same time with --together', async () => {
+    const { code, stdout, stderr } = await run([
+      '--quick',
+      '--together',
+      '--only',
+      'baseline,peer',
+    ]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/round 1\/1 baseline: \d+ req\/s/);
+    expect(stdout).toMatch(/round 1\/1 peer: \d+ req\/s/);
+    expect(stdout).toContain(
+      'the cases of a round loaded at the same time (--together): read CPU per request',
+    );
+    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
+    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+      options: { together: boolean };
+      rows: { case: string; failed: number; cpuRounds: number[] }[];
+    };
+    expect(result.options.together).toBe(true);
+    expect(result.rows.map((r) => [r.case, r.failed, r.cpuRounds.length])).toEqual([
+      ['baseline', 0, 1],
+      ['peer', 0, 1],
+    ]);
+  });
+
   it('refuses an unknown case with the list of cases (exit 2)', async () => {
     const { code, stderr } = await run(['--only', 'nonsense']);
     expect(code).toBe(2);

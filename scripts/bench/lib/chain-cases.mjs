@@ -44,7 +44,9 @@ const processesOf = (system) => system.processes;
 /**
  * The cases side by side: every system asked for is started (idle ones cost next to no CPU),
  * checked, warmed up, then loaded in `rounds` rounds whose order rotates, so that the noise of a
- * shared machine hits every case alike; each figure is the median of the rounds.
+ * shared machine hits every case alike; each figure is the median of the rounds. With
+ * `opts.together` every case of a round is loaded at the same time instead (CPU per request is
+ * then the figure: the cases share the cores).
  */
 export async function chainComparison(ctx, names) {
   const { opts, log } = ctx;
@@ -99,28 +101,40 @@ export async function chainComparison(ctx, names) {
     }
     // One sampler per system: the service chains share process names (api-a ... api-d).
     for (const c of running) c.sampler = sampleRss(processesOf(c.system));
+    const cpuOf = (c) => processesOf(c.system).reduce((sum, p) => sum + readCpuMs(p.pid), 0);
+    const load = (c) =>
+      autocannon(c.system.url, {
+        connections: opts.connections,
+        durationS: opts.durationS,
+        headers: c.headers,
+      });
+    const count = (c, r, cpuMs, round) => {
+      c.cpuMs += cpuMs;
+      c.cpuRounds.push(r.total ? (cpuMs * 1000) / r.total : null);
+      c.loadCpuMs += r.cpuMs;
+      c.wallMs += r.durationMs;
+      c.requests += r.total;
+      c.runs.push(r);
+      c.failed += r.failed;
+      log(
+        `round ${round + 1}/${opts.rounds} ${c.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, ` +
+          `p99 ${r.p99} ms, ${r.failed} failed`,
+      );
+    };
     for (let round = 0; round < opts.rounds; round++) {
+      if (opts.together) {
+        // Every case at once, each by its own load generator: a slower or faster spell of the
+        // machine falls on every case in the same seconds.
+        const cpuBefore = running.map(cpuOf);
+        const results = await Promise.all(running.map(load));
+        running.forEach((c, i) => count(c, results[i], cpuOf(c) - cpuBefore[i], round));
+        continue;
+      }
       for (let i = 0; i < running.length; i++) {
         const c = running[(i + round) % running.length];
-        const cpu = () => processesOf(c.system).reduce((sum, p) => sum + readCpuMs(p.pid), 0);
-        const cpuBefore = cpu();
-        const r = await autocannon(c.system.url, {
-          connections: opts.connections,
-          durationS: opts.durationS,
-          headers: c.headers,
-        });
-        const cpuMs = cpu() - cpuBefore;
-        c.cpuMs += cpuMs;
-        c.cpuRounds.push(r.total ? (cpuMs * 1000) / r.total : null);
-        c.loadCpuMs += r.cpuMs;
-        c.wallMs += r.durationMs;
-        c.requests += r.total;
-        c.runs.push(r);
-        c.failed += r.failed;
-        log(
-          `round ${round + 1}/${opts.rounds} ${c.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, ` +
-            `p99 ${r.p99} ms, ${r.failed} failed`,
-        );
+        const cpuBefore = cpuOf(c);
+        const r = await load(c);
+        count(c, r, cpuOf(c) - cpuBefore, round);
       }
     }
     for (const c of running) c.rss = c.sampler.stop();

@@ -16,6 +16,9 @@ export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [opt
   --duration S       seconds of load per chain case and round (default 4; --quick 1)
   --rounds N         rounds of the chain cases, in rotating order; medians (default 5; --quick 1)
   --connections N    connections of the load generator for the chain cases (default 32)
+  --together         load the chain cases of a round all at the same time, each by its own
+                     load generator, instead of one after the other: compare them in CPU
+                     per request (they share the cores); for small differences (two or three cases)
   --only a,b         cases to run, of: ${CASES.join(', ')}
   --skip a,b         cases to leave out of the run
   --tokens N         distinct tokens in the memory case (default 1000000; --quick 1000)
@@ -60,6 +63,7 @@ export function parseOptions(argv) {
     durationS,
     warmupS: quick ? 0 : Math.min(3, durationS),
     connections: number('connections', 32),
+    together: has('together'),
     rounds: Math.floor(number('rounds', quick ? 1 : 5)),
     explicitDuration: value('duration') !== undefined,
     explicitConnections: value('connections') !== undefined,
