@@ -68,7 +68,10 @@ const tagValue = (value: unknown): string => {
   return text === '' ? 'unknown' : text;
 };
 
-const highResolutionNow = () => performance.timeOrigin + performance.now();
+// Read once: `performance.timeOrigin` is a getter that calls into Node on every read (about 1% of
+// a hop's CPU when read twice a request), and it never changes in a process.
+const TIME_ORIGIN = performance.timeOrigin;
+const highResolutionNow = () => TIME_ORIGIN + performance.now();
 
 const NOTHING = { contentType: 'text/plain', body: '' };
 
