@@ -1,4 +1,5 @@
 import { COUNTERS, outcomeOf, type CounterName } from './outcome';
+import { SeriesTable } from './series-table';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
 /** The figures of one series (endpoint x client) over one reporting interval. */
@@ -26,28 +27,15 @@ const zeroCounts = (): Record<CounterName, number> =>
  * seen keeps being reported, with zero counts, in later intervals.
  */
 export class IntervalStats {
-  /** The series by endpoint, then by client: no key is built per request. */
-  private readonly byEndpoint = new Map<string, Map<string, Series>>();
-  /** Every series, in the order first seen (the order of the report). */
-  private readonly series: Series[] = [];
-
-  private entry(endpoint: string, clientId: string): Series {
-    let byClient = this.byEndpoint.get(endpoint);
-    if (!byClient) {
-      byClient = new Map();
-      this.byEndpoint.set(endpoint, byClient);
-    }
-    let entry = byClient.get(clientId);
-    if (!entry) {
-      entry = { endpoint, clientId, counts: zeroCounts(), timer: emptyTimer() };
-      byClient.set(clientId, entry);
-      this.series.push(entry);
-    }
-    return entry;
-  }
+  private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
+    endpoint,
+    clientId,
+    counts: zeroCounts(),
+    timer: emptyTimer(),
+  }));
 
   record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
-    const entry = this.entry(endpoint, clientId);
+    const entry = this.table.get(endpoint, clientId);
     entry.counts.request += 1;
     const outcome = outcomeOf(statusCode);
     if (outcome) entry.counts[outcome] += 1;
@@ -60,7 +48,7 @@ export class IntervalStats {
    */
   merge(snapshot: readonly SeriesSnapshot[]): void {
     for (const { endpoint, clientId, counts, responseTime } of snapshot) {
-      const entry = this.entry(endpoint, clientId);
+      const entry = this.table.get(endpoint, clientId);
       for (const name of COUNTERS) entry.counts[name] += counts[name] ?? 0;
       if (responseTime && responseTime.count > 0) {
         combine(entry.timer, { ...responseTime, sum: responseTime.mean * responseTime.count });
@@ -71,7 +59,7 @@ export class IntervalStats {
   /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
     const out: SeriesSnapshot[] = [];
-    for (const entry of this.series) {
+    for (const entry of this.table.all) {
       const { timer } = entry;
       out.push({
         endpoint: entry.endpoint,

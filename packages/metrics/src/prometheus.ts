@@ -1,5 +1,6 @@
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { COUNTERS, outcomeOf, type CounterName } from './outcome';
+import { SeriesTable } from './series-table';
 
 type LabelName = 'endpoint' | 'clientId';
 type Labels = Readonly<Record<LabelName, string>>;
@@ -52,10 +53,13 @@ const NAME: Record<CounterName, string> = {
  */
 export class PrometheusMetrics {
   readonly registry = new Registry();
-  /** The series by endpoint, then by client: no key is built per request. */
-  private readonly byEndpoint = new Map<string, Map<string, Series>>();
-  /** Every series in the order first seen (the order of the histogram's exposition). */
-  private readonly series: Series[] = [];
+  /** The series, in the order first seen (the order of the histogram's exposition). */
+  private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
+    labels: { endpoint, clientId },
+    counts: { request: 0, success: 0, auth_error: 0, request_error: 0, server_error: 0 },
+    buckets: new Array<number>(RESPONSE_TIME_BUCKETS.length + 1).fill(0),
+    sum: 0,
+  }));
   /** Per counter, the series in the order they first counted one (prom-client's order). */
   private readonly counted: Record<CounterName, Series[]> = {
     request: [],
@@ -80,38 +84,17 @@ export class PrometheusMetrics {
         },
       });
     }
-    const histogram = responseTimeHistogram(this.series, () => {
+    const histogram = responseTimeHistogram(this.table.all, () => {
       // The registry's resetMetrics: every request figure back to none.
-      this.byEndpoint.clear();
-      this.series.length = 0;
+      this.table.clear();
       for (const name of COUNTERS) this.counted[name].length = 0;
     });
     this.registry.registerMetric(histogram as unknown as Metric);
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
-  private entry(endpoint: string, clientId: string): Series {
-    let byClient = this.byEndpoint.get(endpoint);
-    if (!byClient) {
-      byClient = new Map();
-      this.byEndpoint.set(endpoint, byClient);
-    }
-    let entry = byClient.get(clientId);
-    if (!entry) {
-      entry = {
-        labels: { endpoint, clientId },
-        counts: { request: 0, success: 0, auth_error: 0, request_error: 0, server_error: 0 },
-        buckets: new Array<number>(RESPONSE_TIME_BUCKETS.length + 1).fill(0),
-        sum: 0,
-      };
-      byClient.set(clientId, entry);
-      this.series.push(entry);
-    }
-    return entry;
-  }
-
   record(endpoint: string, clientId: string, statusCode: number, elapsedMs: number): void {
-    const entry = this.entry(endpoint, clientId);
+    const entry = this.table.get(endpoint, clientId);
     if (entry.counts.request++ === 0) this.counted.request.push(entry);
     const outcome = outcomeOf(statusCode);
     if (outcome && entry.counts[outcome]++ === 0) this.counted[outcome].push(entry);

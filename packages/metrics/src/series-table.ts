@@ -1,0 +1,32 @@
+/**
+ * The series of request figures by endpoint, then by client, each made on its first request:
+ * a request builds no key string and allocates nothing once its series exists. `all` keeps
+ * every series in the order first seen (the order they are reported in).
+ */
+export class SeriesTable<T> {
+  private readonly byEndpoint = new Map<string, Map<string, T>>();
+  readonly all: T[] = [];
+
+  constructor(private readonly make: (endpoint: string, clientId: string) => T) {}
+
+  get(endpoint: string, clientId: string): T {
+    let byClient = this.byEndpoint.get(endpoint);
+    if (!byClient) {
+      byClient = new Map();
+      this.byEndpoint.set(endpoint, byClient);
+    }
+    let entry = byClient.get(clientId);
+    if (!entry) {
+      entry = this.make(endpoint, clientId);
+      byClient.set(clientId, entry);
+      this.all.push(entry);
+    }
+    return entry;
+  }
+
+  /** Forgets every series. */
+  clear(): void {
+    this.byEndpoint.clear();
+    this.all.length = 0;
+  }
+}
