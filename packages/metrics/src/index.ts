@@ -5,7 +5,13 @@ export {
   type MetricsConfig,
   type PrometheusConfig,
 } from './metrics-config';
-export { createMetrics, type Metrics, type MetricsOptions, type RequestSample } from './metrics';
+export {
+  createMetrics,
+  highResolutionNow,
+  type Metrics,
+  type MetricsOptions,
+  type RequestSample,
+} from './metrics';
 export { type ReportResult } from './influx-reporter';
 export { type HostIdentity } from './host-identity';
 export {

@@ -1,4 +1,4 @@
-import { COUNTERS, outcomeOf, type CounterName } from './outcome';
+import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome';
 import { SeriesTable } from './series-table';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
@@ -17,9 +17,6 @@ interface Series {
   counts: Record<CounterName, number>;
   timer: Timer;
 }
-
-const zeroCounts = (): Record<CounterName, number> =>
-  Object.fromEntries(COUNTERS.map((name) => [name, 0])) as Record<CounterName, number>;
 
 /**
  * Counters and the response-time timer of the current interval, per endpoint and client.

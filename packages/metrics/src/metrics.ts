@@ -68,10 +68,12 @@ const tagValue = (value: unknown): string => {
   return text === '' ? 'unknown' : text;
 };
 
-// Read once: `performance.timeOrigin` is a getter that calls into Node on every read (about 1% of
-// a hop's CPU when read twice a request), and it never changes in a process.
+// Read once: `performance.timeOrigin` is a getter that calls into Node on every read (1.4 samples
+// per 1,000 requests of the chain's 1,302 in the perf measurement, docs/benchmarks.md), and it
+// never changes in a process.
 const TIME_ORIGIN = performance.timeOrigin;
-const highResolutionNow = () => TIME_ORIGIN + performance.now();
+/** Epoch milliseconds with fractions: the clock of response times and of spans. */
+export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
 const NOTHING = { contentType: 'text/plain', body: '' };
 

@@ -8,6 +8,15 @@ export const COUNTERS = [
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 
+/** Every counter at zero: a series' counts before its first request. */
+export const zeroCounts = (): Record<CounterName, number> => ({
+  request: 0,
+  success: 0,
+  auth_error: 0,
+  request_error: 0,
+  server_error: 0,
+});
+
 /** The outcome counter of a response status, as light-4j's MetricsHandler sorts them. */
 export type Outcome = Exclude<CounterName, 'request'>;
 

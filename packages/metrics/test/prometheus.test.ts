@@ -117,7 +117,8 @@ describe('PrometheusMetrics exposition', () => {
         });
     const expected = blocks(await reference.registry.metrics());
     expect(blocks((await ours.render()).body)).toEqual(expected);
-    // The sums are the same additions in the same order: equal, not merely close.
+    // The sums above are equal, not merely close: the same additions in the same order. And
+    // every one of the 16 series has its 11 buckets, +Inf, sum and count.
     expect(expected.find((b) => b.type.endsWith('histogram'))!.lines.length).toBe(
       endpoints.length * clients.length * (RESPONSE_TIME_BUCKETS.length + 3),
     );

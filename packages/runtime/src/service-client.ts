@@ -1,6 +1,7 @@
 import type https from 'node:https';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/config';
+import { highResolutionNow } from '@chain/metrics';
 import {
   Downstream,
   DownstreamCaller,
@@ -86,7 +87,7 @@ const fileOf = (config: ServiceConfig, name: string) =>
  */
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const { config, logger } = options;
-  const now = options.now ?? (() => performance.timeOrigin + performance.now());
+  const now = options.now ?? highResolutionNow;
   const { request, oauth } = config.client;
   /** The own tokens the downstreams call with (one per auth server and client). */
   const ownTokens = new Set<TokenSource>();
