@@ -9,10 +9,22 @@ export function credentialHeaders(
   callerAuthorization: string | undefined,
   ownToken: string,
 ): Record<string, string> {
+  return addCredentialHeaders({}, callerAuthorization, ownToken);
+}
+
+/** `credentialHeaders` set on `headers` (the headers of a call being made), which it returns. */
+export function addCredentialHeaders(
+  headers: Record<string, string>,
+  callerAuthorization: string | undefined,
+  ownToken: string,
+): Record<string, string> {
   if (callerAuthorization) {
-    return { Authorization: callerAuthorization, 'X-Scope-Token': `Bearer ${ownToken}` };
+    headers.Authorization = callerAuthorization;
+    headers['X-Scope-Token'] = `Bearer ${ownToken}`;
+  } else {
+    headers.Authorization = `Bearer ${ownToken}`;
   }
-  return { Authorization: `Bearer ${ownToken}` };
+  return headers;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { credentialHeaders, type OutgoingTrace } from './call-headers';
+import { addCredentialHeaders, type OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
 import type { Downstream, DownstreamAnswer } from './downstream';
 import type { TokenSource } from './token-source';
@@ -62,8 +62,12 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
+  /** The call's headers and the credentials, in a new object filled by assignment. */
   private headers(request: CallRequest, own: string): Record<string, string> {
-    return { ...request.headers, ...credentialHeaders(request.callerAuthorization, own) };
+    const headers: Record<string, string> = {};
+    const given = request.headers;
+    if (given) for (const name in given) headers[name] = given[name];
+    return addCredentialHeaders(headers, request.callerAuthorization, own);
   }
 }
 

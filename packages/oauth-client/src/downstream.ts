@@ -41,6 +41,24 @@ export interface DownstreamAnswer {
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
+/** A transport's answer with its body parsed; its headers read from it only when asked for. */
+class Answer implements DownstreamAnswer {
+  readonly status: number;
+  readonly text: string;
+
+  constructor(
+    private readonly response: TransportResponse,
+    readonly body: unknown,
+  ) {
+    this.status = response.status;
+    this.text = response.body;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.response.headers;
+  }
+}
+
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH: readonly StatusCode[] = [
   'ERR10009',
@@ -171,7 +189,7 @@ export class Downstream {
       if (isOwnFailure(answer.status, body)) breaker.failure();
       else breaker.success();
     }
-    return { status: answer.status, headers: answer.headers, text: answer.body, body };
+    return new Answer(answer, body);
   }
 
   /** A JSON GET: the 2xx answer, or the StatusError of `check`. */

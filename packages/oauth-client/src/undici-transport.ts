@@ -40,7 +40,8 @@ const STALE_CODES_UNDICI = new Set([...STALE_CODES, 'UND_ERR_SOCKET']);
  * with the TLS options of client.yml. It keeps the contract of `HttpsTransport` (failure kinds,
  * Node's error codes, Node's shape of the response headers) at less CPU per call than
  * node:https's `ClientRequest` and agent. It dispatches with undici's low-level handler: no
- * stream and no promise per call, the raw headers read once into Node's shape.
+ * stream and no promise per call, the raw headers read into Node's shape only when the caller
+ * reads them.
  *
  * undici puts a connection back in its pool one turn of the event loop after an answer (so that a
  * server that closes despite keep-alive is seen first): a call made in the same turn as the
@@ -133,7 +134,7 @@ class Call implements Dispatcher.DispatchHandler {
   private answered = false;
   private reused = false;
   private status = 0;
-  private headers: IncomingHttpHeaders = {};
+  private rawHeaders: Buffer[] = [];
   private readonly chunks: Buffer[] = [];
   private size = 0;
 
@@ -163,7 +164,9 @@ class Call implements Dispatcher.DispatchHandler {
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
     this.answered = true;
     this.status = status;
-    this.headers = nodeHeaders(rawHeaders);
+    // Read into Node's shape only when asked for (a 2xx chain answer never is). undici hands a
+    // new array per answer, of buffers over the bytes read, which nothing writes again.
+    this.rawHeaders = rawHeaders;
     return true;
   }
 
@@ -185,7 +188,7 @@ class Call implements Dispatcher.DispatchHandler {
       this.chunks.length === 1
         ? this.chunks[0].toString('utf8')
         : Buffer.concat(this.chunks).toString('utf8');
-    this.resolve({ status: this.status, headers: this.headers, body });
+    this.resolve(new UndiciAnswer(this.status, this.rawHeaders, body));
   }
 
   onError(err: Error): void {
@@ -211,6 +214,21 @@ class Call implements Dispatcher.DispatchHandler {
       return failure.staleConnection(nodeCode, cause);
     }
     return new TransportError('network', cause.message || nodeCode, { cause });
+  }
+}
+
+/** An answer whose headers are put in Node's shape when first read. */
+class UndiciAnswer implements TransportResponse {
+  private nodeShaped?: IncomingHttpHeaders;
+
+  constructor(
+    readonly status: number,
+    private readonly raw: Buffer[],
+    readonly body: string,
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.nodeShaped ??= nodeHeaders(this.raw));
   }
 }
 

@@ -295,6 +295,30 @@ describe.each(TRANSPORTS)('%s', (_name, make) => {
     }
   });
 
+  it("an answer's headers read long after it, other answers read on its connection since", async () => {
+    // UndiciTransport reads the headers into Node's shape only when asked: what it keeps of
+    // them must stay that answer's own.
+    const s = await server((n, _req, res) => {
+      res.setHeader('X-Seq', String(n));
+      res.setHeader('X-Pad', 'p'.repeat(n * 37));
+      send(res, 200, { n });
+    });
+    const t = transport();
+    try {
+      const answers = [];
+      for (let i = 0; i < 20; i++) {
+        answers.push(await t.request(request(s.url)));
+        await nextTurn();
+      }
+      expect(s.connections()).toBe(1);
+      expect(answers.map((a) => [a.headers['x-seq'], a.headers['x-pad']?.length, a.body])).toEqual(
+        answers.map((_a, i) => [String(i + 1), (i + 1) * 37, `{"n":${i + 1}}`]),
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
   it('an empty body and a body in many chunks', async () => {
     const big = 'y'.repeat(200_000);
     const s = await server((n, _req, res) => {

@@ -11,6 +11,17 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const ZERO_TRACE = '00000000000000000000000000000000';
+const ZERO = 0x30;
+const DASH = 0x2d;
+
+/** Whether `text` from `from` to before `to` is lower-case hex digits only. */
+function isLowerHex(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
 const ZERO_SPAN = '0000000000000000';
 
 /** A `tracestate` list member: `key=value` as 3.3.1 defines them. */
@@ -51,12 +62,19 @@ export class Trace {
 
   /** A child span of this request's: its id and the headers that carry it to the next hop. */
   child(): { spanId: string; headers: Record<string, string> } {
+    const headers: Record<string, string> = {};
+    return { spanId: this.addChild(headers), headers };
+  }
+
+  /**
+   * A new child span's W3C headers (`traceparent`, `tracestate` when there is one) set on
+   * `headers`, the headers of a downstream call being made; its span id is returned.
+   */
+  addChild(headers: Record<string, string>): string {
     const spanId = newSpanId();
-    const headers: Record<string, string> = {
-      traceparent: `00-${this.traceId}-${spanId}-${this.sampled ? '01' : '00'}`,
-    };
+    headers.traceparent = `00-${this.traceId}-${spanId}-${this.sampled ? '01' : '00'}`;
     if (this.tracestate) headers.tracestate = this.tracestate;
-    return { spanId, headers };
+    return spanId;
   }
 
   /** The W3C headers of a new child span (a token request made for this request). */
@@ -98,6 +116,23 @@ export function parseTraceparent(
   header: string | string[] | undefined,
 ): { traceId: string; parentId: string; sampled: boolean } | undefined {
   if (typeof header !== 'string' || header.length < 55) return undefined;
+  // Version 00 as every hop of ours and OpenTelemetry send it, read without the expression.
+  if (
+    header.length === 55 &&
+    header.charCodeAt(0) === ZERO &&
+    header.charCodeAt(1) === ZERO &&
+    header.charCodeAt(2) === DASH &&
+    header.charCodeAt(35) === DASH &&
+    header.charCodeAt(52) === DASH &&
+    isLowerHex(header, 3, 35) &&
+    isLowerHex(header, 36, 52) &&
+    isLowerHex(header, 53, 55)
+  ) {
+    const traceId = header.slice(3, 35);
+    const parentId = header.slice(36, 52);
+    if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
+    return { traceId, parentId, sampled: (parseInt(header.slice(53), 16) & 1) === 1 };
+  }
   const match = TRACEPARENT.exec(header.trim());
   if (!match) return undefined;
   const [, version, traceId, parentId, flags, rest] = match;

@@ -22,6 +22,20 @@ export class ShutdownGate {
   private readonly inFlight = new Set<http.ServerResponse>();
   private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
   private readonly sessions = new Set<http2.ServerHttp2Session>();
+  /** A response's `close` listener, one for all (a closure per request costs more). */
+  private readonly closed: (this: http.ServerResponse) => void;
+
+  constructor() {
+    const release = (res: http.ServerResponse) => {
+      this.inFlight.delete(res);
+      if (this.stopping) {
+        for (const server of this.servers) (server as http.Server).closeIdleConnections();
+      }
+    };
+    this.closed = function (this: http.ServerResponse) {
+      release(this);
+    };
+  }
 
   get isStopping(): boolean {
     return this.stopping;
@@ -66,12 +80,8 @@ export class ShutdownGate {
       return false;
     }
     this.inFlight.add(res);
-    res.once('close', () => {
-      this.inFlight.delete(res);
-      if (this.stopping) {
-        for (const server of this.servers) (server as http.Server).closeIdleConnections();
-      }
-    });
+    // `close` comes once per response: `on` spares the wrapper `once` makes per request.
+    res.on('close', this.closed);
     return true;
   }
 

@@ -173,17 +173,17 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       name: target.name,
       async getJson(x, path) {
         const { trace, caller } = x.context;
-        const child = trace.child();
-        const headers: Record<string, string> = {
-          // security.yml passThroughClaims: the verified claims go downstream too.
-          ...caller?.passThrough,
-          ...child.headers,
-          'X-Correlation-Id': trace.correlationId,
-        };
+        // One object, filled by assignment (object spreads cost several times more a call).
+        const headers: Record<string, string> = {};
+        // security.yml passThroughClaims: the verified claims go downstream too.
+        const passThrough = caller?.passThrough;
+        if (passThrough) for (const name in passThrough) headers[name] = passThrough[name];
+        const spanId = trace.addChild(headers);
+        headers['X-Correlation-Id'] = trace.correlationId;
         if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
         const sampled = exporter !== undefined && trace.sampled;
         // Only with spans exported and sampled: nothing is made for them otherwise.
-        const span = sampled ? { trace, spanId: child.spanId, startMs: now(), path } : undefined;
+        const span = sampled ? { trace, spanId, startMs: now(), path } : undefined;
         try {
           const answer = await callerOf(path).getJson({
             path,

@@ -46,6 +46,45 @@ describe('W3C Trace Context: traceparent', () => {
     expect(trace.tracestate).toBeUndefined();
   });
 
+  it('version 00 is read as the general expression reads it, whatever its characters', () => {
+    // The rule, written plainly (3.2): parseTraceparent reads the usual form without it.
+    const rule = (header: string) => {
+      const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/.exec(
+        header.trim(),
+      );
+      if (!m || m[1] === 'ff' || (m[1] === '00' && m[5] !== undefined)) return undefined;
+      if (/^0+$/.test(m[2]) || /^0+$/.test(m[3])) return undefined;
+      return { traceId: m[2], parentId: m[3], sampled: (parseInt(m[4], 16) & 1) === 1 };
+    };
+    const valid = `00-${TRACE}-${PARENT}-01`;
+    const swaps = ['0', '9', 'a', 'f', 'g', 'A', 'F', '-', ' ', '_', 'x', '/', ':', '`', '@', 'G'];
+    let checked = 0;
+    for (let at = 0; at < valid.length; at++) {
+      for (const c of swaps) {
+        const header = valid.slice(0, at) + c + valid.slice(at + 1);
+        expect([header, parseTraceparent(header)]).toEqual([header, rule(header)]);
+        checked++;
+      }
+    }
+    for (const flags of ['00', '01', '02', '03', 'ff', 'fe', '0f', 'f0']) {
+      const header = `00-${TRACE}-${PARENT}-${flags}`;
+      expect(parseTraceparent(header)).toEqual(rule(header));
+    }
+    for (const header of [
+      `00-${'0'.repeat(32)}-${PARENT}-01`,
+      `00-${TRACE}-${'0'.repeat(16)}-01`,
+      ` ${valid}`.slice(0, 55),
+      `${valid} `,
+      ` ${valid}`,
+      `01-${TRACE}-${PARENT}-01`,
+      `0a-${TRACE}-${PARENT}-01`,
+    ]) {
+      expect([header, parseTraceparent(header)]).toEqual([header, rule(header)]);
+    }
+    expect(checked).toBe(55 * swaps.length);
+    expect(parseTraceparent(valid)).toEqual({ traceId: TRACE, parentId: PARENT, sampled: true });
+  });
+
   it('absent: a new trace-id, not sampled (the tracing stage samples when it exports)', () => {
     const a = readTrace({});
     const b = readTrace({});

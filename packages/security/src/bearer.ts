@@ -10,9 +10,14 @@ export function extractBearer(header: string | string[] | undefined): string {
   return token;
 }
 
+/** `Bearer <token>` as clients send it: one space, printable ASCII without spaces after it. */
+const PLAIN_BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] [\x21-\x7e]+$/;
+
 /** Like extractBearer, but undefined instead of an error. */
 export function parseBearer(header: string | string[] | undefined): string | undefined {
   if (typeof header !== 'string') return undefined;
+  // The usual header, without the split: a token is long, the split scans and copies it.
+  if (PLAIN_BEARER.test(header)) return header.slice(7);
   const parts = header.trim().split(/\s+/);
   if (parts.length !== 2 || parts[0].toLowerCase() !== 'bearer' || parts[1] === '') {
     return undefined;

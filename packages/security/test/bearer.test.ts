@@ -21,6 +21,72 @@ describe('parseBearer', () => {
   });
 });
 
+describe('parseBearer reads every header as the general rule does', () => {
+  // The rule, written plainly: the trimmed header split at white space is `bearer` (any case)
+  // and one non-empty token. parseBearer reads the usual header without the split.
+  const rule = (header: string): string | undefined => {
+    const parts = header.trim().split(/\s+/);
+    return parts.length === 2 && parts[0].toLowerCase() === 'bearer' && parts[1] !== ''
+      ? parts[1]
+      : undefined;
+  };
+  const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl-_~+/=';
+
+  it.each([
+    [`Bearer ${token}`],
+    [`bEaReR ${token}`],
+    [`Bearer  ${token}`],
+    [`Bearer\t${token}`],
+    [` Bearer ${token}`],
+    [`Bearer ${token} `],
+    [`Bearer ${token}\u00a0`],
+    [`Bearer\u00a0${token}`],
+    [`Bearer ${token}\u00a0x`],
+    [`Bearer ${token} x`],
+    [`Bearer ${token}\u00e9`],
+    [`Bearer ${token}\u2028`],
+    [`Bearer ${token}\ufeff`],
+    [`Bearer ${token}\x7f`],
+    [`Bearer ${token}\x00`],
+    ['Bearer '],
+    ['Bearer  '],
+    ['Bearerx abc'],
+    ['Bearer x'],
+    ['Bearer "quoted"'],
+    ['Beare abc'],
+  ])('%j', (header) => {
+    expect(parseBearer(header)).toBe(rule(header));
+  });
+
+  it('agrees on 20,000 headers made of the characters that matter', () => {
+    const pieces = [
+      'Bearer',
+      'bearer',
+      'BEARER',
+      ' ',
+      '  ',
+      '\t',
+      '\u00a0',
+      'a',
+      'Z',
+      '.',
+      '-',
+      '~',
+      '\u00e9',
+      '\x7f',
+      '\n',
+      token,
+    ];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % pieces.length;
+    for (let i = 0; i < 20000; i++) {
+      let header = i % 2 === 0 ? 'Bearer ' : '';
+      for (let n = next() % 5; n >= 0; n--) header += pieces[next()];
+      expect([header, parseBearer(header)]).toEqual([header, rule(header)]);
+    }
+  });
+});
+
 describe('extractBearer', () => {
   it('returns the token', () => {
     expect(extractBearer('Bearer t')).toBe('t');

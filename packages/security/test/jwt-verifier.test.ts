@@ -112,6 +112,31 @@ describe('createJwtVerifier', () => {
       expect(cache!.size).toBe(0);
     });
 
+    it("a cached token's signature under another header or payload is checked, and refused", async () => {
+      const { verify, cache } = setup({ cache: true });
+      const token = mintToken(primary, { now: T0, expiresIn: 600 });
+      expect(await outcome(verify(token))).toBe('verified');
+      const [header, , signature] = token.split('.');
+      const other = mintToken(primary, { now: T0, expiresIn: 600, claims: { scope: ['admin'] } });
+      const otherHeader = Buffer.from(
+        JSON.stringify({ ...JSON.parse(Buffer.from(header, 'base64url').toString()), x: 1 }),
+      ).toString('base64url');
+      const forged = [
+        `${header}.${other.split('.')[1]}.${signature}`,
+        `${otherHeader}.${token.split('.')[1]}.${signature}`,
+        `x${token}`,
+      ];
+      const spy = jest.spyOn(crypto, 'verify');
+      for (const f of forged) {
+        expect(await outcome(verify(f))).toMatch(/^invalid: /);
+      }
+      expect(spy).toHaveBeenCalled();
+      spy.mockRestore();
+      // The cached token is still served from the cache.
+      expect(cache!.size).toBe(1);
+      expect(await outcome(verify(token))).toBe('verified');
+    });
+
     it('never caches a refused token', async () => {
       const { verify, cache } = setup({ cache: true });
       await outcome(verify(mintToken(stranger, { now: T0 })));

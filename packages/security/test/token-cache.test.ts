@@ -48,6 +48,42 @@ describe('TokenCache', () => {
     expect(cache.size).toBe(20 - 8 + 1);
   });
 
+  describe('tokens that share their last characters', () => {
+    const tail = 's'.repeat(64);
+    const a = `header.payload-a.${tail}`;
+    const b = `header.payload-b.${tail}`;
+
+    it('a token ending like a cached one is not served its entry, nor removes it', () => {
+      const cache = new TokenCache<{ exp: number }>(10, SKEW);
+      cache.set(a, entry(5000), 0);
+      expect(cache.get(b, 0)).toBeUndefined();
+      expect(cache.get(a.slice(1), 0)).toBeUndefined();
+      expect(cache.get(`x${a}`, 0)).toBeUndefined();
+      expect(cache.get(tail, 0)).toBeUndefined();
+      // An expired look-up of the other token leaves the cached one alone.
+      expect(cache.get(b, 9999)).toBeUndefined();
+      expect(cache.get(a, 0)).toEqual(entry(5000));
+    });
+
+    it('the later of two such tokens replaces the earlier: one entry, never the wrong one', () => {
+      const cache = new TokenCache<{ exp: number }>(10, SKEW);
+      cache.set(a, entry(5000), 0);
+      cache.set(b, entry(6000), 0);
+      expect(cache.size).toBe(1);
+      expect(cache.get(a, 0)).toBeUndefined();
+      expect(cache.get(b, 0)).toEqual(entry(6000));
+    });
+
+    it('short tokens are keyed whole', () => {
+      const cache = new TokenCache<{ exp: number }>(10, SKEW);
+      cache.set('short', entry(5000), 0);
+      cache.set('shorter', entry(6000), 0);
+      expect(cache.get('short', 0)).toEqual(entry(5000));
+      expect(cache.get('shorter', 0)).toEqual(entry(6000));
+      expect(cache.get('hort', 0)).toBeUndefined();
+    });
+  });
+
   it('holds nothing with maxEntries 0', () => {
     const cache = new TokenCache<{ exp: number }>(0, SKEW);
     cache.set('a', entry(5000), 0);
