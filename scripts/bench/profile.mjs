@@ -5,7 +5,9 @@
 // The .cpuprofile files stay in the printed folder (open them in Chrome DevTools).
 //
 //   node scripts/bench/profile.mjs [--system bare|peer|open|cache|nocache|shipped|shipped-no-audit]
-//                                  [--duration S] [--connections N]
+//                                  [--duration S] [--connections N] [--base DIR]
+//
+// `--base DIR` with `--system shipped-base`: the built services of another checkout.
 //
 // `shipped` is the configuration `pnpm start` and the compose folders run (run.mjs's `shipped`
 // case): an audit line per verified request, metrics to a real InfluxDB, logs through a pipe into
@@ -56,6 +58,8 @@ try {
       tokenServer,
       influx,
       logDir: fs.mkdtempSync(path.join(dir, 'logs-')),
+      // shipped-base: the services of another built checkout.
+      baseRoot: option('base') === undefined ? undefined : path.resolve(option('base')),
       nodeArgs: args.includes('--no-profile')
         ? []
         : ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`],

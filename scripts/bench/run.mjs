@@ -53,6 +53,9 @@ try {
     'petstore',
     ...(needs('tokens') ? ['token-server'] : []),
   ]);
+  if (opts.only.includes('shipped-base')) {
+    checkPrerequisites(['api-a', 'api-b', 'api-c', 'api-d'], opts.baseRoot);
+  }
 } catch (err) {
   console.error(err.message);
   process.exit(2);

@@ -59,7 +59,7 @@ export async function chainComparison(ctx, names) {
       influx: names.some((n) => needsOf(n).includes('influx')) ? await ctx.influx() : undefined,
     };
     const token = shared.tokenServer ? await userToken(shared.tokenServer) : undefined;
-    const env = { ...shared, logDir: logDir(ctx) };
+    const env = { ...shared, logDir: logDir(ctx), baseRoot: opts.baseRoot };
     // All systems start at once: each starts its hops one after another, and they do not share
     // ports (port 0 everywhere).
     const started = await Promise.allSettled(

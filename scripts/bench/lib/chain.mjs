@@ -196,8 +196,8 @@ ${Object.entries(request)
  * Starts one built service with its override folder. `logDir`: its stdout (the JSON log) is also
  * appended to `<logDir>/<name>.log` as `pnpm start` does (through the runner's pipe).
  */
-function startService(name, files, { nodeArgs = [], logDir, env = {} } = {}) {
-  return startProcess(name, serviceEntry(name), {
+function startService(name, files, { nodeArgs = [], logDir, env = {}, root } = {}) {
+  return startProcess(name, serviceEntry(name, root), {
     env: { CONFIG_DIR: configDir(files), CERTS_DIR: CERTS, ...env },
     nodeArgs,
     logFile: logDir ? path.join(logDir, `${name}.log`) : undefined,
@@ -213,6 +213,8 @@ function startService(name, files, { nodeArgs = [], logDir, env = {} } = {}) {
  * - `logDir`: every service's log appended to a file there, as `pnpm start` writes them.
  * - `server`: extra server.yml keys (framework, enableHttp2, workers); `request`: extra
  *   client.yml `request` keys (enableHttp2, http1Client).
+ * - `root`: the built services of another checkout (the bench's `--base`), run with the same
+ *   configuration as this one's.
  */
 export function startServiceChain({
   security,
@@ -223,6 +225,7 @@ export function startServiceChain({
   logDir,
   server = {},
   request = {},
+  root,
 }) {
   const startOne = (letter, downstreamPort) => {
     const name = `api-${letter}`;
@@ -237,7 +240,7 @@ export function startServiceChain({
       files[`api_${letter}.yml`] =
         `api_${NEXT[letter]}_host: https://localhost:${downstreamPort}\napi_${NEXT[letter]}_path: /v1/data\n`;
     }
-    return startService(name, files, { nodeArgs, logDir });
+    return startService(name, files, { nodeArgs, logDir, root });
   };
   if (only) {
     return startOne(only).then((proc) => ({ processes: [proc], url: url(proc.port) }));

@@ -1,4 +1,5 @@
 // Command-line options of run.mjs, and of the bench scripts that also run on their own.
+import path from 'node:path';
 import { optionOf } from './args.mjs';
 import { CHAIN_CASES } from './chain-cases.mjs';
 
@@ -20,6 +21,9 @@ export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [opt
                      load generator, instead of one after the other: compare them in CPU
                      per request (they share the cores); for small differences (two or three cases)
   --only a,b         cases to run, of: ${CASES.join(', ')}
+  --base DIR         another checkout of this project, built (pnpm build there): its services
+                     run as the case shipped-base, with the shipped configuration of this one,
+                     in the same rounds (a change against the code before it)
   --skip a,b         cases to leave out of the run
   --tokens N         distinct tokens in the memory case (default 1000000; --quick 1000)
   --soak S           seconds of the soak (default 60; --quick 1)
@@ -50,13 +54,20 @@ export function parseOptions(argv) {
       .map((s) => s.trim())
       .filter(Boolean);
   const quick = has('quick');
-  const only = list('only') ?? (quick ? QUICK_CASES : CASES);
+  const base = value('base');
+  // shipped-base runs only with --base: every case by default means every case it can run.
+  const only =
+    list('only') ?? (quick ? QUICK_CASES : CASES.filter((c) => base || c !== 'shipped-base'));
   const skip = list('skip') ?? [];
   const unknown = [...only, ...skip].filter((c) => !CASES.includes(c));
   if (unknown.length)
     throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
+  if (only.includes('shipped-base') && !skip.includes('shipped-base') && !base) {
+    throw new Error('shipped-base needs --base DIR: a built checkout to compare with');
+  }
   const durationS = number('duration', quick ? 1 : 4);
   return {
+    baseRoot: base === undefined ? undefined : path.resolve(base),
     help: has('help'),
     quick,
     only: only.filter((c) => !skip.includes(c)),

@@ -9,7 +9,9 @@ export const BENCH_DIR = path.join(ROOT, 'scripts', 'bench');
 export const CERTS = process.env.CERTS_DIR ?? path.join(ROOT, 'certs');
 export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 
-export const serviceEntry = (name) => path.join(ROOT, 'services', name, 'dist', 'index.js');
+/** A built service's entry, of this checkout or of another (`root`: the bench's `--base`). */
+export const serviceEntry = (name, root = ROOT) =>
+  path.join(root, 'services', name, 'dist', 'index.js');
 
 /** A temporary CONFIG_DIR override folder holding the given files (name -> content). */
 export function configDir(files) {
@@ -21,12 +23,14 @@ export function configDir(files) {
 }
 
 /** Fails early, with the command to run, when the build or the certificates are missing. */
-export function checkPrerequisites(services) {
-  const missing = [path.join(CERTS, 'ca.crt'), ...services.map(serviceEntry)].filter(
-    (file) => !fs.existsSync(file),
-  );
+export function checkPrerequisites(services, root = ROOT) {
+  const missing = [
+    path.join(CERTS, 'ca.crt'),
+    ...services.map((s) => serviceEntry(s, root)),
+  ].filter((file) => !fs.existsSync(file));
   if (missing.length) {
-    throw new Error(`missing ${missing.join(', ')}: run pnpm certs && pnpm build first`);
+    const where = root === ROOT ? '' : ` in ${root}`;
+    throw new Error(`missing ${missing.join(', ')}: run pnpm certs && pnpm build${where} first`);
   }
 }
 

@@ -123,6 +123,11 @@ export function targets(rows) {
       cpu: cpu('shipped-control', 'shipped'),
     },
     {
+      what: 'shipped: this checkout / --base checkout',
+      value: ratio('shipped', 'shipped-base'),
+      cpu: cpu('shipped', 'shipped-base'),
+    },
+    {
       what: 'shipped: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: h2 ? ratio('shipped-h2', 'shipped-h1') : undefined,
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,

@@ -65,6 +65,16 @@ export const SYSTEMS = {
   // A second chain exactly as `shipped`: how far two identical chains differ in one run, the
   // noise floor of the ratios between the shipped cases.
   'shipped-control': { start: shipped(), baseline: 'baseline', needs: SHIPPED },
+  // `shipped` as another checkout builds it (`--base DIR`), in the same rounds: a change against
+  // the code before it, on the same machine in the same seconds.
+  'shipped-base': {
+    start: (env) => {
+      if (!env.baseRoot) throw new Error('shipped-base needs --base DIR (a built checkout)');
+      return shipped({ root: env.baseRoot })(env);
+    },
+    baseline: 'baseline',
+    needs: SHIPPED,
+  },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
   // The HTTP/1.1 client of the downstream calls: node:https (client.yml request.http1Client:
