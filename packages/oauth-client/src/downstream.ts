@@ -233,10 +233,13 @@ export class Downstream {
       connectTimeoutMs = timeoutMs,
       maxBodyBytes = DEFAULT_MAX_BODY,
     } = this.options;
+    // Filled by assignment: an object spread of the headers costs several times more a call.
+    const sent: Record<string, string> = { Accept: 'application/json' };
+    for (const name in headers) sent[name] = headers[name];
     const request = {
       method,
       url,
-      headers: { Accept: 'application/json', ...headers },
+      headers: sent,
       timeoutMs,
       connectTimeoutMs,
       maxBodyBytes,

@@ -192,11 +192,11 @@ export class Http2Transport implements Transport {
     return new Promise((resolve, reject) => {
       let req: http2.ClientHttp2Stream;
       try {
-        req = session.request({
-          ...r.headers,
-          ':method': r.method,
-          ':path': r.url.pathname + r.url.search,
-        });
+        const headers: http2.OutgoingHttpHeaders = {};
+        for (const name in r.headers) headers[name] = r.headers[name];
+        headers[':method'] = r.method;
+        headers[':path'] = r.url.pathname + r.url.search;
+        req = session.request(headers);
       } catch (err) {
         // The session closed between the check and the request: as a refusal, sent again.
         reject(new RefusedStream(err instanceof Error ? err.message : String(err)));
