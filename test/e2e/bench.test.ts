@@ -77,6 +77,43 @@ describe('pnpm bench --quick', () => {
     ]);
   });
 
+  it("runs another checkout's services as shipped-base with --base", async () => {
+    // This checkout as its own base: the case starts the services under the folder given.
+    const { code, stdout, stderr } = await run([
+      '--quick',
+      '--only',
+      'shipped-base',
+      '--base',
+      ROOT,
+    ]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/round 1\/1 shipped-base: \d+ req\/s/);
+    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
+    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+      rows: { case: string; failed: number }[];
+    };
+    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([['shipped-base', 0]]);
+  });
+
+  it('refuses shipped-base without --base, and a --base folder without built services (exit 2)', async () => {
+    const missing = await run(['--only', 'shipped-base']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      'shipped-base needs --base DIR: a built checkout to compare with',
+    );
+    const unbuilt = await run([
+      '--only',
+      'shipped,shipped-base',
+      '--base',
+      '/nonexistent-checkout',
+    ]);
+    expect(unbuilt.code).toBe(2);
+    expect(unbuilt.stderr).toContain(
+      'missing /nonexistent-checkout/services/api-a/dist/index.js, /nonexistent-checkout/services/api-b/dist/index.js',
+    );
+    expect(unbuilt.stderr).toContain('run pnpm certs && pnpm build in /nonexistent-checkout first');
+  });
+
   it('refuses an unknown case with the list of cases (exit 2)', async () => {
     const { code, stderr } = await run(['--only', 'nonsense']);
     expect(code).toBe(2);
