@@ -20,7 +20,7 @@ import { closeLogs, fetchToken, startTokenServer } from './lib/chain.mjs';
 import { splitProfile } from './lib/cpu-profile.mjs';
 import { startInfluxd } from './lib/influxd.mjs';
 import { readCpuMs, stopAll } from './lib/processes.mjs';
-import { SYSTEMS, SYSTEM_NAMES, needsOf } from './lib/systems.mjs';
+import { NEEDS_BASE, SYSTEMS, SYSTEM_NAMES, needsOf } from './lib/systems.mjs';
 import { optionOf } from './lib/args.mjs';
 
 const args = process.argv.slice(2);
@@ -37,6 +37,10 @@ if (!SYSTEMS[system] || SYSTEMS[system].petstore) {
   console.error(
     `--system must be one of ${SYSTEM_NAMES.filter((n) => !SYSTEMS[n].petstore).join(', ')}`,
   );
+  process.exit(2);
+}
+if (system === 'shipped-base' && option('base') === undefined) {
+  console.error(NEEDS_BASE);
   process.exit(2);
 }
 const durationS = Number(option('duration', 10));

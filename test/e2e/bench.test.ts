@@ -12,6 +12,12 @@ jest.setTimeout(90000);
 const run = (args: string[]) =>
   runToExit(path.join(ROOT, 'scripts', 'bench', 'run.mjs'), { args, cwd: ROOT, timeoutMs: 85000 });
 
+/** The JSON a run wrote, named on its stdout. */
+const writtenResult = <T>(stdout: string): T => {
+  const written = /written to (\S+\.json)/.exec(stdout)?.[1];
+  return JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as T;
+};
+
 describe('pnpm bench --quick', () => {
   it('runs the baseline, the peer and the shipped chain and prints the table', async () => {
     const { code, stdout, stderr } = await run(['--quick']);
@@ -35,10 +41,9 @@ describe('pnpm bench --quick', () => {
     expect(fs.readFileSync(path.resolve(ROOT, chart!), 'utf8')).toMatch(
       /^<svg[^>]*>[\s\S]*shipped[\s\S]*<\/svg>\s*$/,
     );
-    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
-    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+    const result = writtenResult<{
       rows: { case: string; failed: number }[];
-    };
+    }>(stdout);
     expect(result.rows.map((r) => [r.case, r.failed ?? 0])).toEqual([
       ['baseline', 0],
       ['peer', 0],
@@ -65,11 +70,10 @@ describe('pnpm bench --quick', () => {
     expect(stdout).toContain(
       'the cases of a round loaded at the same time (--together): read CPU per request',
     );
-    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
-    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+    const result = writtenResult<{
       options: { together: boolean };
       rows: { case: string; failed: number; cpuRounds: number[] }[];
-    };
+    }>(stdout);
     expect(result.options.together).toBe(true);
     expect(result.rows.map((r) => [r.case, r.failed, r.cpuRounds.length])).toEqual([
       ['baseline', 0, 1],
@@ -88,10 +92,9 @@ describe('pnpm bench --quick', () => {
     ]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/round 1\/1 shipped-base: \d+ req\/s/);
-    const written = /written to (\S+\.json)/.exec(stdout)?.[1];
-    const result = JSON.parse(fs.readFileSync(path.resolve(ROOT, written!), 'utf8')) as {
+    const result = writtenResult<{
       rows: { case: string; failed: number }[];
-    };
+    }>(stdout);
     expect(result.rows.map((r) => [r.case, r.failed])).toEqual([['shipped-base', 0]]);
   });
 

@@ -125,44 +125,25 @@ interface MetricValue {
  */
 function responseTimeHistogram(series: readonly Series[], reset: () => void) {
   const name = 'response_time_seconds';
+  const bounds: readonly (number | '+Inf')[] = [...RESPONSE_TIME_BUCKETS, '+Inf'];
   const values = (): MetricValue[] => {
     const out: MetricValue[] = [];
     for (const s of series) {
+      const value = (
+        suffix: string,
+        labels: MetricValue['labels'],
+        v: number,
+        exemplar: null | undefined,
+      ) =>
+        out.push({ labels, sharedLabels: s.labels, value: v, metricName: name + suffix, exemplar });
+      // Cumulative counts per bound, the last (+Inf) the series' count.
       let count = 0;
-      RESPONSE_TIME_BUCKETS.forEach((le, i) => {
+      bounds.forEach((le, i) => {
         count += s.buckets[i];
-        out.push({
-          labels: { le },
-          sharedLabels: s.labels,
-          value: count,
-          metricName: `${name}_bucket`,
-          exemplar: null,
-        });
+        value('_bucket', { le }, count, null);
       });
-      count += s.buckets[RESPONSE_TIME_BUCKETS.length];
-      out.push(
-        {
-          labels: { le: '+Inf' },
-          sharedLabels: s.labels,
-          value: count,
-          metricName: `${name}_bucket`,
-          exemplar: null,
-        },
-        {
-          labels: {},
-          sharedLabels: s.labels,
-          value: s.sum,
-          metricName: `${name}_sum`,
-          exemplar: undefined,
-        },
-        {
-          labels: {},
-          sharedLabels: s.labels,
-          value: count,
-          metricName: `${name}_count`,
-          exemplar: undefined,
-        },
-      );
+      value('_sum', {}, s.sum, undefined);
+      value('_count', {}, count, undefined);
     }
     return out;
   };

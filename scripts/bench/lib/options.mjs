@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { optionOf } from './args.mjs';
 import { CHAIN_CASES } from './chain-cases.mjs';
+import { NEEDS_BASE } from './systems.mjs';
 
 export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry', 'workers'];
 
@@ -63,7 +64,7 @@ export function parseOptions(argv) {
   if (unknown.length)
     throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
   if (only.includes('shipped-base') && !skip.includes('shipped-base') && !base) {
-    throw new Error('shipped-base needs --base DIR: a built checkout to compare with');
+    throw new Error(NEEDS_BASE);
   }
   const durationS = number('duration', quick ? 1 : 4);
   return {

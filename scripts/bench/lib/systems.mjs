@@ -21,6 +21,9 @@ const chain =
 const shipped = (extra = {}, metrics = true) =>
   chain({ security: 'shipped', ...extra }, { metrics });
 
+/** Why `shipped-base` cannot run (run.mjs and profile.mjs check it before anything starts). */
+export const NEEDS_BASE = 'shipped-base needs --base DIR: a built checkout to compare with';
+
 const TOKENS = ['tokens'];
 const SHIPPED = ['tokens', 'influx'];
 
@@ -69,7 +72,7 @@ export const SYSTEMS = {
   // the code before it, on the same machine in the same seconds.
   'shipped-base': {
     start: (env) => {
-      if (!env.baseRoot) throw new Error('shipped-base needs --base DIR (a built checkout)');
+      if (!env.baseRoot) throw new Error(NEEDS_BASE);
       return shipped({ root: env.baseRoot })(env);
     },
     baseline: 'baseline',
