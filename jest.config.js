@@ -7,7 +7,16 @@
 // The suites of the services that run the request pipeline (and of @chain/chain) run twice:
 // on the native host, and as "<name> (express)" on the Express host (server.yml `framework`).
 // ts-jest only transpiles (isolatedModules); `tsc -p tsconfig.test.json` type-checks the tests.
-const packages = ['config', 'security', 'openapi', 'oauth-client', 'metrics', 'runtime', 'chain'];
+const packages = [
+  'errors',
+  'config',
+  'security',
+  'openapi',
+  'oauth-client',
+  'metrics',
+  'runtime',
+  'chain',
+];
 const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'];
 const onBothHosts = ['packages/chain', 'services/api-a', 'services/api-b', 'services/api-c'];
 onBothHosts.push('services/api-d', 'services/petstore');
@@ -42,6 +51,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/temp-root-teardown.cjs',
   collectCoverageFrom: ['packages/*/src/**/*.ts', '!packages/testkit/**'],
   coverageThreshold: {
+    './packages/errors/src/': { lines: 100, branches: 100 },
     './packages/security/src/': { lines: 95, branches: 95 },
     './packages/oauth-client/src/': { lines: 95, branches: 90 },
     './packages/runtime/src/': { lines: 90 },

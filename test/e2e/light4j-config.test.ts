@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { loadServiceConfig } from '@chain/runtime';
 import { createApp as createChainApp } from '../../services/api-a/src/app';
 import { loadSigningKey, mintToken } from '@chain/testkit';

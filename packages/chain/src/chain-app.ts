@@ -6,7 +6,7 @@ import {
   type ServiceApp,
   type ServiceConfig,
 } from '@chain/runtime';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
 export interface ChainAppOptions {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LineCounter } from 'yaml';
 import { z } from 'zod';
-import { ConfigError } from './config-error';
+import { ConfigError } from '@chain/errors';
 import {
   extraKeysAt,
   keyAsWritten,

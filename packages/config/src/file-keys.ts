@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ConfigError } from './config-error';
+import { ConfigError } from '@chain/errors';
 
 /** A light-4j key that this project reads but does not implement. */
 export interface Light4jKey {

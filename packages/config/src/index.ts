@@ -1,4 +1,3 @@
-export { ConfigError } from './config-error';
 export {
   ConfigLoader,
   DEFAULT_CONFIG_DIR,

@@ -1,4 +1,4 @@
-import { ConfigError } from './config-error';
+import { ConfigError } from '@chain/errors';
 import { parseYamlValue } from './yaml-text';
 
 /** Where `${name}` values come from: the environment first, then values.yml (as light-4j). */

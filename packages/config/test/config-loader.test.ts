@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, ConfigLoader, z } from '../src';
+import { ConfigError } from '@chain/errors';
+import { ConfigLoader, z } from '../src';
 
 function folder(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-test-'));

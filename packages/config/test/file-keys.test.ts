@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, ConfigLoader, configFile, listOf, mapOf, text, z } from '../src';
+import { ConfigError } from '@chain/errors';
+import { ConfigLoader, configFile, listOf, mapOf, text, z } from '../src';
 import { closestKey, editDistance } from '../src/key-suggest';
 import { keyAsWritten, prepareKeys } from '../src/file-keys';
 

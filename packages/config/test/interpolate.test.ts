@@ -1,4 +1,5 @@
-import { ConfigError, environmentName, interpolate, z } from '../src';
+import { ConfigError } from '@chain/errors';
+import { environmentName, interpolate, z } from '../src';
 import { schemaKeysAt } from '../src/key-suggest';
 
 const expand = (value: unknown, env: NodeJS.ProcessEnv = {}, values?: Record<string, unknown>) =>

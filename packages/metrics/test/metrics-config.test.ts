@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, ConfigLoader } from '@chain/config';
+import { ConfigLoader } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { metricsConfigSchema, prometheusConfigSchema, reportIntervalMsOf } from '../src';
 
 function load(yaml: string, env: NodeJS.ProcessEnv = {}) {

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type https from 'node:https';
-import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/security';
+import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/errors';
 import { CircuitBreaker } from './circuit-breaker';
 import type { ClientEvents } from './client-events';
 import { HttpsTransport } from './https-transport';

@@ -1,5 +1,5 @@
 import type https from 'node:https';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import {
   clientSecrets,

@@ -1,4 +1,4 @@
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
 import { RenewableToken } from './renewable-token';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, ConfigLoader } from '@chain/config';
+import { ConfigLoader } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { clientConfigSchema, clientSecrets, secretConfigSchema } from '../src';
 
 const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');

@@ -1,4 +1,4 @@
-import type { StatusError } from '@chain/security';
+import type { StatusError } from '@chain/errors';
 import {
   Downstream,
   DownstreamCaller,

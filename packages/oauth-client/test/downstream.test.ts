@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import {
   Downstream,
   TransportError,

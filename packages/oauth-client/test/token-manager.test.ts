@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import { ConfigLoader } from '@chain/config';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import {
   clientConfigSchema,
   TokenFetchError,

@@ -1,4 +1,4 @@
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { PathParam } from './spec';
 
 const INTEGER = /^-?\d{1,15}$/;

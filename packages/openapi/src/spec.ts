@@ -1,4 +1,4 @@
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 

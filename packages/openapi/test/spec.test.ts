@@ -1,5 +1,5 @@
-import { ConfigError } from '@chain/config';
-import { StatusError } from '@chain/security';
+import { ConfigError } from '@chain/errors';
+import { StatusError } from '@chain/errors';
 import { coerceParams, OpenApiSpec } from '../src';
 
 const doc = {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StatusError, toStatusError } from '@chain/security';
+import { StatusError, toStatusError } from '@chain/errors';
 import type { Exchange } from './exchange';
 import { sendError } from './respond';
 

@@ -3,7 +3,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { readTrace } from './correlation';
 import { ERROR_TYPE, isHttp2, sendError } from './respond';
 import type { ServerConfig } from './server-config';

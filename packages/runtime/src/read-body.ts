@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 
 /**
  * The request body, at most `maxBytes` (else ERR10068, 413, and the connection is closed after

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 
 /**
  * One condition a service needs before it can serve, for `GET /ready` (the Kubernetes readiness

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { StatusError } from '@chain/security';
+import type { StatusError } from '@chain/errors';
 
 /** Whether a response goes out over HTTP/2 (no connection-specific headers there). */
 export const isHttp2 = (res: http.ServerResponse): boolean =>

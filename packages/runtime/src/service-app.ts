@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type https from 'node:https';
 import type express from 'express';
 import type { Logger } from 'pino';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import {
   clientSecrets,
   createHttpsAgent,

@@ -1,6 +1,6 @@
 import type https from 'node:https';
 import type { Logger } from 'pino';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { highResolutionNow } from '@chain/metrics';
 import {
   Downstream,
@@ -13,7 +13,7 @@ import {
   type ClientEvents,
   type TokenSource,
 } from '@chain/oauth-client';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { Exchange } from './exchange';
 import type { ReadinessCheck } from './readiness';
 import type { ServiceConfig } from './service-config';

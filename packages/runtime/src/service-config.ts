@@ -1,4 +1,5 @@
-import { ConfigLoader, ConfigError, type ConfigLoaderOptions } from '@chain/config';
+import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { OpenApiSpec } from '@chain/openapi';
 import {
   clientConfigSchema,

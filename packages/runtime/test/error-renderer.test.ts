@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { asStatusError, createErrorRenderer, createExchange, reasonOf } from '../src';
 import { captureLogger } from './support';
 

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import {
   createErrorRenderer,
   expressApplication,

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { PassThrough } from 'node:stream';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { readBody } from '../src';
 
 /** A request body as a stream, with the headers a request would carry. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import request from 'supertest';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { createReadiness, createServiceApp, type ReadinessCheck } from '../src';
 import { CERTS } from '../../../test/support/service-process';
 import { captureLogger, deferred, fixtureConfig, FRAMEWORKS } from './support';

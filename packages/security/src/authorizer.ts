@@ -2,8 +2,8 @@ import { parseBearer } from './bearer';
 import type { JwtVerifier, VerifiedToken } from './jwt-verifier';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
-import { StatusError } from './status-error';
-import type { StatusCode } from './status';
+import { StatusError } from '@chain/errors';
+import type { StatusCode } from '@chain/errors';
 import { TokenError } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */

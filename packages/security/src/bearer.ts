@@ -1,4 +1,4 @@
-import { StatusError } from './status-error';
+import { StatusError } from '@chain/errors';
 
 /**
  * The token of an `Authorization: Bearer <token>` header. The scheme is case-insensitive and the

@@ -1,4 +1,4 @@
-import { StatusError } from './status-error';
+import { StatusError } from '@chain/errors';
 import { invalidToken, type TokenError } from './token-error';
 
 /** A kid no key is known for: an invalid token (401 ERR10000), never a server error. */

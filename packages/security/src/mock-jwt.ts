@@ -1,5 +1,5 @@
 import crypto, { type KeyObject } from 'node:crypto';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import type { Clock } from './clock';
 
 export const MOCK_KID = 'mock-jwt';

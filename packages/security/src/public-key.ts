@@ -1,6 +1,6 @@
 import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms';
 
 /** Key material as a key server or a config file gives it: PEM text, a KeyObject or a JWK. */

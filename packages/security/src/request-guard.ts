@@ -2,7 +2,7 @@ import { auditRecord } from './audit-log';
 import { verifiedCallerOf, type AuthInfo } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
 import type { MockTokenIssuer } from './mock-jwt';
-import { StatusError } from './status-error';
+import { StatusError } from '@chain/errors';
 
 /** The two methods of a pino logger the guard writes with. */
 export interface GuardLogger {

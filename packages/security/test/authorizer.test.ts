@@ -2,7 +2,7 @@ import { createSigningKey, mintToken } from '@chain/testkit';
 import { createAuthorizer } from '../src/authorizer';
 import { createJwtVerifier } from '../src/jwt-verifier';
 import { KeyStore } from '../src/key-store';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 import { keyMap, manualClock } from './helpers';
 
 const primary = createSigningKey('100');

@@ -1,5 +1,5 @@
 import { extractBearer, parseBearer } from '../src/bearer';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 
 describe('parseBearer', () => {
   it.each([

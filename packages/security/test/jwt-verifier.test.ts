@@ -9,7 +9,7 @@ import {
 } from '@chain/testkit';
 import { createJwtVerifier, type VerifiedToken } from '../src/jwt-verifier';
 import { KeyStore } from '../src/key-store';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 import { TokenCache } from '../src/token-cache';
 import { TokenError } from '../src/token-error';
 import { keyMap, manualClock } from './helpers';

@@ -3,7 +3,7 @@ import { createSigningKey } from '@chain/testkit';
 import type { KeyPolicy } from '../src/key-policy';
 import type { FetchedKey, KeySource } from '../src/key-source';
 import { KeyStore } from '../src/key-store';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 import { TokenError } from '../src/token-error';
 import { deferred, flush, keyMap, manualClock, recordedEvents } from './helpers';
 

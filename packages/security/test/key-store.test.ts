@@ -4,7 +4,7 @@ import { DEFAULT_KEY_POLICY, type KeyPolicy } from '../src/key-policy';
 import type { KeySource } from '../src/key-source';
 import { KeyStore } from '../src/key-store';
 import type { KeyMaterial } from '../src/public-key';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 import { TokenError } from '../src/token-error';
 import { deferred, flush, keyMap, manualClock, recordedEvents } from './helpers';
 

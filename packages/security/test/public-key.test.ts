@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { createSigningKey, writeCertificate } from '@chain/testkit';
 import {
   certificateProblem,

@@ -3,7 +3,7 @@ import { createRequestGuard, type GuardRequest } from '../src/request-guard';
 import { verifiedCallerOf } from '../src/authorizer';
 import { MockTokenIssuer } from '../src/mock-jwt';
 import { mockTokenResponse } from '../src/mock-token-request';
-import { StatusError } from '../src/status-error';
+import { StatusError } from '@chain/errors';
 import type { SecurityConfig } from '../src/security-config';
 import { securityConfig } from './helpers';
 

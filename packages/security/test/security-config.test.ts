@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, ConfigLoader } from '@chain/config';
+import { ConfigLoader } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { createSigningKey } from '@chain/testkit';
 import { securityConfigSchema } from '../src/security-config';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createServiceApp, type ServiceApp, type ServiceConfig } from '@chain/runtime';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import { PetStore } from './pet-store';
 
 /** The petstore: `GET /v2/pet/{petId}`; routing, parameter types and scopes come from openapi.yaml. */

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import request from 'supertest';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
 import { hostileTokens, mintToken } from '@chain/testkit';

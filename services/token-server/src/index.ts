@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError } from '@chain/config';
+import { ConfigError } from '@chain/errors';
 import { startTokenServer } from './token-server';
 
 async function main() {

@@ -1,4 +1,4 @@
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { Stage } from '../exchange';
 import { echoPath } from './routing';
 

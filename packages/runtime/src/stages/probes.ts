@@ -1,5 +1,5 @@
 import type { Metrics } from '@chain/metrics';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { Stage } from '../exchange';
 import type { ReadinessState } from '../readiness';
 import { JSON_TYPE, send, sendEmpty } from '../respond';

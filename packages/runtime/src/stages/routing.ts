@@ -1,5 +1,5 @@
 import type { OpenApiSpec } from '@chain/openapi';
-import { StatusError } from '@chain/security';
+import { StatusError } from '@chain/errors';
 import type { Stage } from '../exchange';
 import { sendEmpty } from '../respond';
 

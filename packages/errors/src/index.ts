@@ -1,0 +1,8 @@
+export { STATUS, errorBody, isStatusCode, type ErrorBody, type StatusCode } from './status';
+export {
+  StatusError,
+  toStatusError,
+  wwwAuthenticate,
+  type StatusErrorOptions,
+} from './status-error';
+export { ConfigError } from './config-error';
