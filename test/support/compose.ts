@@ -7,9 +7,10 @@ import { ROOT } from './service-process';
 // The compose files and Dockerfiles, read as plain data for the compose tests.
 
 /** The `yaml` package of @chain/config (the repository root does not depend on it). */
-const { parse } = createRequire(path.join(ROOT, 'packages', 'config', 'package.json'))(
+export const YAML = createRequire(path.join(ROOT, 'packages', 'config', 'package.json'))(
   'yaml',
 ) as typeof import('yaml');
+const { parse } = YAML;
 
 export const COMPOSE_FILES = {
   app: path.join(ROOT, 'compose', 'docker-compose-app.yml'),
@@ -34,7 +35,7 @@ export interface ComposeService {
 export interface ComposeFile {
   version?: string;
   services: ComposeService[];
-  networks: Record<string, { external?: boolean } | null>;
+  networks: Record<string, { external?: boolean; name?: string } | null>;
 }
 
 interface RawService {
