@@ -16,6 +16,32 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y docker-compose
 fi
 
+# Prometheus (Debian's package: `prometheus` and `promtool`) for test/e2e/prometheus.test.ts,
+# which runs promtool on every service's /metrics and starts a server of its own (loopback, a
+# free port, its own config and data folder). The package comes with a system service on
+# 0.0.0.0:9090: its install starts it through systemd where systemd runs, else through its
+# init script unless /usr/sbin/policy-rc.d forbids it (as in container images). One that the
+# install started is stopped again; one that ran before is left alone. Recommends (the node
+# exporter, another service) are not installed.
+prometheus_service_running() {
+  if [ -d /run/systemd/system ]; then
+    systemctl is-active --quiet prometheus.service 2>/dev/null
+  else
+    [ -f /run/prometheus/prometheus.pid ] && kill -0 "$(cat /run/prometheus/prometheus.pid)" 2>/dev/null
+  fi
+}
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+  ran_before=0
+  if prometheus_service_running; then ran_before=1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  if [ "$ran_before" = 0 ] && prometheus_service_running; then
+    echo "test-infra: stopping the prometheus system service its install started"
+    if [ -d /run/systemd/system ]; then systemctl stop prometheus.service; else /etc/init.d/prometheus stop; fi
+  fi
+fi
+echo "test-infra: $(prometheus --version 2>&1 | head -n 1)"
+
 # kubectl, whose kustomize renders the Kubernetes overlays offline for test/kubernetes (no
 # cluster is used) and for the container test's simulated run. Debian has two packages named
 # for it: kubernetes-client (kubectl 1.20, which embeds kustomize v2.0.3: it reads neither
