@@ -58,11 +58,11 @@ describe('docker-compose -f <file> config (Debian docker-compose v1, no engine)'
 });
 
 describe('docker-compose-app.yml', () => {
-  it('has no version, services api-a ... api-d and the external network localnet', () => {
-    // No `version`: Compose v2 warns that it is obsolete, and v1.29 reads a file without one
-    // as the compose specification (compose-spec.test.ts).
-    expect(app.version).toBeUndefined();
-    expect(infra.version).toBeUndefined();
+  it('has version 3.8, services api-a ... api-d and the external network localnet', () => {
+    // `version` as light-4j's example file has it: Compose v2 ignores it (with a warning), and
+    // v1.29 reads the file the same without it (compose-spec.test.ts).
+    expect(app.version).toBe('3.8');
+    expect(infra.version).toBe('3.8');
     expect(app.services.map((s) => s.name)).toEqual(APP);
     expect(app.networks).toEqual({ localnet: { external: true, name: 'localnet' } });
     expect(infra.networks).toEqual({ localnet: { external: true, name: 'localnet' } });

@@ -173,20 +173,22 @@ describe('what Compose v1 (docker-compose 1.29) and v2 read differently', () => 
     }
   });
 
-  it('no file has `version` (v2: obsolete) or `name` (v1: refused); v1 reads both as with version 3.8', () => {
+  it('no file has `name` (v1: refused); `version` changes nothing: v1 reads each file the same without it', () => {
     for (const [, file] of FILES) {
-      expect(Object.keys(doc(file))).toEqual(expect.not.arrayContaining(['version', 'name']));
-      // Without `version` v1.29 takes the compose specification format: the very reading of
-      // the file with version '3.8' (only the version it prints differs). The copy with a
-      // version lives elsewhere; --project-directory keeps both reading paths from compose/.
-      const withVersion = path.join(
+      expect(Object.keys(doc(file))).not.toContain('name');
+      expect(doc(file).version).toBe('3.8');
+      // v2 ignores `version` (with a warning); v1.29 without it takes the compose specification
+      // format: the very reading of the file with version '3.8' (only the version it prints
+      // differs). The copy without a version lives elsewhere; --project-directory keeps both
+      // reading paths from compose/.
+      const withoutVersion = path.join(
         fs.mkdtempSync(path.join(os.tmpdir(), 'compose-version-')),
         path.basename(file),
       );
-      fs.writeFileSync(withVersion, `version: '3.8'\n${text(file)}`);
+      fs.writeFileSync(withoutVersion, text(file).replace(/^version: '3\.8'\n/m, ''));
       const args = ['--project-directory', path.dirname(file)];
-      const without = composeV1ConfigOf(file, { args, cwd: ROOT });
-      const withIt = composeV1ConfigOf(withVersion, { args, cwd: ROOT });
+      const without = composeV1ConfigOf(withoutVersion, { args, cwd: ROOT });
+      const withIt = composeV1ConfigOf(file, { args, cwd: ROOT });
       expect([without.status, withIt.status]).toEqual([0, 0]);
       const unversioned = (out: string) => out.replace(/^version: .*\n/m, '');
       expect(unversioned(without.stdout)).toBe(unversioned(withIt.stdout));
