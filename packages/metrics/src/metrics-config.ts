@@ -26,8 +26,11 @@ export interface MetricsConfig {
   bufferIntervals: number;
 }
 
-/** 30 minutes at the default interval (`reportInMinutes: 1`). */
-export const DEFAULT_BUFFER_INTERVALS = 30;
+/**
+ * An hour at the default interval (`reportInMinutes: 1`): an outage of up to 59 intervals loses
+ * nothing (the interval that ends once InfluxDB answers again is one of the 60).
+ */
+export const DEFAULT_BUFFER_INTERVALS = 60;
 
 /** light-4j's metrics.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {

@@ -52,7 +52,7 @@ describe('metrics.yml', () => {
       influxdbPort: 8086,
       influxdbName: 'metrics',
       reportInMinutes: 1,
-      bufferIntervals: 30,
+      bufferIntervals: 60,
     });
   });
 
