@@ -15,6 +15,7 @@ const { IntervalBuffer } = require('../dist/interval-buffer.js');
 const { IntervalStats } = require('../dist/interval-stats.js');
 const { ClientStats, clientMetrics } = require('../dist/client-metrics.js');
 const { toInfluxPoints } = require('../dist/influx-points.js');
+const { DEFAULT_BUFFER_INTERVALS } = require('../dist/metrics-config.js');
 
 if (typeof globalThis.gc !== 'function') {
   process.stderr.write('run with: node --expose-gc packages/metrics/scripts/buffer-memory.mjs\n');
@@ -86,7 +87,9 @@ for (const [serviceId, traffic] of Object.entries(TRAFFIC)) {
     'points / interval': points,
     'bytes / interval': Math.round(perInterval),
     'bytes / point': Math.round(perInterval / points),
-    'KiB at 30 intervals': Number(((perInterval * 30) / 1024).toFixed(1)),
+    [`KiB at ${DEFAULT_BUFFER_INTERVALS} intervals`]: Number(
+      ((perInterval * DEFAULT_BUFFER_INTERVALS) / 1024).toFixed(1),
+    ),
   });
 }
 
