@@ -119,7 +119,6 @@ export function createMetricsMerger(
       return { contentType: aggregator.contentType, body: await aggregator.clusterMetrics() };
     },
     start: () => reporter?.start(),
-    // Off any request path: a slow InfluxDB gets longer for the service's last interval.
-    stop: async () => reporter?.stop(5_000),
+    stop: async () => reporter?.stop(),
   };
 }

@@ -2,7 +2,7 @@ import { configFile, text, z, type Light4jKey } from '@chain/config';
 
 /**
  * metrics.yml: light-4j's InfluxDB keys under both their names (`influxdbHost`, and the newer
- * `serverHost`, ...), plus `reportIntervalMs`.
+ * `serverHost`, ...), plus `bufferIntervals` and `reportIntervalMs`.
  *
  * `reportIntervalMs` (integer, milliseconds, optional) is for tests only: when present it wins
  * over `reportInMinutes`, so a test can report every second without changing what
@@ -19,7 +19,18 @@ export interface MetricsConfig {
   influxdbPass?: string;
   reportInMinutes: number;
   reportIntervalMs?: number;
+  /**
+   * The most intervals held while InfluxDB does not answer, written late (oldest first, with
+   * their own timestamps) when it answers again; past it the oldest are dropped.
+   */
+  bufferIntervals: number;
 }
+
+/**
+ * An hour at the default interval (`reportInMinutes: 1`): an outage of up to 59 intervals loses
+ * nothing (the interval that ends once InfluxDB answers again is one of the 60).
+ */
+export const DEFAULT_BUFFER_INTERVALS = 60;
 
 /** light-4j's metrics.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
@@ -47,6 +58,7 @@ export const metricsConfigSchema = configFile<MetricsConfig>(
       influxdbPass: text().optional(),
       reportInMinutes: z.number().positive().default(1),
       reportIntervalMs: z.number().int().min(10).optional(),
+      bufferIntervals: z.number().int().min(1).default(DEFAULT_BUFFER_INTERVALS),
     }) as z.ZodType<MetricsConfig>,
   {
     light4j: LIGHT4J_KEYS,

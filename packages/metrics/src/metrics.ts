@@ -56,9 +56,12 @@ export interface Metrics {
   prometheus(): Promise<{ contentType: string; body: string }>;
   /** Starts the periodic InfluxDB reporter. */
   start(): void;
-  /** Stops the reporter, writing the last partial interval. */
+  /**
+   * Stops the reporter, writing the last partial interval and the intervals held while InfluxDB
+   * did not answer (trying again for at most 5 s).
+   */
   stop(): Promise<void>;
-  /** Ends the current interval now and writes it (tests, shutdown). */
+  /** Ends the current interval now and writes it with the held ones (tests). */
   report(): Promise<ReportResult>;
 }
 
@@ -88,7 +91,7 @@ function disabledMetrics(): Metrics {
     prometheus: async () => NOTHING,
     start: () => undefined,
     stop: async () => undefined,
-    report: async () => ({ written: 0 }),
+    report: async () => ({ written: 0, held: 0 }),
   };
 }
 
@@ -154,6 +157,6 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     },
     start: () => (forwarder ?? reporter)?.start(),
     stop: async () => (forwarder ?? reporter)?.stop(),
-    report: async () => (reporter ? reporter.report() : { written: 0 }),
+    report: async () => (reporter ? reporter.report() : { written: 0, held: 0 }),
   };
 }

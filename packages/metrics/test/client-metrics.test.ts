@@ -56,6 +56,7 @@ describe('client metrics in InfluxDB (light-4j naming, service view)', () => {
         influxdbPort: 8086,
         influxdbName: 'metrics',
         reportInMinutes: 1,
+        bufferIntervals: 30,
       },
       { serviceId: 's', logger: captureLogger().logger },
     );
@@ -71,6 +72,7 @@ describe('client metrics in InfluxDB (light-4j naming, service view)', () => {
         influxdbPort: 8086,
         influxdbName: 'metrics',
         reportInMinutes: 1,
+        bufferIntervals: 30,
       },
       {
         serviceId: 's',

@@ -100,6 +100,7 @@ describe('createMetrics in a worker (a WorkerLink)', () => {
         influxdbPort: 9,
         influxdbName: 'm',
         reportInMinutes: 1,
+        bufferIntervals: 30,
         reportIntervalMs: 3_600_000,
       } as never,
       {

@@ -1,7 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StubMode = 'ok' | 'unauthorized' | 'hold';
+/**
+ * How the stub answers: `ok` as InfluxDB does; `unauthorized` (401), `bad-request` (400: points
+ * InfluxDB refuses, such as points older than the retention policy) and `timeout` (500: the write
+ * timed out inside InfluxDB), with InfluxDB 1.x's status and error body; `hold`: no answer until
+ * `release()`.
+ */
+export type StubMode = 'ok' | 'unauthorized' | 'bad-request' | 'timeout' | 'hold';
 
 export interface StubRequest {
   method: string;
@@ -21,6 +27,8 @@ export interface StubRequest {
 export class InfluxStub {
   readonly requests: StubRequest[] = [];
   mode: StubMode = 'ok';
+  /** Modes for the next writes, one each, before `mode` applies again. */
+  readonly nextWrites: StubMode[] = [];
   private readonly held: (() => void)[] = [];
   private readonly waiters: { count: number; path?: string; resolve: () => void }[] = [];
   private server: http.Server | undefined;
@@ -44,10 +52,17 @@ export class InfluxStub {
           this.waiters.splice(this.waiters.indexOf(w), 1);
           w.resolve();
         }
-        const answer = () => {
-          if (this.mode === 'unauthorized') {
+        const mode = (url.pathname === '/write' && this.nextWrites.shift()) || this.mode;
+        const answer = (now: StubMode = mode) => {
+          if (now === 'unauthorized') {
             res.writeHead(401, { 'Content-Type': 'application/json' });
             res.end('{"error":"authorization failed"}');
+          } else if (now === 'bad-request') {
+            res.writeHead(400, { 'Content-Type': 'application/json' });
+            res.end('{"error":"partial write: points beyond retention policy dropped=1"}');
+          } else if (now === 'timeout') {
+            res.writeHead(500, { 'Content-Type': 'application/json' });
+            res.end('{"error":"timeout"}');
           } else if (url.pathname === '/write') {
             res.writeHead(204).end();
           } else {
@@ -55,7 +70,7 @@ export class InfluxStub {
             res.end('{"results":[{"statement_id":0}]}');
           }
         };
-        if (this.mode === 'hold') this.held.push(answer);
+        if (mode === 'hold') this.held.push(() => answer(this.mode));
         else answer();
       });
     });
@@ -81,6 +96,11 @@ export class InfluxStub {
 
   writes(): string[] {
     return this.requests.filter((r) => r.path === '/write').map((r) => r.body);
+  }
+
+  /** Every line of every write, in the order received. */
+  lines(): string[] {
+    return this.writes().flatMap((body) => body.split('\n'));
   }
 
   async stop(): Promise<void> {

@@ -26,6 +26,7 @@ describe('metrics.yml', () => {
         'influxdbUser: writer',
         'influxdbPass: ${INFLUXDB_PASS:dev}',
         'reportInMinutes: 5',
+        'bufferIntervals: 120',
       ].join('\n'),
       { INFLUXDB_PASS: 's3cret' },
     );
@@ -38,6 +39,7 @@ describe('metrics.yml', () => {
       influxdbUser: 'writer',
       influxdbPass: 's3cret',
       reportInMinutes: 5,
+      bufferIntervals: 120,
     });
     expect(reportIntervalMsOf(config)).toBe(300_000);
   });
@@ -50,6 +52,7 @@ describe('metrics.yml', () => {
       influxdbPort: 8086,
       influxdbName: 'metrics',
       reportInMinutes: 1,
+      bufferIntervals: 60,
     });
   });
 
@@ -71,6 +74,9 @@ describe('metrics.yml', () => {
     ['reportInMinutes: 0', 'reportInMinutes'],
     ['reportIntervalMs: 1.5', 'reportIntervalMs'],
     ['reportIntervalMs: 5', 'reportIntervalMs'],
+    ['bufferIntervals: 0', 'bufferIntervals'],
+    ['bufferIntervals: 2.5', 'bufferIntervals'],
+    ['bufferIntervals: "many"', 'bufferIntervals'],
   ])('refuses %s naming the key', (yaml, key) => {
     expect(() => load(yaml)).toThrow(ConfigError);
     expect(() => load(yaml)).toThrow(new RegExp(`at key "${key}"`));

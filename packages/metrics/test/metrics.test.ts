@@ -12,6 +12,7 @@ const configFor = (port: number, enabled = true): MetricsConfig => ({
   influxdbPort: port,
   influxdbName: 'metrics',
   reportInMinutes: 1,
+  bufferIntervals: 30,
 });
 
 /**
@@ -83,7 +84,7 @@ describe('createMetrics', () => {
     hit('/v1/data@get', 500, 6);
     hit('unknown', 404, 0);
 
-    await expect(built.metrics.report()).resolves.toEqual({ written: 48 });
+    await expect(built.metrics.report()).resolves.toEqual({ written: 48, held: 0 });
     const at = 1_700_000_000_024; // the clock after 4+8+1+3+2+6 ms
     expect(stub.writes()).toEqual([
       [
@@ -95,7 +96,7 @@ describe('createMetrics', () => {
 
     // The next interval starts from zero: the same series, zero counts, no timer.
     built.clock.t += 1000;
-    await expect(built.metrics.report()).resolves.toEqual({ written: 30 });
+    await expect(built.metrics.report()).resolves.toEqual({ written: 30, held: 0 });
     expect(stub.writes()[1]).toBe(
       [
         ...series('/v1/data@get', 'client-1', [0, 0, 0, 0, 0], undefined, at + 1000),
@@ -162,27 +163,39 @@ describe('createMetrics', () => {
     await two.metrics.stop();
   });
 
-  it('costs requests nothing while InfluxDB is down: answers, counts, and logs once per interval', async () => {
+  it('costs requests nothing while InfluxDB is down: answers, counts, holds the intervals, says it once', async () => {
     const port = stub.port;
     await stub.stop();
     const built = metricsFor(configFor(port));
     metrics = built.metrics;
     built.metrics.start();
     built.hit('/v1/data@get', 200, 2, 'client-1');
-    await expect(built.metrics.report()).resolves.toEqual({
-      discarded: 16,
-      reason: 'write-failed',
-    });
+    const first = built.clock.t;
+    await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 1 });
     built.hit('/v1/data@get', 200, 2, 'client-1');
-    await expect(built.metrics.report()).resolves.toEqual({
-      discarded: 16,
-      reason: 'write-failed',
-    });
-    const warnings = built.log.lines().filter((l) => l.level === 40);
+    built.hit('/v1/data@get', 200, 2, 'client-1');
+    await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 2 });
+    const warnings = built.log.lines().filter((l) => (l.level as number) >= 40);
     expect(warnings.map((w) => w.msg)).toEqual([
-      'metrics: cannot report to InfluxDB; interval discarded',
-      'metrics: cannot report to InfluxDB; interval discarded',
+      'metrics: cannot report to InfluxDB; up to 30 intervals are held and written when it answers',
     ]);
+
+    // Back: both intervals in one write, each with its own timestamp and counts, then the new one.
+    await stub.start(port);
+    built.clock.t += 10;
+    // 16 points each for the two held intervals (counters and timer), 10 for the new one (no timer).
+    await expect(built.metrics.report()).resolves.toEqual({ written: 42, held: 0 });
+    expect(stub.writes()).toHaveLength(1);
+    const requestCounts = stub
+      .lines()
+      .filter((l) => l.startsWith(`${SERVICE}.request.count`))
+      .map((l) => l.replace(/^.* value=/, ''));
+    expect(requestCounts).toEqual([`1 ${first}`, `2 ${first + 4}`, `0 ${first + 14}`]);
+    expect(built.log.lines().at(-1)).toMatchObject({
+      level: 30,
+      msg: 'metrics: reporting to InfluxDB resumed; 2 intervals written late, 0 dropped',
+      influxdb: `http://127.0.0.1:${port}/metrics`,
+    });
   });
 
   it('keeps counting while a write to InfluxDB hangs', async () => {
@@ -196,8 +209,8 @@ describe('createMetrics', () => {
     expect(stub.requests.map((r) => r.path)).toEqual(['/query']); // still held
     stub.mode = 'ok';
     stub.release();
-    await expect(hanging).resolves.toEqual({ written: 16 });
-    await expect(built.metrics.report()).resolves.toEqual({ written: 16 });
+    await expect(hanging).resolves.toEqual({ written: 16, held: 0 });
+    await expect(built.metrics.report()).resolves.toEqual({ written: 16, held: 0 });
     expect(stub.writes().map((w) => /value=(\d+)/.exec(w)?.[1])).toEqual(['1', '20']);
   });
 
@@ -205,7 +218,7 @@ describe('createMetrics', () => {
     const built = metricsFor(configFor(stub.port));
     metrics = built.metrics;
     for (const id of ['', 42, undefined, null, 'c 1,x=y']) built.hit('/v1/data@get', 200, 0, id);
-    await expect(metrics.report()).resolves.toEqual({ written: 48 });
+    await expect(metrics.report()).resolves.toEqual({ written: 48, held: 0 });
     const measurements = stub
       .writes()[0]
       .split('\n')
@@ -230,7 +243,7 @@ describe('createMetrics', () => {
       body: '',
     });
     built.metrics.start();
-    await expect(built.metrics.report()).resolves.toEqual({ written: 0 });
+    await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 0 });
     await built.metrics.stop();
     expect(stub.requests).toEqual([]);
     expect(built.log.lines()).toEqual([]);
@@ -249,7 +262,7 @@ describe('createMetrics', () => {
       // no process metrics without enableHotspot
       expect(text).not.toContain('process_cpu');
       built.metrics.start();
-      await expect(built.metrics.report()).resolves.toEqual({ written: 0 });
+      await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 0 });
       await built.metrics.stop();
       expect(stub.requests).toEqual([]);
       expect(built.log.lines()).toEqual([]);

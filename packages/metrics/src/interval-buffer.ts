@@ -1,0 +1,150 @@
+import type { IPoint } from 'influx';
+import type { Logger } from 'pino';
+
+/** One reporting interval: its points, each stamped with the interval's own timestamp. */
+export interface HeldInterval {
+  timestamp: number;
+  points: IPoint[];
+  /** A write of it failed: when it is written, it is written late. */
+  late: boolean;
+}
+
+/** From the first failed write (or the first interval dropped) until the buffer is empty again. */
+interface Outage {
+  since: number;
+  late: number;
+  dropped: number;
+  failureLogged: boolean;
+  overflowLogged: boolean;
+}
+
+const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
+
+/**
+ * The intervals not yet written to InfluxDB, oldest first, at most `capacity` (metrics.yml
+ * `bufferIntervals`): past it the oldest is dropped. It also keeps the account of an outage and
+ * says it in three lines at most: when the first write fails, when the first interval is dropped,
+ * and when the buffer is empty again (how many intervals were written late, how many dropped).
+ * Each later failed write is a debug line.
+ *
+ * A plain array: it holds a few dozen entries, taken from the front once per write.
+ */
+export class IntervalBuffer {
+  private readonly held: HeldInterval[] = [];
+  private outage: Outage | undefined;
+
+  constructor(
+    readonly capacity: number,
+    private readonly logger: Logger,
+    /** Epoch milliseconds: how long an outage lasted. */
+    private readonly now: () => number,
+  ) {}
+
+  /** Intervals held. */
+  get size(): number {
+    return this.held.length;
+  }
+
+  /** Adds the interval that just ended; past the capacity, the oldest is dropped and counted. */
+  add(timestamp: number, points: IPoint[]): void {
+    this.held.push({ timestamp, points, late: false });
+    while (this.held.length > this.capacity) {
+      this.held.shift();
+      const outage = this.begin();
+      outage.dropped += 1;
+      if (!outage.overflowLogged) {
+        outage.overflowLogged = true;
+        this.logger.warn(
+          { bufferIntervals: this.capacity },
+          `metrics: ${intervals(this.capacity)} held, the most metrics.yml bufferIntervals allows; the oldest are dropped until InfluxDB answers`,
+        );
+      }
+    }
+  }
+
+  /**
+   * The next intervals to write, oldest first: as many whole ones as hold at most `maxPoints`
+   * points together, and at least one.
+   */
+  next(maxPoints: number): HeldInterval[] {
+    let points = 0;
+    let count = 0;
+    while (count < this.held.length) {
+      points += this.held[count].points.length;
+      if (count > 0 && points > maxPoints) break;
+      count += 1;
+    }
+    return this.held.slice(0, count);
+  }
+
+  /** InfluxDB took the first `count` intervals: they leave the buffer. */
+  written(count: number): void {
+    for (const interval of this.held.splice(0, count)) {
+      if (interval.late && this.outage) this.outage.late += 1;
+    }
+    this.endIfEmpty();
+  }
+
+  /**
+   * InfluxDB answered, but refused the first `count` intervals' points (a bad request, which
+   * sending again cannot mend): they leave the buffer, said in a line.
+   */
+  refused(count: number, reason: string): void {
+    this.held.splice(0, count);
+    this.logger.warn(
+      { reason, intervals: count },
+      `metrics: InfluxDB refused the points; ${intervals(count)} discarded`,
+    );
+    this.endIfEmpty();
+  }
+
+  /** A write failed: every interval held is late; the first failure of an outage is said. */
+  failed(reason: string): void {
+    for (const interval of this.held) interval.late = true;
+    const outage = this.begin();
+    if (outage.failureLogged) {
+      this.logger.debug(
+        { reason, held: this.held.length },
+        'metrics: InfluxDB still not answering',
+      );
+      return;
+    }
+    outage.failureLogged = true;
+    this.logger.warn(
+      { reason, held: this.held.length, bufferIntervals: this.capacity },
+      `metrics: cannot report to InfluxDB; up to ${intervals(this.capacity)} are held and written when it answers`,
+    );
+  }
+
+  /** The service stops before InfluxDB answered: what is held is lost, said in a line. */
+  abandon(): void {
+    if (this.held.length === 0) return;
+    this.logger.warn(
+      { notWritten: this.held.length, dropped: this.outage?.dropped ?? 0 },
+      `metrics: InfluxDB did not answer before the service stopped; ${intervals(this.held.length)} not written`,
+    );
+    this.held.length = 0;
+    this.outage = undefined;
+  }
+
+  private begin(): Outage {
+    this.outage ??= {
+      since: this.now(),
+      late: 0,
+      dropped: 0,
+      failureLogged: false,
+      overflowLogged: false,
+    };
+    return this.outage;
+  }
+
+  private endIfEmpty(): void {
+    const { outage } = this;
+    if (this.held.length > 0 || !outage) return;
+    this.outage = undefined;
+    this.logger.info(
+      { late: outage.late, dropped: outage.dropped, outageMs: this.now() - outage.since },
+      `metrics: reporting to InfluxDB resumed; ${intervals(outage.late)} written late, ${outage.dropped} dropped`,
+    );
+  }
+}
