@@ -1,4 +1,5 @@
 import { clientCredentialsToken, httpsRequest } from '../../scripts/lib/https-request.cjs';
+import { freePort } from './influxd';
 import { CERTS, configDir, startService, type ServiceProcess } from './service-process';
 
 export { clientCredentialsToken };
@@ -49,6 +50,21 @@ export async function startTokenServer(
     tokenUrl: `https://localhost:${proc.port}`,
     keyUrl: `https://localhost:${keyPort}`,
   };
+}
+
+/**
+ * A token server whose issuer is the URL it listens at, `https://localhost:<a free port>`, as
+ * a client that discovers it checks (the metadata names the URL it is served from).
+ */
+export async function startTokenServerAtIssuer(
+  options: { extra?: string; files?: Record<string, string> } = {},
+): Promise<TokenServerProcess> {
+  const port = await freePort();
+  const yml = tokenServerYml(`issuer: https://localhost:${port}\n${options.extra ?? ''}`);
+  return startTokenServer({
+    yml: yml.replace('tokenPort: 0', `tokenPort: ${port}`),
+    files: options.files,
+  });
 }
 
 /** The token server's own count of token requests per client. */

@@ -15,6 +15,24 @@ export interface CodeEndpointState {
   issueCode(request: CodeRequest): Promise<string>;
 }
 
+/**
+ * What the code endpoint does, in one place: the path it answers at (light-oauth2's), the
+ * `response_type` and response mode it answers with, and the PKCE methods it accepts (RFC 7636;
+ * `plain` is refused). The provider is configured from it (oidc-provider's authorization route,
+ * response types and PKCE methods), so the server's metadata advertises what this endpoint does.
+ */
+export const CODE_ENDPOINT: {
+  path: string;
+  responseTypes: readonly string[];
+  responseModes: readonly string[];
+  pkceMethods: readonly string[];
+} = {
+  path: '/oauth2/code',
+  responseTypes: ['code'],
+  responseModes: ['query'],
+  pkceMethods: ['S256'],
+};
+
 /** light-4j status bodies of the answers that cannot go back to the client by redirect. */
 const STATUS = {
   ERR12002: [401, 'MISSING_AUTHORIZATION_HEADER'],
@@ -103,7 +121,8 @@ export async function codeEndpoint(
     back({ error: 'invalid_request', error_description: `${twice} is given more than once` });
     return { issued: false, clientId, reason: `${twice} given twice` };
   }
-  if (query.get('response_type') !== 'code') {
+  const responseType = query.get('response_type') ?? '';
+  if (!CODE_ENDPOINT.responseTypes.includes(responseType)) {
     back({
       error: query.has('response_type') ? 'unsupported_response_type' : 'invalid_request',
       error_description: 'response_type must be code',
@@ -114,7 +133,7 @@ export async function codeEndpoint(
   const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
   if (
     method !== undefined &&
-    (method !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge))
+    (!CODE_ENDPOINT.pkceMethods.includes(method) || !challenge || !S256_CHALLENGE.test(challenge))
   ) {
     back({
       error: 'invalid_request',

@@ -1,6 +1,8 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
+import { CODE_ENDPOINT } from './code-endpoint';
+import { metadataMiddleware, type ProviderContext } from './metadata';
 import type { ClientsConfig, TokenServerConfig, UsersConfig } from './token-server-config';
 
 interface OidcModel {
@@ -15,6 +17,7 @@ export interface OidcProvider {
     listener: (ctx: { oidc: { client?: { clientId: string } }; body?: unknown }) => void,
   ): void;
   on(event: 'grant.error' | 'server_error', listener: (ctx: unknown, err: Error) => void): void;
+  use(middleware: (ctx: ProviderContext, next: () => Promise<void>) => Promise<void>): void;
   Client: { find(id: string): Promise<unknown> };
   Grant: new (fields: { accountId: string; clientId: string }) => OidcModel & {
     addResourceScope(resource: string, scope: string): void;
@@ -138,26 +141,37 @@ export async function createProvider(
     token: { clientId: string; resourceServer?: { accessTokenTTL?: number } },
   ) => token.resourceServer?.accessTokenTTL ?? lifetimeOf(token.clientId);
 
+  const registrations = Object.entries(clients).map(([clientId, c]) => {
+    const userFacing = c.redirectUri.length > 0;
+    return {
+      client_id: clientId,
+      client_secret: c.secret,
+      grant_types: userFacing
+        ? ['client_credentials', 'authorization_code', 'refresh_token']
+        : ['client_credentials'],
+      response_types: userFacing ? [...CODE_ENDPOINT.responseTypes] : [],
+      redirect_uris: c.redirectUri,
+      // light-oauth2's token service reads the client's credentials from a Basic header only.
+      token_endpoint_auth_method: 'client_secret_basic',
+      ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
+    };
+  });
+  // The token endpoint accepts the methods its clients are registered with, and no other.
+  const clientAuthMethods = [...new Set(registrations.map((r) => r.token_endpoint_auth_method))];
+
   const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
-    clients: Object.entries(clients).map(([clientId, c]) => {
-      const userFacing = c.redirectUri.length > 0;
-      return {
-        client_id: clientId,
-        client_secret: c.secret,
-        grant_types: userFacing
-          ? ['client_credentials', 'authorization_code', 'refresh_token']
-          : ['client_credentials'],
-        response_types: userFacing ? ['code'] : [],
-        redirect_uris: c.redirectUri,
-        token_endpoint_auth_method: 'client_secret_basic',
-        ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
-      };
-    }),
+    clients: registrations,
+    clientAuthMethods,
+    // What the code endpoint answers (it stands in for oidc-provider's authorization endpoint):
+    // no implicit or hybrid response type, hence no implicit grant.
+    responseTypes: [...CODE_ENDPOINT.responseTypes],
     jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     scopes: allScopes,
-    routes: { token: '/oauth2/token', jwks: '/oauth2/jwks' },
+    // oidc-provider's authorization route is the code endpoint's path: the metadata advertises
+    // it, and the code endpoint answers it before oidc-provider sees the request.
+    routes: { authorization: CODE_ENDPOINT.path, token: '/oauth2/token', jwks: '/oauth2/jwks' },
     // A user known when the code was issued and still in users.yml.
     findAccount: (_ctx: unknown, accountId: string) =>
       has(users, accountId) ? { accountId, claims: async () => ({ sub: accountId }) } : undefined,
@@ -177,9 +191,14 @@ export async function createProvider(
       AccessToken: tokenLifetime,
       ClientCredentials: tokenLifetime,
     },
-    pkce: { methods: ['S256'], required: () => false },
+    pkce: { methods: [...CODE_ENDPOINT.pkceMethods], required: () => false },
     features: {
+      // Nothing of an OpenID provider's interactive side: no login pages, no ID tokens, hence no
+      // userinfo, logout or pushed authorization requests.
       devInteractions: { enabled: false },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -200,6 +219,10 @@ export async function createProvider(
       },
     },
   });
+
+  provider.use(
+    metadataMiddleware({ scopes: allScopes, responseModes: CODE_ENDPOINT.responseModes }),
+  );
 
   const issueCode = async (request: CodeRequest): Promise<string> => {
     const client = await provider.Client.find(request.clientId);

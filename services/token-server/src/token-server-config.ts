@@ -58,6 +58,16 @@ const redirectUri = z
     (u) => u.startsWith('https:') || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])[:/]/.test(u),
     'a redirect URI is https (plain http only to localhost)',
   );
+/**
+ * The issuer: an https URL without a path, query or fragment (RFC 8414 2), since the metadata
+ * is served at its `/.well-known/` paths and must name the URL it is served from.
+ */
+const issuer = z.url().refine((u) => {
+  if (!URL.canParse(u)) return true; // z.url() has said so already
+  const url = new URL(u);
+  const bare = url.pathname === '/' && !u.includes('?') && !u.includes('#');
+  return url.protocol === 'https:' && bare;
+}, 'the issuer is an https URL without a path, query or fragment, like https://localhost:6882');
 const lifetime = z.number().int().positive();
 const scope = z
   .union([z.array(z.string().regex(/^\S+$/)), z.string()])
@@ -70,7 +80,7 @@ export const tokenServerConfigSchema: SchemaFactory<TokenServerConfig> = ({ file
     keyPort: port.default(6886),
     keyFile: file(),
     certFile: file(),
-    issuer: z.url().default('https://localhost:6882'),
+    issuer: issuer.default('https://localhost:6882'),
     audience: z.string().min(1).default('urn:chain:api'),
     tokenLifetimeSeconds: lifetime.default(600),
     codeLifetimeSeconds: lifetime.default(60),

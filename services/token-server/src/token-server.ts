@@ -7,7 +7,7 @@ import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
-import { codeEndpoint } from './code-endpoint';
+import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { createProvider } from './provider';
 import {
@@ -109,10 +109,19 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
       tokenRequest(req, res, state.clients, stats, logger, oidc);
       return;
     }
-    if (path === '/oauth2/code') {
+    if (path === CODE_ENDPOINT.path) {
       const { users, issueCode, codeLifetimeMs } = state;
       const endpoint = { clients: state.clients.clients, users, issueCode };
       codeRequest(req, res, endpoint, codeLifetimeMs, stats, logger);
+      return;
+    }
+    if (path.startsWith(`${CODE_ENDPOINT.path}/`)) {
+      // oidc-provider's resume route of its (unused) interactive authorization endpoint: none
+      // here, answered as any unknown route is.
+      sendJson(res, 404, {
+        error: 'invalid_request',
+        error_description: `unrecognized route or not allowed method (${req.method} on ${path})`,
+      });
       return;
     }
     oidc(req, res);
