@@ -29,6 +29,11 @@ export interface DownstreamTarget {
    * `oauth.multipleAuthServers`; without it, `pathPrefixServices` by each call's path.
    */
   serviceId?: string;
+  /**
+   * Send the service's own token (light-4j's chain: the caller's `Authorization` unchanged, the
+   * own token as `X-Scope-Token`). Default: security.yml `enableVerifyJwt`.
+   */
+  credentials?: boolean;
 }
 
 /** A downstream as a handler calls it: one call for one request. */
@@ -36,7 +41,7 @@ export interface ServiceDownstream {
   readonly name: string;
   /**
    * A JSON GET of `path` for the request `x`: its correlation and traceability ids, its W3C trace
-   * context (a child span), its pass-through claims and, with security on, its `Authorization`
+   * context (a child span), its pass-through claims and, with credentials, its `Authorization`
    * and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
    */
   getJson(x: Exchange, path?: string): Promise<{ status: number; body: unknown }>;
@@ -67,15 +72,11 @@ export interface ServiceClientOptions {
   now?: () => number;
 }
 
-/** Why a service with security on needs its own token's settings (the start-up message). */
-const OWN_TOKEN = 'is required when security.yml enableVerifyJwt is true';
-
 /**
  * The service's client side from client.yml: one TokenManager (own tokens by auth server, users'
  * tokens), and per downstream a `Downstream` (the one HTTP client, time-outs, the retry of a
  * reset connection, the circuit breaker) behind a `DownstreamCaller` (credentials, the retry
- * with a renewed token). With security.yml `enableVerifyJwt` a downstream is called with the
- * service's own token (light-4j's chain). This file is the glue to the request: the headers that
+ * with a renewed token). This file is the glue to the request: the headers that
  * go on and the client span; what a call means lives in `@chain/oauth-client`.
  */
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
@@ -107,13 +108,15 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
         events,
       });
-      const plain = new DownstreamCaller({ downstream: base, events });
-      if (!config.security.enableVerifyJwt) return serviceDownstream(base, () => plain, options);
+      if (!(target.credentials ?? config.security.enableVerifyJwt)) {
+        const plain = new DownstreamCaller({ downstream: base, events });
+        return serviceDownstream(base, () => plain, false, options);
+      }
       const callerOf = ownTokenCallers(target, files, tokens, (source) => {
         ownTokens.add(source);
         return new DownstreamCaller({ downstream: base, tokens: source, events });
       });
-      return serviceDownstream(base, callerOf, options);
+      return serviceDownstream(base, callerOf, true, options);
     },
     readinessChecks() {
       const sources = [...ownTokens];
@@ -155,7 +158,12 @@ function ownTokenCallers(
   make: (source: TokenSource) => DownstreamCaller,
 ): (path: string | undefined) => DownstreamCaller {
   if (!files.client.oauth.multipleAuthServers) {
-    grantSettings(files, 'client_credentials', OWN_TOKEN);
+    // Why the service needs its own token's settings: the start-up message.
+    const why =
+      target.credentials === undefined
+        ? 'is required when security.yml enableVerifyJwt is true'
+        : `is required to call ${target.name} with the service's own token`;
+    grantSettings(files, 'client_credentials', why);
     const single = make(tokens().forService(undefined));
     return () => single;
   }
@@ -193,14 +201,13 @@ function ownTokenCallers(
 function serviceDownstream(
   base: Downstream,
   callerOf: (path: string | undefined) => DownstreamCaller,
+  withCredentials: boolean,
   options: ServiceClientOptions,
 ): ServiceDownstream {
   const { exporter } = options;
   const now = options.now ?? highResolutionNow;
-  const name = base.options.name;
-  const withCredentials = options.config.security.enableVerifyJwt;
   return {
-    name,
+    name: base.options.name,
     async getJson(x, path) {
       const { trace, caller } = x.context;
       // One object, filled by assignment (object spreads cost several times more a call).
