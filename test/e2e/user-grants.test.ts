@@ -1,7 +1,4 @@
-import https from 'node:https';
-import fs from 'node:fs';
-import path from 'node:path';
-import { TokenManager, clientConfigSchema, type UserToken } from '@chain/oauth-client';
+import { HttpClient, TokenManager, clientConfigSchema, type UserToken } from '@chain/oauth-client';
 import { ConfigLoader } from '@chain/config';
 import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import {
@@ -47,7 +44,7 @@ describe('the authorization code and refresh token grants through the whole chai
   let ts: TokenServerProcess;
   let chain: RunningChain;
   let web: TokenManager;
-  const agent = new https.Agent({ ca: fs.readFileSync(path.join(CERTS, 'ca.crt')) });
+  let http: HttpClient;
 
   beforeAll(async () => {
     ts = await startTokenServer({
@@ -73,15 +70,17 @@ oauth:
       'client',
       clientConfigSchema,
     );
+    // The web application's one HTTP client, with client.yml's trust store.
+    http = new HttpClient(client);
     web = new TokenManager({
       client,
       secret: { authorizationCodeClientSecret: 'web-app-secret' },
-      httpsAgent: agent,
+      http,
     });
   });
 
   afterAll(async () => {
-    agent.destroy();
+    await http?.destroy();
     await Promise.all([ts?.stop(), chain?.stop()]);
   });
 

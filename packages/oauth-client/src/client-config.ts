@@ -1,109 +1,15 @@
 import fs from 'node:fs';
-import { configFile, listOf, mapOf, text, z, type Light4jKey } from '@chain/config';
-
-/**
- * client.yml: light-4j's keys that this project implements (the key server section also under
- * light-4j's newer name `oauth.token.key`), plus `oauth.key.jwk` and `oauth.key.issuer` (ours).
- */
-export interface ClientConfig {
-  tls: {
-    verifyHostname: boolean;
-    /** Trust the system's CA certificates too (light-4j; default false here). */
-    loadDefaultTrustStore: boolean;
-    loadTrustStore: boolean;
-    /** PEM file of trusted CA certificates (absolute path). */
-    trustStore?: string;
-    loadKeyStore: boolean;
-    /** PEM file holding the client's private key and certificate, for two-way TLS. */
-    keyStore?: string;
-    /** Lowest TLS version spoken (light-4j's `tlsVersion`). */
-    tlsVersion?: 'TLSv1.2' | 'TLSv1.3';
-  };
-  request: {
-    /** Time-out of one whole downstream call (connect, answer and body), in milliseconds. */
-    timeout: number;
-    /** Time-out of opening a connection (TCP and TLS handshake), in milliseconds. */
-    connectTimeout: number;
-    /** Failures in a row that open a downstream's circuit; 0 turns the breaker off. */
-    errorThreshold: number;
-    /** How long an open circuit fails calls at once before one trial call, in milliseconds. */
-    resetTimeout: number;
-    /**
-     * light-4j: call downstream services over HTTP/2 when they offer it (ALPN). Off by default:
-     * HTTP/1.1 keep-alive answered more requests per second between hops (docs/benchmarks.md).
-     */
-    enableHttp2: boolean;
-    /**
-     * The HTTP/1.1 client of downstream calls: `undici` (its keep-alive pools; less CPU per call
-     * in the bench, docs/benchmarks.md) or `node` (node:https and its keep-alive agent).
-     */
-    http1Client: 'undici' | 'node';
-  };
-  /** Path prefix of a downstream call -> the serviceId whose auth server gives its token. */
-  pathPrefixServices: Record<string, string>;
-  oauth: {
-    /** Tokens of different downstreams come from different auth servers (serviceIdAuthServers). */
-    multipleAuthServers: boolean;
-    token: {
-      server_url?: string;
-      serviceId?: string;
-      tokenRenewBeforeExpired: number;
-      expiredRefreshRetryDelay: number;
-      earlyRefreshRetryDelay: number;
-      authorization_code?: GrantConfig & { redirect_uri?: string };
-      client_credentials?: Omit<GrantConfig, 'client_id'> & {
-        /** Required unless `multipleAuthServers` is true. */
-        client_id?: string;
-        /** serviceId -> its auth server and client (with `multipleAuthServers: true`). */
-        serviceIdAuthServers?: Record<string, AuthServerConfig>;
-      };
-      /** The refresh grant; its client is authorization_code's when it names none. */
-      refresh_token?: Omit<GrantConfig, 'client_id'> & { client_id?: string };
-    };
-    key: {
-      server_url?: string;
-      serviceId?: string;
-      uri: string;
-      client_id?: string;
-      /** light-4j; secret.yml `keyClientSecret` wins when both are set. */
-      client_secret?: string;
-      /** The key server publishes a JWKS at `{server_url}{uri}` instead of PEM per kid. */
-      jwk: boolean;
-      /** light-4j: a token's `aud` must hold one of these. */
-      audience?: string[];
-      /** Ours: a token's `iss` must be one of these. */
-      issuer?: string[];
-    };
-  };
-}
-
-export interface GrantConfig {
-  uri: string;
-  client_id: string;
-  /** light-4j; secret.yml wins when both are set. */
-  client_secret?: string;
-  scope?: string[];
-}
-
-/**
- * light-4j's AuthServerConfig: the token server and client of one downstream serviceId. Unset
- * `server_url` and `uri` are those of `oauth.token` and its `client_credentials`.
- */
-export interface AuthServerConfig {
-  server_url?: string;
-  uri?: string;
-  client_id: string;
-  client_secret: string;
-  scope?: string[];
-}
-
-/** secret.yml: the only place client secrets come from. */
-export interface SecretConfig {
-  clientCredentialsClientSecret?: string;
-  authorizationCodeClientSecret?: string;
-  refreshTokenClientSecret?: string;
-  keyClientSecret?: string;
-}
+import {
+  configFile,
+  listOf,
+  mapOf,
+  text,
+  z,
+  type Light4jKey,
+  type SchemaHelpers,
+} from '@chain/config';
+import { ConfigError } from '@chain/errors';
+import { pemParts } from './tls-options';
 
 const url = () => z.url({ protocol: /^https?$/ });
 const scope = z
@@ -124,6 +30,9 @@ const pemStores: Light4jKey = {
   note: 'trust and key stores are PEM files here, without a password',
 };
 const notHere = (note: string): Light4jKey => ({ note });
+/** Token and key requests go over the client of downstream calls. */
+const ONE_CLIENT =
+  'every call of the service, token and key requests too, follows request.enableHttp2';
 
 /** light-4j's client.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
@@ -136,24 +45,24 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'oauth.token.cache': notHere('tokens are cached per client and scope set'),
   'oauth.token.proxyHost': notHere('no proxy'),
   'oauth.token.proxyPort': notHere('no proxy'),
-  'oauth.token.enableHttp2': notHere('the token client speaks HTTP/1.1'),
+  'oauth.token.enableHttp2': notHere(ONE_CLIENT),
   'oauth.token.token_exchange': notHere('the token exchange grant is not used here'),
   'oauth.token.key.proxyHost': notHere('no proxy'),
   'oauth.token.key.proxyPort': notHere('no proxy'),
-  'oauth.token.key.enableHttp2': notHere('the key client speaks HTTP/1.1'),
+  'oauth.token.key.enableHttp2': notHere(ONE_CLIENT),
   'oauth.token.key.serviceIdAuthServers': notHere(
     'one key server per service; the certificates of other token servers go in security.yml jwt.certificate',
   ),
-  'oauth.key.enableHttp2': notHere('the key client speaks HTTP/1.1'),
+  'oauth.key.enableHttp2': notHere(ONE_CLIENT),
   'oauth.sign': notHere('no signing service here'),
   'oauth.deref': notHere('no reference tokens here'),
   'request.injectOpenTracing': { same: false },
   'request.injectCallerId': { same: false },
-  'request.connectionPoolSize': notHere('one keep-alive agent per service'),
-  'request.connectionExpireTime': notHere('one keep-alive agent per service'),
-  'request.maxReqPerConn': notHere('one keep-alive agent per service'),
-  'request.maxConnectionNumPerHost': notHere('one keep-alive agent per service'),
-  'request.minConnectionNumPerHost': notHere('one keep-alive agent per service'),
+  'request.connectionPoolSize': notHere('one connection pool per origin'),
+  'request.connectionExpireTime': notHere('one connection pool per origin'),
+  'request.maxReqPerConn': notHere('one connection pool per origin'),
+  'request.maxConnectionNumPerHost': notHere('one connection pool per origin'),
+  'request.minConnectionNumPerHost': notHere('one connection pool per origin'),
   'request.maxRequestRetry': notHere(
     'a GET is retried once on a fresh connection when a kept-alive one was reset, never more',
   ),
@@ -174,7 +83,7 @@ const isMap = (v: unknown): v is Record<string, unknown> =>
 const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
   proxyHost: 'no proxy',
   proxyPort: 'no proxy',
-  enableHttp2: 'the token client speaks HTTP/1.1',
+  enableHttp2: ONE_CLIENT,
   serviceId: 'server_url is used; no service discovery',
   audience: 'audience is checked by the service that verifies the token',
   tokenRenewBeforeExpired: 'oauth.token.tokenRenewBeforeExpired applies to every token',
@@ -182,147 +91,151 @@ const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
   earlyRefreshRetryDelay: 'oauth.token.earlyRefreshRetryDelay applies to every token',
 };
 
-export const clientConfigSchema = configFile<ClientConfig>(
-  ({ path, warn }) => {
-    const at = 'oauth.token.client_credentials.serviceIdAuthServers';
-    // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry
-    // is checked strictly (a misspelled key stops the service, as anywhere else).
-    const serviceIdAuthServers = z
-      .preprocess(
-        (entries) => {
-          if (!isMap(entries)) return entries;
-          const out: Record<string, unknown> = {};
-          for (const [serviceId, entry] of Object.entries(entries)) {
-            if (!isMap(entry)) {
-              out[serviceId] = entry;
-              continue;
-            }
-            const kept: Record<string, unknown> = {};
-            for (const [key, value] of Object.entries(entry)) {
-              const note = AUTH_SERVER_LIGHT4J_KEYS[key];
-              if (note === undefined) kept[key] = value;
-              else
-                warn(
-                  `${at}.${serviceId}.${key}`,
-                  `light-4j key not supported here; ignored (${note})`,
-                );
-            }
-            out[serviceId] = kept;
+/** client.yml's keys and defaults, each key checked alone; `clientRules` checks them together. */
+function clientShape({ path, warn }: SchemaHelpers) {
+  const at = 'oauth.token.client_credentials.serviceIdAuthServers';
+  // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry
+  // is checked strictly (a misspelled key stops the service, as anywhere else).
+  const serviceIdAuthServers = z
+    .preprocess(
+      (entries) => {
+        if (!isMap(entries)) return entries;
+        const out: Record<string, unknown> = {};
+        for (const [serviceId, entry] of Object.entries(entries)) {
+          if (!isMap(entry)) {
+            out[serviceId] = entry;
+            continue;
           }
-          return out;
-        },
-        z.record(
-          z.string().min(1),
-          z.strictObject({
-            server_url: url().optional(),
-            uri: z.string().startsWith('/').optional(),
-            client_id: text(),
-            client_secret: text(),
-            scope,
-          }),
-        ),
-      )
-      .optional();
-    return z
+          const kept: Record<string, unknown> = {};
+          for (const [key, value] of Object.entries(entry)) {
+            const note = AUTH_SERVER_LIGHT4J_KEYS[key];
+            if (note === undefined) kept[key] = value;
+            else
+              warn(
+                `${at}.${serviceId}.${key}`,
+                `light-4j key not supported here; ignored (${note})`,
+              );
+          }
+          out[serviceId] = kept;
+        }
+        return out;
+      },
+      // light-4j's AuthServerConfig: the token server and client of one downstream serviceId.
+      // Unset `server_url` and `uri` are those of `oauth.token` and its `client_credentials`.
+      z.record(
+        z.string().min(1),
+        z.strictObject({
+          server_url: url().optional(),
+          uri: z.string().startsWith('/').optional(),
+          client_id: text(),
+          client_secret: text(),
+          scope,
+        }),
+      ),
+    )
+    .optional();
+  return z.strictObject({
+    tls: z
       .strictObject({
-        tls: z
-          .strictObject({
-            verifyHostname: z.boolean().default(true),
-            loadDefaultTrustStore: z.boolean().default(false),
-            loadTrustStore: z.boolean().default(true),
-            trustStore: path().optional(),
-            loadKeyStore: z.boolean().default(false),
-            keyStore: path().optional(),
-            tlsVersion: z.enum(['TLSv1.2', 'TLSv1.3']).optional(),
+        verifyHostname: z.boolean().default(true),
+        /** Trust the system's CA certificates too (light-4j; default false here). */
+        loadDefaultTrustStore: z.boolean().default(false),
+        loadTrustStore: z.boolean().default(true),
+        /** PEM file of trusted CA certificates. */
+        trustStore: path().optional(),
+        loadKeyStore: z.boolean().default(false),
+        /** PEM file holding the client's private key and certificate, for two-way TLS. */
+        keyStore: path().optional(),
+        /** Lowest TLS version spoken (light-4j's `tlsVersion`). */
+        tlsVersion: z.enum(['TLSv1.2', 'TLSv1.3']).optional(),
+      })
+      .prefault({}),
+    request: z
+      .strictObject({
+        /** The whole call (connect, answer and body), ms. */
+        timeout: z.number().int().positive().default(3000),
+        /** Opening a connection (TCP and TLS handshake), ms. */
+        connectTimeout: z.number().int().positive().default(2000),
+        /** Failures in a row that open a downstream's circuit; 0 turns the breaker off. */
+        errorThreshold: z.number().int().min(0).default(2),
+        /** How long an open circuit fails calls at once before one trial call, ms. */
+        resetTimeout: z.number().int().positive().default(7000),
+        /** light-4j: HTTP/2 to the origins that offer it (ALPN). */
+        enableHttp2: z.boolean().default(false),
+        http1Client: z
+          .never({
+            error:
+              'removed: every call goes over undici (HTTP/1.1, or HTTP/2 with request.enableHttp2); remove the key',
           })
-          .prefault({}),
-        request: z
+          .optional(),
+      })
+      .prefault({}),
+    /** Path prefix of a downstream call -> the serviceId whose auth server gives its token. */
+    // light-4j writes `pathPrefixServices: ${client.pathPrefixServices:}`: empty is none.
+    pathPrefixServices: mapOf(z.string().min(1))
+      .refine((m) => Object.keys(m).every((prefix) => prefix.startsWith('/')), {
+        message: 'every path prefix starts with /',
+      })
+      .default({}),
+    oauth: z
+      .strictObject({
+        /** Tokens of different downstreams come from different auth servers. */
+        multipleAuthServers: z.boolean().default(false),
+        token: z
           .strictObject({
-            timeout: z.number().int().positive().default(3000),
-            connectTimeout: z.number().int().positive().default(2000),
-            errorThreshold: z.number().int().min(0).default(2),
-            resetTimeout: z.number().int().positive().default(7000),
-            enableHttp2: z.boolean().default(false),
-            http1Client: z.enum(['undici', 'node']).default('undici'),
-          })
-          .prefault({}),
-        // light-4j writes `pathPrefixServices: ${client.pathPrefixServices:}`: empty is none.
-        pathPrefixServices: mapOf(z.string().min(1))
-          .refine((m) => Object.keys(m).every((prefix) => prefix.startsWith('/')), {
-            message: 'every path prefix starts with /',
-          })
-          .default({}),
-        oauth: z
-          .strictObject({
-            multipleAuthServers: z.boolean().default(false),
-            token: z
-              .strictObject({
-                server_url: url().optional(),
-                serviceId: z.string().optional(),
-                tokenRenewBeforeExpired: z.number().int().min(0).default(60000),
-                expiredRefreshRetryDelay: z.number().int().min(0).default(2000),
-                earlyRefreshRetryDelay: z.number().int().min(0).default(4000),
-                authorization_code: grant
-                  .extend({ redirect_uri: z.string().optional(), scope })
-                  .optional(),
-                client_credentials: grant
-                  .extend({
-                    // Unused with multipleAuthServers: only the entries below are used then.
-                    client_id: text().optional(),
-                    serviceIdAuthServers,
-                  })
-                  .optional(),
-                refresh_token: grant
-                  .extend({
-                    uri: z.string().startsWith('/').default('/oauth2/token'),
-                    client_id: text().optional(),
-                  })
-                  .optional(),
-              })
-              .prefault({}),
-            key: z
-              .strictObject({
-                server_url: url().optional(),
-                serviceId: z.string().optional(),
-                uri: z.string().startsWith('/').default('/oauth2/key'),
+            server_url: url().optional(),
+            serviceId: z.string().optional(),
+            tokenRenewBeforeExpired: z.number().int().min(0).default(60000),
+            expiredRefreshRetryDelay: z.number().int().min(0).default(2000),
+            earlyRefreshRetryDelay: z.number().int().min(0).default(4000),
+            authorization_code: grant
+              .extend({ redirect_uri: z.string().optional(), scope })
+              .optional(),
+            client_credentials: grant
+              .extend({
+                // Unused with multipleAuthServers: only the entries below are used then.
                 client_id: text().optional(),
-                client_secret: text().optional(),
-                jwk: z.boolean().default(false),
-                audience: oneOrMore,
-                issuer: oneOrMore,
+                serviceIdAuthServers,
               })
-              .prefault({}),
+              .optional(),
+            // The refresh grant; its client is authorization_code's when it names none.
+            refresh_token: grant
+              .extend({
+                uri: z.string().startsWith('/').default('/oauth2/token'),
+                client_id: text().optional(),
+              })
+              .optional(),
+          })
+          .prefault({}),
+        key: z
+          .strictObject({
+            server_url: url().optional(),
+            serviceId: z.string().optional(),
+            uri: z.string().startsWith('/').default('/oauth2/key'),
+            client_id: text().optional(),
+            /** light-4j; secret.yml `keyClientSecret` wins when both are set. */
+            client_secret: text().optional(),
+            /** Ours: the key server publishes a JWKS at `{server_url}{uri}`, not PEM per kid. */
+            jwk: z.boolean().default(false),
+            /** light-4j: a token's `aud` must hold one of these. */
+            audience: oneOrMore,
+            /** Ours: a token's `iss` must be one of these. */
+            issuer: oneOrMore,
           })
           .prefault({}),
       })
-      .superRefine((cfg, ctx) => {
-        // A store is read only when its switch is on, so only then must the file exist.
-        const need = (on: boolean, file: string | undefined, key: 'trustStore' | 'keyStore') => {
-          if (!on) return;
-          if (!file) {
-            ctx.addIssue({ code: 'custom', path: ['tls', key], message: 'is required' });
-          } else if (!fs.existsSync(file)) {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['tls', key],
-              message: `file not found: ${file}`,
-            });
-          } else if (
-            key === 'trustStore' &&
-            !fs.readFileSync(file, 'utf8').includes(PEM_CERTIFICATE)
-          ) {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['tls', key],
-              message: `${file} is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)`,
-            });
-          }
-        };
-        need(cfg.tls.loadTrustStore, cfg.tls.trustStore, 'trustStore');
-        need(cfg.tls.loadKeyStore, cfg.tls.keyStore, 'keyStore');
-        checkAuthServers(cfg, ctx);
-      });
-  },
+      .prefault({}),
+  });
+}
+
+/**
+ * client.yml: light-4j's keys that this project implements (the key server section also under
+ * light-4j's newer name `oauth.token.key`), plus `oauth.key.jwk` and `oauth.key.issuer` (ours).
+ */
+export type ClientConfig = z.output<ReturnType<typeof clientShape>>;
+
+export const clientConfigSchema = configFile<ClientConfig>(
+  (helpers) => clientShape(helpers).superRefine(clientRules),
   {
     light4j: LIGHT4J_KEYS,
     // light-4j moved the key server section under oauth.token; both names are read.
@@ -331,46 +244,77 @@ export const clientConfigSchema = configFile<ClientConfig>(
 );
 
 /**
- * multipleAuthServers: the serviceIdAuthServers entries must be there, each with a token server
- * (its own `server_url` or `oauth.token.server_url`), and every serviceId of pathPrefixServices
- * must have one. Without it, client_credentials needs its client_id.
+ * Every rule of client.yml that joins several of its keys, each with the path of the key it
+ * names (the ConfigError names it); nothing re-checks them later. Rules that need another file
+ * are `grantSettings` (client.yml and secret.yml) and the runtime's (security.yml).
  */
-function checkAuthServers(cfg: ClientConfig, ctx: z.RefinementCtx): void {
-  const { token } = cfg.oauth;
+function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
+  const issue = (path: (string | number)[], message: string) =>
+    ctx.addIssue({ code: 'custom', path, message });
+  const { tls, oauth } = cfg;
+  // A store is read only when its switch is on, so only then must the file be there.
+  if (tls.loadTrustStore) {
+    const file = storeFile(tls.trustStore, issue, 'trustStore');
+    if (file !== undefined && !file.text.includes(PEM_CERTIFICATE)) {
+      issue(
+        ['tls', 'trustStore'],
+        `${file.path} is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)`,
+      );
+    }
+  }
+  if (tls.loadKeyStore) {
+    const file = storeFile(tls.keyStore, issue, 'keyStore');
+    const parts = file && pemParts(file.text);
+    if (parts && (!parts.key || !parts.cert)) {
+      issue(
+        ['tls', 'keyStore'],
+        `${file.path} must hold a PEM private key and its certificate (a Java key store? export both as PEM)`,
+      );
+    }
+  }
+  const { token } = oauth;
   const cc = token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
-  if (!cfg.oauth.multipleAuthServers) {
-    if (cc && cc.client_id === undefined) {
-      ctx.addIssue({ code: 'custom', path: [...at, 'client_id'], message: 'is required' });
-    }
+  if (!oauth.multipleAuthServers) {
+    if (cc && cc.client_id === undefined) issue([...at, 'client_id'], 'is required');
     return;
   }
+  // multipleAuthServers: a token server and a client for every serviceId named.
   const servers = cc?.serviceIdAuthServers ?? {};
   if (Object.keys(servers).length === 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [...at, 'serviceIdAuthServers'],
-      message: 'is required (at least one serviceId) when oauth.multipleAuthServers is true',
-    });
+    issue(
+      [...at, 'serviceIdAuthServers'],
+      'is required (at least one serviceId) when oauth.multipleAuthServers is true',
+    );
   }
   for (const [serviceId, server] of Object.entries(servers)) {
     if (!server.server_url && !token.server_url) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [...at, 'serviceIdAuthServers', serviceId, 'server_url'],
-        message: 'is required (or oauth.token.server_url)',
-      });
+      issue(
+        [...at, 'serviceIdAuthServers', serviceId, 'server_url'],
+        'is required (or oauth.token.server_url)',
+      );
     }
   }
   for (const [prefix, serviceId] of Object.entries(cfg.pathPrefixServices)) {
     if (!Object.prototype.hasOwnProperty.call(servers, serviceId)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['pathPrefixServices', prefix],
-        message: `names serviceId "${serviceId}", which has no oauth.token.client_credentials.serviceIdAuthServers entry`,
-      });
+      issue(
+        ['pathPrefixServices', prefix],
+        `names serviceId "${serviceId}", which has no oauth.token.client_credentials.serviceIdAuthServers entry`,
+      );
     }
   }
+}
+
+/** A store file that must be there: its path and text, or an issue at its key. */
+function storeFile(
+  file: string | undefined,
+  issue: (path: string[], message: string) => void,
+  key: 'trustStore' | 'keyStore',
+): { path: string; text: string } | undefined {
+  if (!file) issue(['tls', key], 'is required');
+  else if (!fs.existsSync(file)) issue(['tls', key], `file not found: ${file}`);
+  else return { path: file, text: fs.readFileSync(file, 'utf8') };
+  return undefined;
 }
 
 /** light-4j's secret.yml keys this project does not use. */
@@ -387,21 +331,25 @@ const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
   ].map((key) => [key, { note: 'not used here' }]),
 );
 
+const secretShape = () =>
+  z.strictObject({
+    clientCredentialsClientSecret: text().optional(),
+    authorizationCodeClientSecret: text().optional(),
+    refreshTokenClientSecret: text().optional(),
+    keyClientSecret: text().optional(),
+  });
+
+/** secret.yml: the only place client secrets come from (or light-4j's client.yml client_secret). */
+export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
+
 /**
  * secret.yml: the client secrets. Its four keys only (a misspelled secret is an error, not a
  * silent "no secret"); light-4j's other secrets load with a warning. A secret written unquoted
  * as digits is the text written.
  */
-export const secretConfigSchema = configFile<SecretConfig>(
-  () =>
-    z.strictObject({
-      clientCredentialsClientSecret: text().optional(),
-      authorizationCodeClientSecret: text().optional(),
-      refreshTokenClientSecret: text().optional(),
-      keyClientSecret: text().optional(),
-    }),
-  { light4j: SECRET_LIGHT4J_KEYS },
-);
+export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
+  light4j: SECRET_LIGHT4J_KEYS,
+});
 
 /**
  * The client secrets in use: secret.yml's, else light-4j's `client_secret` of client.yml
@@ -417,4 +365,58 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
     refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
     keyClientSecret: secret.keyClientSecret ?? key.client_secret,
   };
+}
+
+/** A grant of client.yml's `oauth.token`. */
+export type GrantName = 'client_credentials' | 'authorization_code' | 'refresh_token';
+
+/** client.yml and secret.yml as read, and the files they came from (for a ConfigError). */
+export interface ClientFiles {
+  client: ClientConfig;
+  secret: SecretConfig;
+  clientFile: string;
+  secretFile: string;
+}
+
+/** What one grant is asked for with. */
+export interface GrantSettings {
+  serverUrl: string;
+  uri: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+const SECRET_KEY = {
+  client_credentials: 'clientCredentialsClientSecret',
+  authorization_code: 'authorizationCodeClientSecret',
+  refresh_token: 'refreshTokenClientSecret',
+} as const;
+
+/**
+ * The rules of a grant across client.yml and secret.yml, checked when the grant is to be used
+ * (light-4j's own client.yml lists grants without a `server_url`, which it finds by service
+ * discovery): the grant, `oauth.token.server_url`, its client and its secret (secret.yml's, else
+ * client.yml's `client_secret`). The refresh grant without a client of its own goes as the
+ * authorization code's client. A missing key is a ConfigError naming the file and key; `why`
+ * says what needs it.
+ */
+export function grantSettings(
+  files: ClientFiles,
+  grant: GrantName,
+  why = `is required for the ${grant} grant`,
+): GrantSettings {
+  const { token } = files.client.oauth;
+  const refresh = token.refresh_token;
+  if (grant === 'refresh_token' && !refresh?.client_id) {
+    const code = grantSettings(files, 'authorization_code', why);
+    return refresh ? { ...code, uri: refresh.uri } : code;
+  }
+  const missing = (file: string, key: string) => new ConfigError(file, key, why);
+  const cfg = token[grant];
+  if (!cfg) throw missing(files.clientFile, `oauth.token.${grant}`);
+  if (!token.server_url) throw missing(files.clientFile, 'oauth.token.server_url');
+  if (!cfg.client_id) throw missing(files.clientFile, `oauth.token.${grant}.client_id`);
+  const clientSecret = clientSecrets(files.client, files.secret)[SECRET_KEY[grant]];
+  if (!clientSecret) throw missing(files.secretFile, SECRET_KEY[grant]);
+  return { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id, clientSecret };
 }

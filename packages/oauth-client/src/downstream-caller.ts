@@ -7,8 +7,6 @@ export interface DownstreamCallerOptions {
   downstream: Downstream;
   /** The service's own token for this downstream; none: no credentials are added. */
   tokens?: TokenSource;
-  /** Longest wait for the own token (client.yml `request.timeout`); then ERR10009. */
-  tokenTimeoutMs: number;
   events?: ClientEvents;
 }
 
@@ -48,15 +46,15 @@ export class DownstreamCaller {
 
   /** A JSON GET: the 2xx answer, or the catalogue StatusError the caller of our service gets. */
   async getJson(request: CallRequest = {}): Promise<{ status: number; body: unknown }> {
-    const { downstream, tokens, tokenTimeoutMs, events } = this.options;
+    const { downstream, tokens, events } = this.options;
     const { path, trace, callerAuthorization } = request;
     if (!tokens) return downstream.getJson({ ...request.headers }, path);
-    let own = await tokens.within(tokenTimeoutMs, trace);
+    let own = await tokens.get(trace);
     let answer = await downstream.send(this.headers(request, own), { path });
     if (answer.status === 401 && refusedOwnToken(answer, callerAuthorization !== undefined)) {
       tokens.invalidate(own);
       events?.downstreamRetried?.({ downstream: this.name, reason: 'invalid_token' });
-      own = await tokens.within(tokenTimeoutMs, trace);
+      own = await tokens.get(trace);
       answer = await downstream.send(this.headers(request, own), { path });
     }
     return downstream.check(answer, path);

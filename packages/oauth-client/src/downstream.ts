@@ -1,9 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type https from 'node:https';
 import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/errors';
 import { CircuitBreaker } from './circuit-breaker';
 import type { ClientEvents } from './client-events';
-import { HttpsTransport } from './https-transport';
 import type { Transport, TransportError, TransportResponse } from './transport';
 
 export interface DownstreamOptions {
@@ -16,12 +14,8 @@ export interface DownstreamOptions {
   url: string;
   /** client.yml `request.timeout`: the whole call (connect, answer, body). */
   timeoutMs: number;
-  /** client.yml `request.connectTimeout`: getting a connection; the whole time-out when absent. */
-  connectTimeoutMs?: number;
-  /** How the bytes go; `HttpsTransport` over `httpsAgent` when absent. */
-  transport?: Transport;
-  /** The keep-alive agent of the default transport. */
-  httpsAgent?: https.Agent;
+  /** How the bytes go: the service's `HttpClient`. */
+  transport: Transport;
   /** Largest body accepted from the downstream (default 1 MiB); a larger one is ERR20004. */
   maxBodyBytes?: number;
   /** client.yml `request.errorThreshold` and `resetTimeout`: the circuit breaker; none when absent. */
@@ -96,7 +90,7 @@ const IDEMPOTENT = new Set(['GET', 'HEAD']);
  * One downstream service and how it is called: every failure becomes a catalogue StatusError
  * that keeps its cause (for the log), and the service heals by itself.
  *
- * - No connection within `connectTimeoutMs`, refused or unreachable: ERR20002; no whole answer
+ * - No connection within client.yml `request.connectTimeout`, refused or unreachable: ERR20002; no whole answer
  *   within `timeoutMs`: ERR20003; a body over `maxBodyBytes`: ERR20004.
  * - A kept-alive connection the downstream closed while it sat idle (reset when reused) is sent
  *   again once, on a fresh connection, for a GET or HEAD: never seen by the caller.
@@ -108,9 +102,7 @@ const IDEMPOTENT = new Set(['GET', 'HEAD']);
  *   for it) is passed on with its code unchanged, its description too when it is one of ours,
  *   else in our words. Nothing else of the downstream's answer reaches the caller.
  *
- * The bytes go through a `Transport` (HTTP/1.1 over node:https by default); nothing here knows
- * how. node:https rather than axios: this call is on every chain request and axios costs far
- * more client CPU per call (docs/benchmarks.md has the measurement).
+ * The bytes go through a `Transport` (the service's `HttpClient`); nothing here knows how.
  */
 export class Downstream {
   private readonly target: URL;
@@ -121,10 +113,7 @@ export class Downstream {
 
   constructor(readonly options: DownstreamOptions) {
     this.target = new URL(options.url);
-    if (options.transport) this.transport = options.transport;
-    else if (options.httpsAgent)
-      this.transport = new HttpsTransport({ httpsAgent: options.httpsAgent });
-    else throw new TypeError('Downstream needs a transport or an httpsAgent');
+    this.transport = options.transport;
     const { breaker, events, name } = options;
     if (breaker && breaker.errorThreshold > 0) {
       this.breaker = new CircuitBreaker({
@@ -228,22 +217,11 @@ export class Downstream {
     method: string,
     url: URL,
   ): Promise<TransportResponse> {
-    const {
-      timeoutMs,
-      connectTimeoutMs = timeoutMs,
-      maxBodyBytes = DEFAULT_MAX_BODY,
-    } = this.options;
+    const { timeoutMs, maxBodyBytes = DEFAULT_MAX_BODY } = this.options;
     // Filled by assignment: an object spread of the headers costs several times more a call.
     const sent: Record<string, string> = { Accept: 'application/json' };
     for (const name in headers) sent[name] = headers[name];
-    const request = {
-      method,
-      url,
-      headers: sent,
-      timeoutMs,
-      connectTimeoutMs,
-      maxBodyBytes,
-    };
+    const request = { method, url, headers: sent, timeoutMs, maxBodyBytes };
     try {
       return await this.transport.request(request);
     } catch (err) {

@@ -1,13 +1,15 @@
 export {
   clientConfigSchema,
   clientSecrets,
+  grantSettings,
   secretConfigSchema,
-  type AuthServerConfig,
   type ClientConfig,
-  type GrantConfig,
+  type ClientFiles,
+  type GrantName,
+  type GrantSettings,
   type SecretConfig,
 } from './client-config';
-export { tlsOptions, createHttpsAgent } from './tls-options';
+export { HttpClient, type HttpClientConfig } from './http-client';
 export { Downstream, type DownstreamAnswer, type DownstreamOptions } from './downstream';
 export {
   DownstreamCaller,
@@ -22,9 +24,6 @@ export {
   type TransportRequest,
   type TransportResponse,
 } from './transport';
-export { HttpsTransport, type HttpsTransportOptions } from './https-transport';
-export { Http2Transport, type Http2TransportOptions } from './http2-transport';
-export { UndiciTransport, type UndiciTransportOptions } from './undici-transport';
 export {
   type ClientEvents,
   type KeyFetchOutcome,

@@ -75,16 +75,6 @@ export class RenewableToken {
     return 'fresh';
   }
 
-  /** Whether a renewal is in flight. */
-  get renewing(): boolean {
-    return this.pending !== undefined;
-  }
-
-  /** The renewal in flight, if any: settles when it does (what a caller waits on, not a timer). */
-  get renewal(): Promise<AccessToken> | undefined {
-    return this.pending;
-  }
-
   /**
    * The token when it can be served at once: fresh, or inside the renewal window (a background
    * renewal is started then, as `get` does). Undefined when callers would have to wait.

@@ -1,22 +1,28 @@
-import type https from 'node:https';
-import { StatusError } from '@chain/errors';
+import { ConfigError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import {
-  clientSecrets,
-  type AuthServerConfig,
+  grantSettings,
   type ClientConfig,
+  type ClientFiles,
+  type GrantName,
+  type GrantSettings,
   type SecretConfig,
 } from './client-config';
 import type { ClientEvents } from './client-events';
+import { HttpClient } from './http-client';
 import { RenewableToken } from './renewable-token';
 import { TokenSource } from './token-source';
 import { TokenRequester, type AccessToken } from './token-request';
+import type { Transport } from './transport';
 import { UserToken } from './user-token';
 
 export interface TokenManagerOptions {
   client: ClientConfig;
   secret: SecretConfig;
-  httpsAgent?: https.Agent;
+  /** The files client.yml and secret.yml came from, named by a ConfigError. */
+  files?: { client: string; secret: string };
+  /** The service's `HttpClient`; one of client.yml's own settings when absent. */
+  http?: Transport;
   now?: () => number;
   /** Told about a failed background renewal. */
   onBackgroundError?: (err: unknown) => void;
@@ -40,38 +46,35 @@ export interface CodeExchange {
  *   own client, scope and cache;
  * - users' tokens: the authorization code exchange, and the refresh token grant that keeps a
  *   user's token valid without the user (`UserToken`).
- * Misconfiguration (no server_url, no client_id, no secret) throws a TypeError naming the key
- * when built or first asked.
+ * A grant that cannot be asked for (`grantSettings`: no server_url, no client, no secret) is a
+ * ConfigError naming the file and key, when the manager is built (the configured client
+ * credentials and authorization code grants) or the grant first used.
  */
 export class TokenManager {
   private readonly sources = new Map<string, TokenSource>();
   private defaultSource: TokenSource | undefined;
   private readonly requesters = new Map<string, TokenRequester>();
-  private readonly secrets: SecretConfig;
+  private readonly files: ClientFiles;
+  private readonly http: Transport;
   /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
 
   constructor(private readonly options: TokenManagerOptions) {
-    this.secrets = clientSecrets(options.client, options.secret);
-    this.prefixes = Object.entries(options.client.pathPrefixServices).sort(
+    const { client, secret, files } = options;
+    this.files = {
+      client,
+      secret,
+      clientFile: files?.client ?? 'client.yml',
+      secretFile: files?.secret ?? 'secret.yml',
+    };
+    this.http = options.http ?? new HttpClient(client);
+    this.prefixes = Object.entries(client.pathPrefixServices).sort(
       (a, b) => b[0].length - a[0].length,
     );
-    const { token } = options.client.oauth;
+    const { token, multipleAuthServers } = client.oauth;
     // Fail at start for a configured grant that cannot work.
-    if (token.client_credentials && !options.client.oauth.multipleAuthServers) {
-      this.requester('client_credentials');
-    }
+    if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
-  }
-
-  /** Whether client.yml has a client_credentials grant. */
-  get hasClientCredentials(): boolean {
-    return this.options.client.oauth.token.client_credentials !== undefined;
-  }
-
-  /** Whether the own tokens come from several auth servers, by downstream serviceId. */
-  get multipleAuthServers(): boolean {
-    return this.options.client.oauth.multipleAuthServers;
   }
 
   /** The serviceId of a downstream path (pathPrefixServices, longest prefix, whole segments). */
@@ -85,15 +88,18 @@ export class TokenManager {
 
   /**
    * The own token of a downstream. With `multipleAuthServers`: the serviceId's auth server and
-   * client (a serviceId without an entry throws a TypeError naming it); otherwise the
+   * client (a serviceId without an entry is a ConfigError naming the key); otherwise the
    * client_credentials grant of client.yml, whatever the serviceId.
    */
   forService(serviceId: string | undefined): TokenSource {
-    if (!this.multipleAuthServers) return this.source(undefined);
-    const servers = this.options.client.oauth.token.client_credentials?.serviceIdAuthServers ?? {};
+    const { oauth } = this.options.client;
+    if (!oauth.multipleAuthServers) return this.source(undefined);
+    const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.prototype.hasOwnProperty.call(servers, serviceId)) {
-      throw new TypeError(
-        `client.yml oauth.token.client_credentials.serviceIdAuthServers has no entry for ${
+      throw new ConfigError(
+        this.files.clientFile,
+        'oauth.token.client_credentials.serviceIdAuthServers',
+        `has no entry for ${
           serviceId === undefined
             ? 'the downstream (no serviceId: see pathPrefixServices)'
             : `serviceId ${serviceId}`
@@ -102,10 +108,15 @@ export class TokenManager {
     }
     let source = this.sources.get(`service:${serviceId}`);
     if (!source) {
-      source = this.makeSource(
-        this.serviceRequester(serviceId, servers[serviceId]),
-        servers[serviceId].scope ?? [],
-      );
+      // The schema made sure of a server_url, its own or oauth.token's.
+      const server = servers[serviceId];
+      const requester = this.makeRequester({
+        serverUrl: (server.server_url ?? oauth.token.server_url)!,
+        uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
+        clientId: server.client_id,
+        clientSecret: server.client_secret,
+      });
+      source = this.makeSource(requester, server.scope ?? []);
       this.sources.set(`service:${serviceId}`, source);
     }
     return source;
@@ -119,50 +130,26 @@ export class TokenManager {
     return this.source(scope).token.get();
   }
 
-  /** The renewal in flight of a scope set's token, if any (it settles when the renewal does). */
-  renewal(scope?: readonly string[]): Promise<AccessToken> | undefined {
-    return this.source(scope).token.renewal;
-  }
-
-  /**
-   * The client-credentials token for a downstream call, or ERR10009 (408) when it cannot be
-   * had within `timeoutMs`; the StatusError keeps the TokenFetchError as its cause.
-   */
-  async clientCredentialsWithin(
-    timeoutMs: number,
-    scope?: readonly string[],
-    trace?: OutgoingTrace,
-  ): Promise<string> {
-    let source: TokenSource;
-    try {
-      source = this.source(scope);
-    } catch (err) {
-      throw new StatusError('ERR10009', [], { cause: err });
-    }
-    return source.within(timeoutMs, trace);
-  }
-
   /**
    * A user's code turned into a user token (client.yml `authorization_code`), kept valid by the
    * refresh grant without the user. Scope: client.yml's, else what the code was issued for.
    * Throws TokenFetchError (`invalid_grant` for a wrong, used or expired code, or a redirect URI
    * other than the code's).
    */
-  authorizationCode(code: string, exchange: CodeExchange = {}): Promise<UserToken> {
+  async authorizationCode(code: string, exchange: CodeExchange = {}): Promise<UserToken> {
     const requester = this.requester('authorization_code');
     const cfg = this.options.client.oauth.token.authorization_code!;
-    return requester
-      .request(
-        {
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: exchange.redirectUri ?? cfg.redirect_uri,
-          code_verifier: exchange.codeVerifier,
-          scope: cfg.scope,
-        },
-        exchange.trace?.childHeaders(),
-      )
-      .then((first) => this.userToken(first));
+    const first = await requester.request(
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: exchange.redirectUri ?? cfg.redirect_uri,
+        code_verifier: exchange.codeVerifier,
+        scope: cfg.scope,
+      },
+      exchange.trace?.childHeaders(),
+    );
+    return this.userToken(first);
   }
 
   /**
@@ -171,10 +158,7 @@ export class TokenManager {
    */
   userToken(first: AccessToken): UserToken {
     const { token } = this.options.client.oauth;
-    const requester = this.requester(
-      token.refresh_token?.client_id ? 'refresh_token' : 'authorization_code',
-      token.refresh_token?.uri,
-    );
+    const requester = this.requester('refresh_token');
     return new UserToken(first, {
       clientId: requester.clientId,
       tokenRenewBeforeExpired: token.tokenRenewBeforeExpired,
@@ -227,57 +211,21 @@ export class TokenManager {
     return new TokenSource(renewable, events, now);
   }
 
-  /** The requester of a grant of client.yml, made once; a missing key is a TypeError naming it. */
-  private requester(
-    grant: 'client_credentials' | 'authorization_code' | 'refresh_token',
-    uri?: string,
-  ): TokenRequester {
-    const name = uri ? `${grant} ${uri}` : grant;
-    const made = this.requesters.get(name);
-    if (made) return made;
-    const { token } = this.options.client.oauth;
-    const cfg = token[grant];
-    if (!cfg) throw new TypeError(`client.yml oauth.token.${grant} is required`);
-    if (!token.server_url) throw new TypeError('client.yml oauth.token.server_url is required');
-    if (!cfg.client_id)
-      throw new TypeError(`client.yml oauth.token.${grant}.client_id is required`);
-    const secretKey = {
-      client_credentials: 'clientCredentialsClientSecret',
-      authorization_code: 'authorizationCodeClientSecret',
-      refresh_token: 'refreshTokenClientSecret',
-    }[grant] as keyof SecretConfig;
-    const secret = this.secrets[secretKey];
-    if (!secret) throw new TypeError(`secret.yml ${secretKey} is required for ${cfg.client_id}`);
-    const requester = this.makeRequester(token.server_url, uri ?? cfg.uri, cfg.client_id, secret);
-    this.requesters.set(name, requester);
-    return requester;
-  }
-
-  private serviceRequester(serviceId: string, server: AuthServerConfig): TokenRequester {
-    const { token } = this.options.client.oauth;
-    const serverUrl = server.server_url ?? token.server_url;
-    if (!serverUrl) {
-      throw new TypeError(
-        `client.yml oauth.token.client_credentials.serviceIdAuthServers.${serviceId}.server_url is required`,
-      );
+  /** The requester of a grant of client.yml, made once (`grantSettings` says what it needs). */
+  private requester(grant: GrantName): TokenRequester {
+    let made = this.requesters.get(grant);
+    if (!made) {
+      made = this.makeRequester(grantSettings(this.files, grant));
+      this.requesters.set(grant, made);
     }
-    const uri = server.uri ?? token.client_credentials?.uri ?? '/oauth2/token';
-    return this.makeRequester(serverUrl, uri, server.client_id, server.client_secret);
+    return made;
   }
 
-  private makeRequester(
-    serverUrl: string,
-    uri: string,
-    clientId: string,
-    clientSecret: string,
-  ): TokenRequester {
+  private makeRequester(settings: GrantSettings): TokenRequester {
     return new TokenRequester({
-      serverUrl,
-      uri,
-      clientId,
-      clientSecret,
+      ...settings,
       timeoutMs: this.options.client.request.timeout,
-      httpsAgent: this.options.httpsAgent,
+      http: this.http,
       now: this.options.now,
     });
   }

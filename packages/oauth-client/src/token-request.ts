@@ -1,6 +1,5 @@
-import type https from 'node:https';
-import axios, { isAxiosError, type AxiosInstance } from 'axios';
 import { TokenFetchError } from './token-fetch-error';
+import type { Transport, TransportError } from './transport';
 
 /** A token as the cache keeps it. */
 export interface AccessToken {
@@ -21,8 +20,10 @@ export interface TokenEndpoint {
   uri: string;
   clientId: string;
   clientSecret: string;
+  /** client.yml `request.timeout`: the whole request. */
   timeoutMs: number;
-  httpsAgent?: https.Agent;
+  /** The service's `HttpClient`. */
+  http: Transport;
   /** Clock used to turn `expires_in` into `expiresAt`. */
   now?: () => number;
 }
@@ -39,26 +40,21 @@ export type Grant =
     }
   | { grant_type: 'refresh_token'; refresh_token: string; scope?: readonly string[] };
 
+/** Largest token answer read (a token, a refresh token, a scope list). */
+const MAX_ANSWER = 64 * 1024;
+
 /**
  * One request to the token endpoint in the light-oauth2 protocol: a form POST with
  * `Authorization: Basic base64(client_id:client_secret)`. Every failure is a TokenFetchError whose
- * cause is the network error or the server's error answer, never the request itself.
+ * cause is the transport's failure or the server's error answer, never the request itself.
  */
 export class TokenRequester {
-  private readonly http: AxiosInstance;
   readonly url: string;
+  private readonly target: URL;
 
   constructor(private readonly endpoint: TokenEndpoint) {
     this.url = endpoint.serverUrl.replace(/\/+$/, '') + endpoint.uri;
-    this.http = axios.create({
-      timeout: endpoint.timeoutMs,
-      httpsAgent: endpoint.httpsAgent,
-      validateStatus: () => true,
-      responseType: 'text',
-      transformResponse: [(data: unknown) => data],
-      maxRedirects: 0,
-      proxy: false,
-    });
+    this.target = new URL(this.url);
   }
 
   /** The client the requests authenticate as. */
@@ -86,18 +82,27 @@ export class TokenRequester {
     const startedAt = now();
     let response;
     try {
-      response = await this.http.post<string>(this.url, form.toString(), {
+      response = await this.endpoint.http.request({
+        method: 'POST',
+        url: this.target,
         headers: {
           ...headers,
           'Content-Type': 'application/x-www-form-urlencoded',
           Accept: 'application/json',
           Authorization: `Basic ${basic}`,
         },
+        body: form.toString(),
+        timeoutMs: this.endpoint.timeoutMs,
+        maxBodyBytes: MAX_ANSWER,
       });
     } catch (err) {
-      throw networkError(err, clientId, this.url);
+      const kind = (err as TransportError).kind;
+      const code =
+        kind === 'timeout' ? 'timeout' : kind === 'body_too_large' ? 'bad_response' : 'unreachable';
+      // The transport's error knows nothing of the request: no header, no secret.
+      throw new TokenFetchError(code, { clientId, url: this.url, cause: err });
     }
-    const body = parseJson(response.data);
+    const body = parseJson(response.body);
     const details = { clientId, url: this.url, status: response.status };
     if (response.status < 200 || response.status > 299) {
       const oauthError = typeof body?.error === 'string' ? body.error : undefined;
@@ -122,11 +127,11 @@ export class TokenRequester {
         cause: new Error('no access_token'),
       });
     }
-    const lifetimeMs = lifetimeOf(body?.expires_in, token, startedAt);
+    const lifetimeMs = lifetimeOf(body?.expires_in);
     if (lifetimeMs === undefined) {
       throw new TokenFetchError('bad_response', {
         ...details,
-        cause: new Error('no expires_in or exp'),
+        cause: new Error('no expires_in'),
       });
     }
     const refreshToken = body?.refresh_token;
@@ -141,8 +146,7 @@ export class TokenRequester {
 
 type Json = Record<string, unknown>;
 
-function parseJson(text: unknown): Json | undefined {
-  if (typeof text !== 'string') return undefined;
+function parseJson(text: string): Json | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return value && typeof value === 'object' && !Array.isArray(value)
@@ -154,25 +158,12 @@ function parseJson(text: unknown): Json | undefined {
 }
 
 /**
- * `expires_in` seconds, counted from when the request was sent (so the token is never kept
- * past its real end); else the JWT's own `exp`.
+ * `expires_in` seconds (light-oauth2 and oidc-provider always send it), counted from when the
+ * request was sent, so the token is never kept past its real end.
  */
-function lifetimeOf(expiresIn: unknown, jwt: string, startedAt: number): number | undefined {
+function lifetimeOf(expiresIn: unknown): number | undefined {
   const seconds = typeof expiresIn === 'string' ? Number(expiresIn) : expiresIn;
-  if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0) return seconds * 1000;
-  const payload = parseJson(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8'));
-  const exp = payload?.exp;
-  if (typeof exp === 'number' && Number.isFinite(exp) && exp * 1000 > startedAt) {
-    return exp * 1000 - startedAt;
-  }
-  return undefined;
-}
-
-/** A network failure as a TokenFetchError whose cause is the bare Node error, not axios's request. */
-function networkError(err: unknown, clientId: string, url: string): TokenFetchError {
-  if (!isAxiosError(err)) return new TokenFetchError('unreachable', { clientId, url, cause: err });
-  const timedOut = err.code === 'ECONNABORTED' || err.code === 'ETIMEDOUT';
-  // axios errors hold the request config, headers included (the Basic credential): drop them.
-  const cause = err.cause ?? Object.assign(new Error(err.message), { code: err.code });
-  return new TokenFetchError(timedOut ? 'timeout' : 'unreachable', { clientId, url, cause });
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0
+    ? seconds * 1000
+    : undefined;
 }

@@ -1,7 +1,7 @@
 import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
-import { RenewableToken } from './renewable-token';
+import type { RenewableToken } from './renewable-token';
 
 /**
  * The own token of one client at one auth server, for the calls of a downstream: kept, renewed
@@ -19,32 +19,23 @@ export class TokenSource {
   }
 
   /**
-   * The token, or ERR10009 (408) when it cannot be had within `timeoutMs`; the StatusError
-   * keeps the TokenFetchError as its cause. A token at hand (the usual case) costs no timer and
-   * no promise of its own.
+   * The token, or ERR10009 (408) when it cannot be had; the StatusError keeps the
+   * TokenFetchError as its cause. A caller waits at most for one token request, which client.yml
+   * `request.timeout` bounds. A token at hand (the usual case) costs no promise of its own.
    */
-  async within(timeoutMs: number, trace?: OutgoingTrace): Promise<string> {
+  async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
     if (ready) return ready.value;
     const startedAt = this.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
-    });
     let ok = false;
     try {
-      const value = (await Promise.race([this.token.get(trace), timeout])).value;
+      const { value } = await this.token.get(trace);
       ok = true;
       return value;
     } catch (err) {
       throw new StatusError('ERR10009', [], { cause: err });
     } finally {
-      clearTimeout(timer);
-      this.events?.tokenWaited?.({
-        clientId: this.clientId,
-        ms: this.now() - startedAt,
-        ok,
-      });
+      this.events?.tokenWaited?.({ clientId: this.clientId, ms: this.now() - startedAt, ok });
     }
   }
 

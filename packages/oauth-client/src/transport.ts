@@ -1,12 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * How the bytes of a downstream call travel: one request, one answer. The semantics of a call
- * (which failures count, the retry of a reset connection, the circuit breaker, the retry with a
- * renewed token, the catalogue errors) live in `Downstream` and `ServiceCall`, above any
- * transport; a transport only moves bytes and reports failures by kind. `HttpsTransport` speaks
- * HTTP/1.1 over node:https (and node:http for an `http://` downstream); another protocol is
- * another implementation of this interface.
+ * How the bytes of a call travel: one request, one answer. `HttpClient` (undici) is the one
+ * implementation; the seam lets the call semantics above it (`Downstream`: which failures count,
+ * the retry of a reset connection, the circuit breaker; `DownstreamCaller`: the retry with a
+ * renewed token) be tested on scripted answers.
  */
 export interface Transport {
   request(request: TransportRequest): Promise<TransportResponse>;
@@ -16,8 +14,8 @@ export interface TransportRequest {
   method: string;
   url: URL;
   headers: Record<string, string>;
-  /** Longest wait for a connection: TCP connect and TLS handshake, in milliseconds. */
-  connectTimeoutMs: number;
+  /** A request body (a token request's form, a span export's JSON). */
+  body?: string;
   /** Longest wait for the whole exchange (connect, answer, body), in milliseconds. */
   timeoutMs: number;
   /** A larger answer body fails with `body_too_large` (the call is cut off, not buffered). */
@@ -28,6 +26,7 @@ export interface TransportRequest {
 
 export interface TransportResponse {
   status: number;
+  /** In Node's shape (`IncomingMessage.headers`). */
   headers: IncomingHttpHeaders;
   /** The body as UTF-8 text. */
   body: string;
@@ -35,7 +34,8 @@ export interface TransportResponse {
 
 /**
  * Why a request got no answer:
- * - `connect_timeout`: no connection within `connectTimeoutMs`
+ * - `connect_timeout`: no connection (TCP and TLS handshake) within client.yml
+ *   `request.connectTimeout`
  * - `timeout`: no whole answer within `timeoutMs`
  * - `body_too_large`: an answer body over `maxBodyBytes`
  * - `stale_connection`: a kept-alive connection was found closed or reset by the server before
@@ -60,22 +60,3 @@ export class TransportError extends Error {
     if (typeof code === 'string') this.code = code;
   }
 }
-
-/** The codes of a kept-alive connection that the server closed or reset. */
-export const STALE_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
-
-/** The failures every transport reports alike, worded once. */
-export const failure = {
-  timeout: (r: TransportRequest) =>
-    new TransportError('timeout', `no answer within ${r.timeoutMs} ms`),
-  connectTimeout: (r: TransportRequest, cause?: unknown) =>
-    new TransportError(
-      'connect_timeout',
-      `no connection within ${r.connectTimeoutMs} ms`,
-      cause === undefined ? undefined : { cause },
-    ),
-  bodyTooLarge: (r: TransportRequest) =>
-    new TransportError('body_too_large', `a body larger than ${r.maxBodyBytes} bytes`),
-  staleConnection: (code: string, cause: unknown) =>
-    new TransportError('stale_connection', `kept-alive connection reset (${code})`, { cause }),
-};

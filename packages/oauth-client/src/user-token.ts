@@ -56,16 +56,6 @@ export class UserToken {
     return this.token.state(now);
   }
 
-  /** Whether a refresh token is held (the token server issued one). */
-  get refreshable(): boolean {
-    return this.refreshToken !== undefined;
-  }
-
-  /** The renewal in flight, if any. */
-  get renewal(): Promise<AccessToken> | undefined {
-    return this.token.renewal;
-  }
-
   /** When the current access token expires (epoch ms). */
   get expiresAt(): number | undefined {
     return this.token.current?.expiresAt;

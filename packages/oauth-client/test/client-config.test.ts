@@ -46,7 +46,6 @@ describe('client.yml', () => {
         errorThreshold: 2,
         resetTimeout: 7000,
         enableHttp2: false,
-        http1Client: 'undici',
       },
       pathPrefixServices: {},
       oauth: {
@@ -77,6 +76,27 @@ describe('client.yml', () => {
     expect(() => jks.load(clientConfigSchema)).toThrow(
       /at key "tls\.trustStore": .*client\.truststore is not a PEM file of CA certificates \(a Java trust store\? export it with keytool -exportcert -rfc\)$/,
     );
+    // A key store must hold the private key and its certificate: two-way TLS is not silently off.
+    const certOnly = fs.readFileSync(CA, 'utf8');
+    for (const content of ['\xfe\xed\xfe\xed binary', certOnly]) {
+      const ks = load(
+        'client',
+        'tls:\n  loadTrustStore: false\n  loadKeyStore: true\n  keyStore: client.keystore\n',
+        {
+          'client.keystore': content,
+        },
+      );
+      expect(() => ks.load(clientConfigSchema)).toThrow(
+        /at key "tls\.keyStore": .*client\.keystore must hold a PEM private key and its certificate \(a Java key store\? export both as PEM\)$/,
+      );
+    }
+    const pem = path.resolve(CA, '..', 'client.pem');
+    expect(
+      load(
+        'client',
+        `tls:\n  loadTrustStore: false\n  loadKeyStore: true\n  keyStore: ${pem}\n`,
+      ).load(clientConfigSchema).tls.keyStore,
+    ).toBe(pem);
   });
 
   it("reads the key server under light-4j's newer name oauth.token.key, with audience and client_secret", () => {
@@ -179,7 +199,6 @@ describe('client.yml', () => {
         '  errorThreshold: 0',
         '  resetTimeout: 1000',
         '  enableHttp2: true',
-        '  http1Client: node',
       ].join('\n'),
     );
     expect(l(clientConfigSchema).request).toEqual({
@@ -188,7 +207,6 @@ describe('client.yml', () => {
       errorThreshold: 0,
       resetTimeout: 1000,
       enableHttp2: true,
-      http1Client: 'node',
     });
     expect(loader.warnings).toEqual([]);
     expect(
@@ -205,15 +223,18 @@ describe('client.yml', () => {
         clientConfigSchema,
       ).key,
     ).toBe('request.resetTimeout');
-    const client = error(
-      'client',
-      'tls:\n  loadTrustStore: false\nrequest:\n  http1Client: node:https\n',
-      clientConfigSchema,
-    );
-    expect(client.key).toBe('request.http1Client');
-    expect(client.message).toMatch(
-      /\/client\.yml at key "request\.http1Client": Invalid option: expected one of "undici"\|"node"$/,
-    );
+    // The removed choice of HTTP/1.1 client: any value stops the start, naming file and key.
+    for (const value of ['node', 'undici', 'node:https']) {
+      const client = error(
+        'client',
+        `tls:\n  loadTrustStore: false\nrequest:\n  http1Client: ${value}\n`,
+        clientConfigSchema,
+      );
+      expect(client.key).toBe('request.http1Client');
+      expect(client.message).toMatch(
+        /\/client\.yml at key "request\.http1Client": removed: every call goes over undici \(HTTP\/1\.1, or HTTP\/2 with request\.enableHttp2\); remove the key$/,
+      );
+    }
   });
 
   it('multipleAuthServers: serviceIdAuthServers entries and pathPrefixServices, light-4j entry keys warned', () => {

@@ -70,7 +70,6 @@ const caller = (downstream: Downstream, own: ReturnType<typeof ownTokens>) =>
   new DownstreamCaller({
     downstream,
     tokens: own.source,
-    tokenTimeoutMs: 500,
     events: own.events,
   });
 
@@ -155,7 +154,7 @@ describe('DownstreamCaller: the retry with a renewed token', () => {
     const refusals = Array.from({ length: 5 }, () => answer(401, { code: 'ERR10003' }));
     const { sent, downstream } = downstreamOf(...refusals, OK, OK, OK, OK, OK);
     const own = ownTokens();
-    await own.source.within(500); // own-1 at hand
+    await own.source.get(); // own-1 at hand
     const c = caller(downstream, own);
     const answers = await Promise.all(
       Array.from({ length: 5 }, () => c.getJson({ callerAuthorization: 'Bearer user' })),
@@ -179,7 +178,7 @@ describe('DownstreamCaller: the retry with a renewed token', () => {
 
   it('without a token source (security off): the headers as given, no credentials', async () => {
     const { sent, downstream } = downstreamOf(OK);
-    const plain = new DownstreamCaller({ downstream, tokenTimeoutMs: 500 });
+    const plain = new DownstreamCaller({ downstream });
     expect(plain.name).toBe('api-b');
     await plain.getJson({
       headers: { 'X-Correlation-Id': 'c' },

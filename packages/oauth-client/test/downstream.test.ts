@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -14,10 +15,11 @@ import {
 } from '../src';
 import {
   CERTS,
+  closeClients,
   closedPort,
   httpsServer,
   send,
-  trustingAgent,
+  testClient,
   type TestServer,
 } from './support/https-server';
 
@@ -27,9 +29,10 @@ beforeAll(async () => {
   server = await httpsServer((_req, res) => answer(res));
 });
 afterAll(() => server.close());
+afterEach(closeClients);
 
 const downstream = (url = `${server.url}/v1/data`, timeoutMs = 1000) =>
-  new Downstream({ name: 'api-d', url, timeoutMs, httpsAgent: trustingAgent() });
+  new Downstream({ name: 'api-d', url, timeoutMs, transport: testClient() });
 
 describe('Downstream', () => {
   it('a 2xx JSON answer is returned, the headers sent as given', async () => {
@@ -195,7 +198,7 @@ describe('Downstream', () => {
       name: 'api-d',
       url: `${server.url}/v1/data`,
       timeoutMs: 1000,
-      httpsAgent: trustingAgent(),
+      transport: testClient(),
       maxBodyBytes: 1000,
     });
     await expect(small.getJson({})).rejects.toMatchObject({
@@ -285,15 +288,14 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
       name: 'api-d',
       url,
       timeoutMs: 1000,
-      httpsAgent: new https.Agent({
-        ca: fs.readFileSync(path.join(CERTS, 'ca.crt')),
-        keepAlive: true,
-      }),
+      transport: testClient(),
       events,
     });
     try {
       for (let i = 0; i < 4; i++) {
         await expect(d.getJson({})).resolves.toEqual({ status: 200, body: ['API D: Message 1'] });
+        // undici puts a connection back in its pool one turn after its answer.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       // Call 1 opens a kept-alive connection; call 2 finds it reset and goes again on a fresh
       // one; call 3 opens a new kept-alive connection, which call 4 finds reset in turn.
@@ -343,23 +345,66 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
     expect(fresh.sent).toHaveLength(1);
   });
 
-  it('sends the connect and request time-outs, the path appended to the base URL', async () => {
+  it('sends the request time-out and the body limit, the path appended to the base URL', async () => {
     const t = scripted(ok(), ok());
     const d = new Downstream({
       name: 'petstore',
       url: 'https://petstore:8443/',
       timeoutMs: 3000,
-      connectTimeoutMs: 2000,
       transport: t.transport,
     });
     await d.getJson({ 'X-Correlation-Id': 'c' }, '/v2/pet/1');
     await d.getJson({}, 'v2/pet/2');
-    expect(t.sent.map((r) => [r.url.href, r.connectTimeoutMs, r.timeoutMs, r.method])).toEqual([
-      ['https://petstore:8443/v2/pet/1', 2000, 3000, 'GET'],
-      ['https://petstore:8443/v2/pet/2', 2000, 3000, 'GET'],
+    expect(t.sent.map((r) => [r.url.href, r.timeoutMs, r.maxBodyBytes, r.method])).toEqual([
+      ['https://petstore:8443/v2/pet/1', 3000, 1024 * 1024, 'GET'],
+      ['https://petstore:8443/v2/pet/2', 3000, 1024 * 1024, 'GET'],
     ]);
     expect(t.sent[0].headers).toEqual({ Accept: 'application/json', 'X-Correlation-Id': 'c' });
-    expect(() => new Downstream({ name: 'x', url: 'https://x', timeoutMs: 1 })).toThrow(TypeError);
+  });
+
+  it('over HTTP/2, a GET in flight when the downstream stops (GOAWAY) is answered on a new session', async () => {
+    const { seen, events } = recording();
+    const sessions: http2.ServerHttp2Session[] = [];
+    let paths = 0;
+    let release: (() => void) | undefined;
+    const h2 = http2.createSecureServer(
+      {
+        key: fs.readFileSync(path.join(CERTS, 'server.key')),
+        cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
+      },
+      (_req, res) => {
+        paths += 1;
+        const answer = () => send(res as unknown as http.ServerResponse, 200, [`answer ${paths}`]);
+        // The second request is held until its session has been told to go away.
+        if (paths === 2) release = answer;
+        else answer();
+      },
+    );
+    h2.on('session', (session: http2.ServerHttp2Session) => sessions.push(session));
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const d = new Downstream({
+      name: 'api-d',
+      url: `https://localhost:${(h2.address() as AddressInfo).port}/v1/data`,
+      timeoutMs: 2000,
+      transport: testClient({ enableHttp2: true }),
+      events,
+    });
+    try {
+      await expect(d.getJson({})).resolves.toEqual({ status: 200, body: ['answer 1'] });
+      const inFlight = d.getJson({});
+      await new Promise<void>((resolve) => {
+        const wait = () => (release ? resolve() : setImmediate(wait));
+        wait();
+      });
+      sessions[0].close();
+      await expect(inFlight).resolves.toEqual({ status: 200, body: ['answer 3'] });
+      release!();
+      expect(seen).toEqual(['api-d retried stale_connection']);
+      expect(sessions).toHaveLength(2);
+    } finally {
+      for (const session of sessions) session.destroy();
+      h2.close();
+    }
   });
 });
 

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { createSigningKey, startKeyServer, type KeyServer } from '@chain/testkit';
 import type { KeySource } from '@chain/security';
 import { createKeyClient, KeyFetchError } from '../src/key-client';
-import { createHttpsAgent } from '../src/tls-options';
-import type { ClientConfig } from '../src/client-config';
+import type { KeyClientOptions } from '../src/key-client';
+import { closeClients, testClient } from './support/https-server';
 
 const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');
 const TLS = {
@@ -15,13 +15,7 @@ const TLS = {
 };
 const rotated = createSigningKey('200');
 const ec = createSigningKey('201', { type: 'ec' });
-const agent = createHttpsAgent({
-  verifyHostname: true,
-  loadDefaultTrustStore: false,
-  loadTrustStore: true,
-  trustStore: path.join(CERTS, 'ca.crt'),
-  loadKeyStore: false,
-});
+const http = testClient();
 
 let server: KeyServer;
 beforeAll(async () => {
@@ -34,16 +28,14 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.stop();
-  agent.destroy();
+  await closeClients();
 });
 beforeEach(() => {
   server.mode = 'serve';
   server.requests.length = 0;
 });
 
-function keyConfig(
-  overrides: Partial<ClientConfig['oauth']['key']> = {},
-): ClientConfig['oauth']['key'] {
+function keyConfig(overrides: Partial<KeyClientOptions['key']> = {}): KeyClientOptions['key'] {
   return {
     server_url: server.url,
     uri: '/oauth2/key',
@@ -74,7 +66,7 @@ function keySet(source: KeySource) {
 
 describe('createKeyClient (light-oauth2 PEM protocol)', () => {
   const fetchKey = (secret = 'key-secret', key = keyConfig()) =>
-    byKid(createKeyClient({ key, secret, httpsAgent: agent, timeoutMs: 2000 }));
+    byKid(createKeyClient({ key, secret, http, timeoutMs: 2000 }));
 
   it('GETs {server_url}{uri}/{kid} with Basic client_id:secret and answers the PEM', async () => {
     await expect(fetchKey()('200')).resolves.toBe(rotated.certificatePem);
@@ -138,13 +130,13 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
       createKeyClient({
         key: keyConfig(),
         secret: 'key-secret',
-        httpsAgent: agent,
+        http,
         timeoutMs: 100,
       }),
     );
     const started = Date.now();
     expect(await failure(client('200'))).toBe(
-      `key server ${server.url}/oauth2/key could not be reached (ECONNABORTED)`,
+      `key server ${server.url}/oauth2/key did not answer within 100 ms`,
     );
     expect(Date.now() - started).toBeLessThan(1500);
   });
@@ -157,29 +149,19 @@ describe('createKeyClient (light-oauth2 PEM protocol)', () => {
   });
 
   it('sends no Authorization without a secret (light-oauth2: 401 ERR12002)', async () => {
-    const client = byKid(createKeyClient({ key: keyConfig(), httpsAgent: agent, timeoutMs: 1000 }));
+    const client = byKid(createKeyClient({ key: keyConfig(), http, timeoutMs: 1000 }));
     expect(await failure(client('200'))).toMatch(/HTTP 401$/);
-  });
-
-  it('needs a server_url', () => {
-    expect(() =>
-      createKeyClient({
-        key: keyConfig({ server_url: undefined }),
-        httpsAgent: agent,
-        timeoutMs: 1,
-      }),
-    ).toThrow('client.yml oauth.key.server_url is not set');
   });
 });
 
-describe('createKeyClient (a JWKS through jwks-rsa)', () => {
+describe('createKeyClient (a JWKS)', () => {
   const client = () =>
     keySet(
       createKeyClient({
         key: keyConfig(),
         jwks: true,
         secret: 'key-secret',
-        httpsAgent: agent,
+        http,
         timeoutMs: 2000,
       }),
     );
@@ -220,7 +202,7 @@ describe('createKeyClient (a JWKS through jwks-rsa)', () => {
         createKeyClient({
           key: keyConfig({ server_url: url }),
           jwks: true,
-          httpsAgent: agent,
+          http,
           timeoutMs: 2000,
         }),
       )();
@@ -233,32 +215,52 @@ describe('createKeyClient (a JWKS through jwks-rsa)', () => {
 
   it('fails when the JWKS cannot be read, or is not a JWKS', async () => {
     server.mode = 'fail';
-    expect(await failure(client()())).toBe(
-      `key server ${server.url}/oauth2/key JWKS could not be read (JwksError)`,
-    );
+    expect(await failure(client()())).toBe(`key server ${server.url}/oauth2/key answered HTTP 500`);
+    let body = '{"not":"a jwks"}';
     const other = https.createServer(TLS, (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end('{"not":"a jwks"}');
+      res.end(body);
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     try {
       const url = `https://localhost:${(other.address() as AddressInfo).port}`;
-      expect(
-        await failure(
-          keySet(
-            createKeyClient({
-              key: keyConfig({ server_url: url }),
-              jwks: true,
-              httpsAgent: agent,
-              timeoutMs: 2000,
-            }),
-          )(),
-        ),
-      ).toBe(`key server ${url}/oauth2/key did not answer a JWKS`);
+      const fetchSet = keySet(
+        createKeyClient({ key: keyConfig({ server_url: url }), jwks: true, http, timeoutMs: 2000 }),
+      );
+      for (const notJwks of ['{"not":"a jwks"}', '<html>keys</html>', 'null']) {
+        body = notJwks;
+        expect(await failure(fetchSet())).toBe(
+          `key server ${url}/oauth2/key did not answer a JWKS`,
+        );
+      }
+      // A set past 1 MiB is not read whole.
+      body = JSON.stringify({ keys: [{ kid: 'x', n: 'n'.repeat(1024 * 1024) }] });
+      const err = await fetchSet().catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        message: `key server ${url}/oauth2/key answered more than 1048576 bytes`,
+        cause: { kind: 'body_too_large' },
+      });
     } finally {
       other.closeAllConnections();
       await new Promise((resolve) => other.close(resolve));
     }
+  });
+
+  it('fails when the key server is down, the transport failure as cause', async () => {
+    const down = keySet(
+      createKeyClient({
+        key: keyConfig({ server_url: 'https://localhost:1' }),
+        jwks: true,
+        http,
+        timeoutMs: 1000,
+      }),
+    );
+    const err = await down().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KeyFetchError);
+    expect(err).toMatchObject({
+      message: 'key server https://localhost:1/oauth2/key could not be reached (ECONNREFUSED)',
+      cause: { kind: 'network', code: 'ECONNREFUSED' },
+    });
   });
 });
 
@@ -270,7 +272,7 @@ describe('createKeyClient: each look-up told to the metrics', () => {
       createKeyClient({
         key: keyConfig(),
         secret: 'key-secret',
-        httpsAgent: agent,
+        http,
         timeoutMs: 1000,
         events,
       }),
@@ -285,7 +287,7 @@ describe('createKeyClient: each look-up told to the metrics', () => {
         key: keyConfig(),
         secret: 'key-secret',
         jwks: true,
-        httpsAgent: agent,
+        http,
         timeoutMs: 1000,
         events,
       }),

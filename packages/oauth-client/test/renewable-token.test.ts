@@ -83,14 +83,14 @@ describe('RenewableToken', () => {
     const s = setup();
     expect(s.cache.state()).toBe('cold');
     const callers = Array.from({ length: 500 }, () => s.cache.get());
-    expect(s.cache.renewing).toBe(true);
     await flush();
     expect(s.server.calls).toHaveLength(1);
     const token = s.server.grant(s.now);
     const got = await Promise.all(callers);
     expect(got.every((t) => t === token)).toBe(true);
-    expect(s.cache.renewing).toBe(false);
     expect(s.cache.state()).toBe('fresh');
+    await expect(s.cache.get()).resolves.toBe(token);
+    expect(s.server.calls).toHaveLength(1);
   });
 
   it('fresh: serves the cached token without a request, up to the renewal window', async () => {
@@ -232,18 +232,22 @@ describe('RenewableToken', () => {
 
   it('a fetch that throws synchronously is a failed renewal, not a stuck one', async () => {
     let calls = 0;
+    let t = 0;
     const cache = new RenewableToken({
       ...POLICY,
       clientId: 'x',
-      now: () => 0,
+      now: () => t,
       fetch: () => {
         calls++;
         throw new Error('boom');
       },
     });
     await expect(cache.get()).rejects.toThrow('boom');
-    expect(cache.renewing).toBe(false);
     expect(calls).toBe(1);
+    // Not stuck: after the retry delay the next caller sends a new request.
+    t = POLICY.expiredRefreshRetryDelay;
+    await expect(cache.get()).rejects.toThrow('boom');
+    expect(calls).toBe(2);
   });
 
   it('uses the real clock and tolerates a missing background listener', async () => {

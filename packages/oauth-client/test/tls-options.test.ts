@@ -1,8 +1,16 @@
 import fs from 'node:fs';
-import type tls from 'node:tls';
+import tls from 'node:tls';
 import path from 'node:path';
-import { Downstream, createHttpsAgent, tlsOptions, type ClientConfig } from '../src';
-import { CERTS, httpsServer, send, type TestServer } from './support/https-server';
+import { Downstream, type ClientConfig } from '../src';
+import { tlsOptions } from '../src/tls-options';
+import {
+  CERTS,
+  closeClients,
+  httpsServer,
+  send,
+  testClient,
+  type TestServer,
+} from './support/https-server';
 
 const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
 
@@ -30,11 +38,11 @@ describe('tlsOptions', () => {
     expect(two.cert).not.toContain('PRIVATE KEY');
   });
 
-  it('an empty key store gives no key, no trust store gives the system CAs', () => {
-    const empty = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'ks-')), 'x.pem');
-    fs.writeFileSync(empty, 'nothing here');
-    const opts = tlsOptions({ ...TLS, loadTrustStore: false, loadKeyStore: true, keyStore: empty });
-    expect(opts).toEqual({ rejectUnauthorized: true, key: '', cert: '' });
+  it('no trust store gives the system CAs; loadDefaultTrustStore adds them to the trust store', () => {
+    expect(tlsOptions({ ...TLS, loadTrustStore: false })).toEqual({ rejectUnauthorized: true });
+    const both = tlsOptions({ ...TLS, loadDefaultTrustStore: true });
+    expect(both.ca).toEqual([...tls.rootCertificates, cert('ca.crt').toString()]);
+    expect(tlsOptions({ ...TLS, tlsVersion: 'TLSv1.3' }).minVersion).toBe('TLSv1.3');
   });
 
   it('verifyHostname: false skips only the name check', () => {
@@ -56,13 +64,14 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
     });
   });
   afterAll(() => server.close());
+  afterEach(closeClients);
 
-  const call = (t: ClientConfig['tls'], host = 'localhost') =>
+  const call = (t: ClientConfig['tls']) =>
     new Downstream({
       name: 'api-d',
-      url: `https://${host}:${server.port}/v1/data`,
+      url: `https://localhost:${server.port}/v1/data`,
       timeoutMs: 2000,
-      httpsAgent: createHttpsAgent(t),
+      transport: testClient({ tls: t }),
     }).getJson({});
 
   it('succeeds with loadKeyStore: true (certs/client.pem)', async () => {
@@ -95,7 +104,7 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
           name: 'api-d',
           url: `${other.url}/v1/data`,
           timeoutMs: 2000,
-          httpsAgent: createHttpsAgent({ ...TLS, verifyHostname }),
+          transport: testClient({ tls: { verifyHostname } }),
         }).getJson({});
       const err = await get(true).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'ERR20002' });

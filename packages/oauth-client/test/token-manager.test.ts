@@ -3,19 +3,21 @@ import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import { ConfigLoader } from '@chain/config';
-import { StatusError } from '@chain/errors';
+import { ConfigError, StatusError } from '@chain/errors';
 import {
   clientConfigSchema,
   TokenFetchError,
   TokenManager,
   type ClientConfig,
+  type ClientEvents,
   type SecretConfig,
 } from '../src';
 import {
+  closeClients,
   closedPort,
   httpsServer,
   send,
-  trustingAgent,
+  testClient,
   type TestServer,
 } from './support/https-server';
 
@@ -25,6 +27,7 @@ beforeAll(async () => {
   server = await httpsServer((req, res) => answer(req.body, res));
 });
 afterAll(() => server.close());
+afterEach(closeClients);
 beforeEach(() => server.seen.splice(0));
 
 const okToken = (res: import('node:http').ServerResponse, n = server.seen.length) =>
@@ -53,8 +56,19 @@ function clientConfig(
 const CC = { uri: '/oauth2/token', client_id: 'api-a-client', scope: ['api_b.r', 'api_b.w'] };
 const SECRET: SecretConfig = { clientCredentialsClientSecret: 'api-a-secret' };
 
-const manager = (client: ClientConfig, secret: SecretConfig = SECRET, now?: () => number) =>
-  new TokenManager({ client, secret, httpsAgent: trustingAgent(), now });
+const manager = (
+  client: ClientConfig,
+  secret: SecretConfig = SECRET,
+  now?: () => number,
+  events?: ClientEvents,
+) => new TokenManager({ client, secret, http: testClient(), now, events });
+
+/** The next renewal's end, told by the events (what a test waits on, not a timer). */
+function renewals() {
+  let next: () => void = () => undefined;
+  const events: ClientEvents = { tokenRenewed: () => next() };
+  return { events, renewed: () => new Promise<void>((resolve) => (next = resolve)) };
+}
 
 describe('TokenManager', () => {
   it('500 concurrent calls on a cold cache send one request to a real token server', async () => {
@@ -69,7 +83,6 @@ describe('TokenManager', () => {
   it('one cache per scope set, whatever the order', async () => {
     answer = (_body, res) => okToken(res);
     const tokens = manager(clientConfig({ client_credentials: CC }));
-    expect(tokens.hasClientCredentials).toBe(true);
     const a = await tokens.clientCredentials(['x', 'y']);
     const b = await tokens.clientCredentials(['y', 'x', 'y']);
     const c = await tokens.clientCredentials([]);
@@ -84,6 +97,7 @@ describe('TokenManager', () => {
   it('renews as client.yml says (injected clock, its own delays)', async () => {
     let t = 0;
     answer = (_body, res) => okToken(res);
+    const { events, renewed } = renewals();
     const tokens = manager(
       clientConfig({
         client_credentials: CC,
@@ -93,31 +107,33 @@ describe('TokenManager', () => {
       }),
       SECRET,
       () => t,
+      events,
     );
     const first = await tokens.clientCredentials();
     t = 600_000 - 1001;
     await expect(tokens.clientCredentials()).resolves.toBe(first);
     t = 600_000 - 1000;
+    const background = renewed();
     await expect(tokens.clientCredentials()).resolves.toBe(first); // early: served, renewing
-    const renewal = tokens.renewal();
-    expect(renewal).toBeDefined();
-    await renewal; // the background renewal, waited on as it settles
-    expect(tokens.renewal()).toBeUndefined();
+    await background;
     const second = await tokens.clientCredentials();
     expect(second.value).toBe('jwt-2');
     expect(server.seen).toHaveLength(2);
   });
 
-  it('clientCredentialsWithin: the token value, or ERR10009 keeping the cause', async () => {
+  it('the own token of the downstream calls: its value, or ERR10009 keeping the cause', async () => {
     answer = (_body, res) => okToken(res);
     const ok = manager(clientConfig({ client_credentials: CC }));
-    await expect(ok.clientCredentialsWithin(1000)).resolves.toBe('jwt-1');
+    await expect(ok.forService(undefined).get()).resolves.toBe('jwt-1');
 
     answer = (_body, res) => send(res, 401, { error: 'invalid_client' });
     const refused = manager(clientConfig({ client_credentials: CC }), {
       clientCredentialsClientSecret: 'wrong-secret',
     });
-    const err = await refused.clientCredentialsWithin(1000).catch((e: unknown) => e);
+    const err = await refused
+      .forService(undefined)
+      .get()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StatusError);
     expect((err as StatusError).body).toEqual({
       statusCode: 408,
@@ -130,16 +146,21 @@ describe('TokenManager', () => {
     expect(util.inspect(err, { depth: 10 })).not.toContain('wrong-secret');
   });
 
-  it('clientCredentialsWithin: a token server slower than the time-out gives ERR10009 in time', async () => {
+  it('a token server slower than request.timeout gives ERR10009 within it, to every caller waiting', async () => {
     answer = () => undefined;
-    const tokens = manager(clientConfig({ client_credentials: CC }, 5000));
+    const source = manager(clientConfig({ client_credentials: CC }, 150)).forService(undefined);
     const started = Date.now();
-    const err = await tokens.clientCredentialsWithin(150).catch((e: unknown) => e);
+    const first = source.get().catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const late = await source.get().catch((e: unknown) => e);
     const took = Date.now() - started;
-    expect((err as StatusError).code).toBe('ERR10009');
-    expect(((err as StatusError).cause as Error).message).toBe('no token within 150 ms');
+    for (const err of [await first, late]) {
+      expect((err as StatusError).code).toBe('ERR10009');
+      expect(((err as StatusError).cause as TokenFetchError).code).toBe('timeout');
+    }
     expect(took).toBeGreaterThanOrEqual(140);
     expect(took).toBeLessThan(1000);
+    expect(server.seen).toHaveLength(1);
   });
 
   it('authorization code exchange: code, redirect_uri and scope from client.yml', async () => {
@@ -155,7 +176,6 @@ describe('TokenManager', () => {
       }),
       { authorizationCodeClientSecret: 'chain-user-secret' },
     );
-    expect(tokens.hasClientCredentials).toBe(false);
     const user = await tokens.authorizationCode('the-code');
     await expect(user.get()).resolves.toBe('jwt-1');
     await tokens.authorizationCode('code-2', { redirectUri: 'https://other/cb' });
@@ -178,22 +198,39 @@ describe('TokenManager', () => {
     );
   });
 
-  it('misconfiguration throws a TypeError naming the key', () => {
-    expect(() => manager(clientConfig({ client_credentials: CC }), {})).toThrow(
-      new TypeError('secret.yml clientCredentialsClientSecret is required for api-a-client'),
+  it('a grant that cannot be asked for is a ConfigError naming the file and key', async () => {
+    const files = { client: '/cfg/client.yml', secret: '/cfg/secret.yml' };
+    const made =
+      (client: ClientConfig, secret: SecretConfig = SECRET) =>
+      () =>
+        new TokenManager({ client, secret, files, http: testClient() });
+    expect(made(clientConfig({ client_credentials: CC }), {})).toThrow(
+      new ConfigError(
+        '/cfg/secret.yml',
+        'clientCredentialsClientSecret',
+        'is required for the client_credentials grant',
+      ),
     );
     const noServer = clientConfig({ client_credentials: CC });
     delete noServer.oauth.token.server_url;
-    expect(() => manager(noServer)).toThrow(
-      new TypeError('client.yml oauth.token.server_url is required'),
+    expect(made(noServer)).toThrow(
+      'Config error in /cfg/client.yml at key "oauth.token.server_url": is required for the client_credentials grant',
     );
-    const none = manager(clientConfig({}));
+    // client.yml's client_secret (light-4j) does when secret.yml has none.
+    const inClientYml = clientConfig({ client_credentials: { ...CC, client_secret: 's' } });
+    expect(made(inClientYml, {})).not.toThrow();
+    const none = made(clientConfig({}))();
     expect(() => none.clientCredentials()).toThrow(
-      new TypeError('client.yml oauth.token.client_credentials is required'),
+      'at key "oauth.token.client_credentials": is required for the client_credentials grant',
     );
-    expect(() => none.authorizationCode('c')).toThrow(
-      new TypeError('client.yml oauth.token.authorization_code is required'),
+    await expect(none.authorizationCode('c')).rejects.toThrow(
+      'at key "oauth.token.authorization_code": is required for the authorization_code grant',
     );
+    // The refresh grant without a client of its own goes as the code's client.
+    expect(() => none.userToken({ value: 'v', expiresAt: 0, refreshToken: 'r' })).toThrow(
+      'at key "oauth.token.authorization_code": is required for the refresh_token grant',
+    );
+    expect(() => none.forService(undefined)).toThrow(ConfigError);
   });
 
   it('reads the bundled client.yml of a chain service', () => {
@@ -237,6 +274,7 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
   it('renews in the window in the background, and once expired for the waiting caller; the refresh token rotates', async () => {
     let t = 0;
     answer = rotating;
+    const { events, renewed } = renewals();
     const tokens = manager(
       clientConfig({
         authorization_code: AC,
@@ -246,14 +284,15 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
       }),
       USER_SECRET,
       () => t,
+      events,
     );
     const user = await tokens.authorizationCode('the-code', { codeVerifier: 'v'.repeat(43) });
-    expect(user.refreshable).toBe(true);
     expect(user.state()).toBe('fresh');
     await expect(user.get()).resolves.toBe('user-1');
     t = 600_000 - 1000; // the renewal window: served, renewed behind
+    const background = renewed();
     await expect(user.get()).resolves.toBe('user-1');
-    await user.renewal;
+    await background;
     await expect(user.get()).resolves.toBe('user-2');
     t = 10_000_000; // expired: the caller waits for the refresh
     expect(user.state()).toBe('expired');
@@ -340,7 +379,6 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
     noSecret(unreachable);
     // A token issued without a refresh token cannot be renewed without the user.
     const once = tokens.userToken({ value: 'user-access-9', expiresAt: 0 });
-    expect(once.refreshable).toBe(false);
     await expect(once.get()).rejects.toMatchObject({
       code: 'invalid_grant',
       cause: new Error('the token server issued no refresh token'),
@@ -396,7 +434,6 @@ describe('TokenManager: multipleAuthServers', () => {
       '/v1': 'com.networknt.apid-1.0.0',
     });
     const tokens = manager(client, {});
-    expect(tokens.multipleAuthServers).toBe(true);
     expect(tokens.serviceIdFor('/v2/pet/1')).toBe('com.networknt.petstore-1.0.0');
     expect(tokens.serviceIdFor('/v2/pets')).toBeUndefined(); // whole segments only
     expect(tokens.serviceIdFor('/v1/data')).toBe('com.networknt.apid-1.0.0');
@@ -404,8 +441,8 @@ describe('TokenManager: multipleAuthServers', () => {
     const apid = tokens.forService('com.networknt.apid-1.0.0');
     expect(tokens.forService('com.networknt.petstore-1.0.0')).toBe(pets);
     for (let i = 0; i < 3; i++) {
-      await expect(pets.within(1000)).resolves.toBe('second-1');
-      await expect(apid.within(1000)).resolves.toBe('jwt-1');
+      await expect(pets.get()).resolves.toBe('second-1');
+      await expect(apid.get()).resolves.toBe('jwt-1');
     }
     expect(second.seen).toHaveLength(1);
     expect(server.seen).toHaveLength(1);
@@ -416,8 +453,10 @@ describe('TokenManager: multipleAuthServers', () => {
     expect(server.seen[0].url).toBe('/token/v2');
     expect(server.seen[0].body).toBe('grant_type=client_credentials&scope=api_d.r');
     expect(() => tokens.forService('com.networknt.other-1.0.0')).toThrow(
-      new TypeError(
-        'client.yml oauth.token.client_credentials.serviceIdAuthServers has no entry for serviceId com.networknt.other-1.0.0',
+      new ConfigError(
+        'client.yml',
+        'oauth.token.client_credentials.serviceIdAuthServers',
+        'has no entry for serviceId com.networknt.other-1.0.0',
       ),
     );
     expect(() => tokens.forService(undefined)).toThrow(/no serviceId: see pathPrefixServices/);

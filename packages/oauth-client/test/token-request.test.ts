@@ -1,11 +1,12 @@
 import util from 'node:util';
 import { TokenFetchError, TokenRequester } from '../src';
 import {
+  closeClients,
   closedPort,
   fakeJwt,
   httpsServer,
   send,
-  trustingAgent,
+  testClient,
   type TestServer,
 } from './support/https-server';
 
@@ -18,6 +19,7 @@ beforeAll(async () => {
   server = await httpsServer((_req, res) => answer(res));
 });
 afterAll(() => server.close());
+afterEach(closeClients);
 beforeEach(() => server.seen.splice(0));
 
 const requester = (overrides: Partial<ConstructorParameters<typeof TokenRequester>[0]> = {}) =>
@@ -27,7 +29,7 @@ const requester = (overrides: Partial<ConstructorParameters<typeof TokenRequeste
     clientId: 'api-a-client',
     clientSecret: SECRET,
     timeoutMs: 1000,
-    httpsAgent: trustingAgent(),
+    http: testClient(),
     now: () => NOW,
     ...overrides,
   });
@@ -103,24 +105,15 @@ describe('TokenRequester', () => {
     });
   });
 
-  it('no expires_in: the lifetime comes from the JWT exp', async () => {
-    const jwt = fakeJwt({ exp: NOW / 1000 + 300 });
-    answer = (res) => send(res, 200, { access_token: jwt, token_type: 'bearer' });
-    await expect(requester().request({ grant_type: 'client_credentials' })).resolves.toEqual({
-      value: jwt,
-      expiresAt: NOW + 300_000,
-      scope: undefined,
-    });
-  });
-
   it.each([
-    ['no lifetime at all', { access_token: fakeJwt({ sub: 'x' }) }, 'no expires_in or exp'],
+    // light-oauth2 and oidc-provider always send expires_in; a JWT's own exp is not read.
     [
-      'an exp in the past',
-      { access_token: fakeJwt({ exp: NOW / 1000 - 1 }) },
-      'no expires_in or exp',
+      'no expires_in, an exp in the JWT',
+      { access_token: fakeJwt({ exp: NOW / 1000 + 300 }) },
+      'no expires_in',
     ],
-    ['a token that is not a JWT', { access_token: 'opaque' }, 'no expires_in or exp'],
+    ['expires_in 0', { access_token: 'opaque', expires_in: 0 }, 'no expires_in'],
+    ['expires_in not a number', { access_token: 'opaque', expires_in: 'soon' }, 'no expires_in'],
     ['no access_token', { token_type: 'bearer', expires_in: 600 }, 'no access_token'],
     ['not JSON', '<html>hello</html>', 'no access_token'],
     ['a JSON array', [1, 2], 'no access_token'],
@@ -190,18 +183,19 @@ describe('TokenRequester', () => {
   });
 
   it('an untrusted server certificate is unreachable', async () => {
+    const untrusting = testClient({ tls: { loadTrustStore: false } });
     const err = await failure(
-      requester({ httpsAgent: undefined }).request({ grant_type: 'client_credentials' }),
+      requester({ http: untrusting }).request({ grant_type: 'client_credentials' }),
     );
     expect(err.code).toBe('unreachable');
+    expect(err.cause).toMatchObject({ kind: 'network', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
   });
 
-  it('a non-axios failure is unreachable too', async () => {
-    const r = requester();
-    (r as unknown as { http: { post: () => Promise<never> } }).http.post = () =>
-      Promise.reject(new Error('odd'));
-    const err = await failure(r.request({ grant_type: 'client_credentials' }));
-    expect(err).toMatchObject({ code: 'unreachable', cause: new Error('odd') });
+  it('an answer larger than 64 KiB is bad_response, not read whole', async () => {
+    answer = (res) => send(res, 200, { access_token: 'x'.repeat(70_000), expires_in: 600 });
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err.code).toBe('bad_response');
+    expect(err.cause).toMatchObject({ kind: 'body_too_large' });
   });
 });
 

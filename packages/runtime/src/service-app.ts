@@ -1,14 +1,8 @@
 import type http from 'node:http';
-import type https from 'node:https';
 import type express from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/errors';
-import {
-  clientSecrets,
-  createHttpsAgent,
-  createKeyClient,
-  type ClientEvents,
-} from '@chain/oauth-client';
+import { clientSecrets, createKeyClient, HttpClient, type ClientEvents } from '@chain/oauth-client';
 import { createRequestGuard, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { createServiceClient, type ServiceClient } from './service-client';
@@ -121,24 +115,24 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     prometheus: config.prometheus,
     worker: workerMetricsLink(),
   });
-  // One keep-alive agent (one read of the trust store) for every call the service makes.
-  let agent: https.Agent | undefined;
-  const httpsAgent = () => (agent ??= createHttpsAgent(config.client.tls));
+  // One HTTP client (one read of the trust store) for every call the service makes.
+  let httpClient: HttpClient | undefined;
+  const http = () => (httpClient ??= new HttpClient(config.client));
   const events = clientEvents(metrics, logger);
   const exporter = config.telemetry.enabled
     ? new SpanExporter({
         config: config.telemetry,
         serviceName: config.telemetry.serviceName ?? serviceId,
         logger,
-        httpsAgent,
+        http,
       })
     : undefined;
-  const client = createServiceClient({ config, logger, httpsAgent, events, exporter });
+  const client = createServiceClient({ config, logger, http, events, exporter });
   const { key } = config.client.oauth;
   const guard = createRequestGuard({
     config: config.security,
     logger,
-    keySource: keySource(config, httpsAgent, events),
+    keySource: keySource(config, http, events),
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
     events: logger,
@@ -225,13 +219,14 @@ function registerRoutes(
  */
 function keySource(
   config: ServiceConfig,
-  httpsAgent: () => https.Agent,
+  http: () => HttpClient,
   events: ClientEvents,
 ): KeySource | undefined {
   const { key } = config.client.oauth;
   const { enableVerifyJwt, bootstrapFromKeyService, jwt } = config.security;
   if (!enableVerifyJwt) return undefined;
-  if (!key.server_url) {
+  const serverUrl = key.server_url;
+  if (!serverUrl) {
     if (!bootstrapFromKeyService) return undefined;
     throw new ConfigError(
       config.loader.locate('client').file ?? 'client.yml',
@@ -240,10 +235,10 @@ function keySource(
     );
   }
   return createKeyClient({
-    key,
+    key: { ...key, server_url: serverUrl },
     secret: clientSecrets(config.client, config.secret).keyClientSecret,
     jwks: jwt.keyResolver ? jwt.keyResolver === 'JsonWebKeySet' : key.jwk,
-    httpsAgent: httpsAgent(),
+    http: http(),
     timeoutMs: config.client.request.timeout,
     events,
   });

@@ -1,23 +1,20 @@
-import type https from 'node:https';
 import type { Logger } from 'pino';
-import { ConfigError } from '@chain/errors';
+import { ConfigError, StatusError } from '@chain/errors';
 import { highResolutionNow } from '@chain/metrics';
 import {
   Downstream,
   DownstreamCaller,
-  Http2Transport,
-  HttpsTransport,
-  UndiciTransport,
+  grantSettings,
   TokenManager,
-  type Transport,
   type ClientEvents,
+  type ClientFiles,
+  type HttpClient,
   type TokenSource,
 } from '@chain/oauth-client';
-import { StatusError } from '@chain/errors';
+import type { Trace } from './correlation';
 import type { Exchange } from './exchange';
 import type { ReadinessCheck } from './readiness';
 import type { ServiceConfig } from './service-config';
-import type { Trace } from './correlation';
 import type { SpanRecord } from './telemetry/otlp-json';
 import type { SpanExporter } from './telemetry/span-exporter';
 
@@ -67,231 +64,214 @@ export interface ServiceClient {
 export interface ServiceClientOptions {
   config: ServiceConfig;
   logger: Logger;
-  /** The one keep-alive agent of client.yml's TLS settings (made when first needed). */
-  httpsAgent: () => https.Agent;
+  /** The service's one HTTP client (client.yml's TLS and time-outs), made when first needed. */
+  http: () => HttpClient;
   events?: ClientEvents;
   /** Client spans, when telemetry.yml exports them. */
   exporter?: SpanExporter;
   now?: () => number;
 }
 
-const fileOf = (config: ServiceConfig, name: string) =>
-  config.loader.locate(name).file ?? `${config.loader.bundledDir}/${name}.yml`;
-
 /**
  * The service's client side from client.yml: one TokenManager (own tokens by auth server, users'
- * tokens), and per downstream a `Downstream` (transport, time-outs, the retry of a reset
- * connection, the circuit breaker) behind a `DownstreamCaller` (credentials, the retry with a
- * renewed token). This file is the glue to the request: the headers that go on and the client
- * span; what a call means lives in `@chain/oauth-client`.
+ * tokens), and per downstream a `Downstream` (the one HTTP client, time-outs, the retry of a
+ * reset connection, the circuit breaker) behind a `DownstreamCaller` (credentials, the retry
+ * with a renewed token). This file is the glue to the request: the headers that
+ * go on and the client span; what a call means lives in `@chain/oauth-client`.
  */
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
-  const { config, logger } = options;
-  const now = options.now ?? highResolutionNow;
-  const { request, oauth } = config.client;
+  const { config, logger, events } = options;
+  const { client, secret } = config;
+  const files = clientFiles(config);
+  let manager: TokenManager | undefined;
+  const tokens = () =>
+    (manager ??= new TokenManager({
+      client,
+      secret,
+      files: { client: files.clientFile, secret: files.secretFile },
+      http: options.http(),
+      events,
+      onBackgroundError: (err) =>
+        logger.warn({ err }, 'background token renewal failed; the current token is still used'),
+    }));
   /** The own tokens the downstreams call with (one per auth server and client). */
   const ownTokens = new Set<TokenSource>();
-  let tokens: TokenManager | undefined;
-  const tokenManager = (): TokenManager => {
-    if (!tokens) {
-      tokens = new TokenManager({
-        client: config.client,
-        secret: config.secret,
-        httpsAgent: options.httpsAgent(),
-        events: options.events,
-        onBackgroundError: (err) =>
-          logger.warn({ err }, 'background token renewal failed; the current token is still used'),
-      });
-    }
-    return tokens;
-  };
-
-  /**
-   * How the bytes of every downstream call go: client.yml `request.enableHttp2`, HTTP/2 to the
-   * downstreams that offer it (one session per origin, shared by the service's downstreams) and
-   * HTTP/1.1 keep-alive to the others; else HTTP/1.1 keep-alive only. HTTP/1.1 goes over undici,
-   * or node:https with `request.http1Client: node`.
-   */
-  let transport: Transport | undefined;
-  const transportOf = (): Transport => {
-    if (!transport) {
-      const httpsAgent = options.httpsAgent();
-      const http1 =
-        request.http1Client === 'node'
-          ? new HttpsTransport({ httpsAgent })
-          : new UndiciTransport({ tls: httpsAgent.options });
-      transport = request.enableHttp2
-        ? new Http2Transport({ tls: httpsAgent.options, fallback: http1 })
-        : http1;
-    }
-    return transport;
-  };
-
-  const downstream = (target: DownstreamTarget): ServiceDownstream => {
-    const withCredentials = target.credentials ?? config.security.enableVerifyJwt;
-    const base = new Downstream({
-      name: target.name,
-      url: target.url,
-      timeoutMs: request.timeout,
-      connectTimeoutMs: request.connectTimeout,
-      transport: transportOf(),
-      breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
-      events: options.events,
-    });
-    const callerOf = credentialsFor(target, withCredentials, base);
-    const { exporter } = options;
-    const server = new URL(target.url);
-    /** The client span of one call, when it ends. */
-    const clientSpan = (
-      span: { trace: Trace; spanId: string; startMs: number; path: string | undefined },
-      status: number | undefined,
-      code: string | undefined,
-    ): SpanRecord => ({
-      traceId: span.trace.traceId,
-      spanId: span.spanId,
-      parentSpanId: span.trace.spanId,
-      tracestate: span.trace.tracestate,
-      name: 'GET',
-      kind: 'client',
-      startMs: span.startMs,
-      endMs: now(),
-      attributes: {
-        'http.request.method': 'GET',
-        'server.address': server.hostname,
-        'server.port': Number(server.port || (server.protocol === 'https:' ? 443 : 80)),
-        'url.full': base.urlOf(span.path).href,
-        'peer.service': target.name,
-        ...(status !== undefined ? { 'http.response.status_code': status } : {}),
-        ...(code ? { 'error.type': code } : {}),
-      },
-      error: code !== undefined,
-      sampled: true,
-      remoteParent: false,
-    });
-
-    return {
-      name: target.name,
-      async getJson(x, path) {
-        const { trace, caller } = x.context;
-        // One object, filled by assignment (object spreads cost several times more a call).
-        const headers: Record<string, string> = {};
-        // security.yml passThroughClaims: the verified claims go downstream too.
-        const passThrough = caller?.passThrough;
-        if (passThrough) for (const name in passThrough) headers[name] = passThrough[name];
-        const spanId = trace.addChild(headers);
-        headers['X-Correlation-Id'] = trace.correlationId;
-        if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
-        const sampled = exporter !== undefined && trace.sampled;
-        // Only with spans exported and sampled: nothing is made for them otherwise.
-        const span = sampled ? { trace, spanId, startMs: now(), path } : undefined;
-        try {
-          const answer = await callerOf(path).getJson({
-            path,
-            headers,
-            trace,
-            callerAuthorization: withCredentials ? x.req.headers.authorization : undefined,
-          });
-          if (span) exporter!.record(clientSpan(span, answer.status, undefined));
-          return answer;
-        } catch (err) {
-          if (span) {
-            const code = err instanceof StatusError ? err.code : 'error';
-            exporter!.record(clientSpan(span, undefined, code));
-          }
-          throw err;
-        }
-      },
-    };
-  };
-
-  /**
-   * The caller of a downstream for a path: no credentials; one token source (one auth server);
-   * or, with multipleAuthServers, the source of the serviceId (the target's, else the path's by
-   * pathPrefixServices). Checked at start as far as it can be: a missing key stops the service
-   * naming it.
-   */
-  function credentialsFor(
-    target: DownstreamTarget,
-    withCredentials: boolean,
-    base: Downstream,
-  ): (path: string | undefined) => DownstreamCaller {
-    const make = (source: TokenSource | undefined) => {
-      if (source) ownTokens.add(source);
-      return new DownstreamCaller({
-        downstream: base,
-        tokens: source,
-        tokenTimeoutMs: request.timeout,
-        events: options.events,
-      });
-    };
-    if (!withCredentials) {
-      const plain = make(undefined);
-      return () => plain;
-    }
-    const why = 'is required when security.yml enableVerifyJwt is true';
-    if (!oauth.token.server_url && !oauth.multipleAuthServers) {
-      throw new ConfigError(fileOf(config, 'client'), 'oauth.token.server_url', why);
-    }
-    if (!oauth.token.client_credentials) {
-      throw new ConfigError(fileOf(config, 'client'), 'oauth.token.client_credentials', why);
-    }
-    if (!oauth.multipleAuthServers) {
-      if (
-        !config.secret.clientCredentialsClientSecret &&
-        !oauth.token.client_credentials.client_secret
-      ) {
-        throw new ConfigError(fileOf(config, 'secret'), 'clientCredentialsClientSecret', why);
-      }
-      const single = make(tokenManager().forService(undefined));
-      return () => single;
-    }
-    const manager = tokenManager();
-    const basePath = new URL(target.url).pathname.replace(/\/+$/, '');
-    const fixed = target.serviceId ?? (basePath ? manager.serviceIdFor(basePath) : undefined);
-    if (fixed !== undefined) {
-      let source: TokenSource;
-      try {
-        source = manager.forService(fixed);
-      } catch {
-        throw new ConfigError(
-          fileOf(config, 'client'),
-          'oauth.token.client_credentials.serviceIdAuthServers',
-          `has no entry for serviceId ${fixed} (downstream ${target.name})`,
-        );
-      }
-      const one = make(source);
-      return () => one;
-    }
-    const byService = new Map<string, DownstreamCaller>();
-    return (path) => {
-      const serviceId = manager.serviceIdFor(`${basePath}${path ?? ''}`);
-      const key = serviceId ?? '';
-      let caller = byService.get(key);
-      if (!caller) {
-        let source: TokenSource;
-        try {
-          source = manager.forService(serviceId);
-        } catch (err) {
-          throw new StatusError('ERR10009', [], { cause: err });
-        }
-        caller = make(source);
-        byService.set(key, caller);
-      }
-      return caller;
-    };
-  }
 
   return {
-    downstream,
+    downstream(target) {
+      const { request } = client;
+      const base = new Downstream({
+        name: target.name,
+        url: target.url,
+        timeoutMs: request.timeout,
+        transport: options.http(),
+        breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
+        events,
+      });
+      if (!(target.credentials ?? config.security.enableVerifyJwt)) {
+        const plain = new DownstreamCaller({ downstream: base, events });
+        return serviceDownstream(base, () => plain, false, options);
+      }
+      const callerOf = ownTokenCallers(target, files, tokens, (source) => {
+        ownTokens.add(source);
+        return new DownstreamCaller({ downstream: base, tokens: source, events });
+      });
+      return serviceDownstream(base, callerOf, true, options);
+    },
     readinessChecks() {
       const sources = [...ownTokens];
       return sources.map((source) => ({
         name: sources.length === 1 ? 'token' : `token ${source.clientId}`,
-        check: () => source.within(request.timeout),
+        check: () => source.get(),
       }));
     },
     get tokens() {
-      return oauth.token.server_url || oauth.multipleAuthServers ? tokenManager() : undefined;
+      return client.oauth.token.server_url || client.oauth.multipleAuthServers
+        ? tokens()
+        : undefined;
     },
+  };
+}
+
+function clientFiles(config: ServiceConfig): ClientFiles {
+  const fileOf = (name: string) =>
+    config.loader.locate(name).file ?? `${config.loader.bundledDir}/${name}.yml`;
+  return {
+    client: config.client,
+    secret: config.secret,
+    clientFile: fileOf('client'),
+    secretFile: fileOf('secret'),
+  };
+}
+
+/**
+ * The callers of a downstream with the service's own token, by call path: one token source (one
+ * auth server); or, with multipleAuthServers, the source of the serviceId (the target's, else
+ * the path's by pathPrefixServices). What can be known at start is checked then, a missing key
+ * stopping the service with its name (`grantSettings`); a path whose serviceId has no auth server
+ * is ERR10009.
+ */
+function ownTokenCallers(
+  target: DownstreamTarget,
+  files: ClientFiles,
+  tokens: () => TokenManager,
+  make: (source: TokenSource) => DownstreamCaller,
+): (path: string | undefined) => DownstreamCaller {
+  if (!files.client.oauth.multipleAuthServers) {
+    // Why the service needs its own token's settings: the start-up message.
+    const why =
+      target.credentials === undefined
+        ? 'is required when security.yml enableVerifyJwt is true'
+        : `is required to call ${target.name} with the service's own token`;
+    grantSettings(files, 'client_credentials', why);
+    const single = make(tokens().forService(undefined));
+    return () => single;
+  }
+  const manager = tokens();
+  const basePath = new URL(target.url).pathname.replace(/\/+$/, '');
+  const fixed = target.serviceId ?? (basePath ? manager.serviceIdFor(basePath) : undefined);
+  if (fixed !== undefined) {
+    let source: TokenSource;
+    try {
+      source = manager.forService(fixed);
+    } catch (err) {
+      const { file, key, reason } = err as ConfigError;
+      throw new ConfigError(file, key, `${reason} (downstream ${target.name})`);
+    }
+    const one = make(source);
+    return () => one;
+  }
+  const byService = new Map<string, DownstreamCaller>();
+  return (path) => {
+    const serviceId = manager.serviceIdFor(`${basePath}${path ?? ''}`);
+    let caller = byService.get(serviceId ?? '');
+    if (!caller) {
+      try {
+        caller = make(manager.forService(serviceId));
+      } catch (err) {
+        throw new StatusError('ERR10009', [], { cause: err });
+      }
+      byService.set(serviceId ?? '', caller);
+    }
+    return caller;
+  };
+}
+
+/** A downstream for the handlers: the request's headers on, and a client span when sampled. */
+function serviceDownstream(
+  base: Downstream,
+  callerOf: (path: string | undefined) => DownstreamCaller,
+  withCredentials: boolean,
+  options: ServiceClientOptions,
+): ServiceDownstream {
+  const { exporter } = options;
+  const now = options.now ?? highResolutionNow;
+  return {
+    name: base.options.name,
+    async getJson(x, path) {
+      const { trace, caller } = x.context;
+      // One object, filled by assignment (object spreads cost several times more a call).
+      const headers: Record<string, string> = {};
+      // security.yml passThroughClaims: the verified claims go downstream too.
+      const passThrough = caller?.passThrough;
+      if (passThrough) for (const key in passThrough) headers[key] = passThrough[key];
+      const spanId = trace.addChild(headers);
+      headers['X-Correlation-Id'] = trace.correlationId;
+      if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
+      // Only with spans exported and sampled: nothing is made for them otherwise.
+      const span =
+        exporter !== undefined && trace.sampled
+          ? { trace, spanId, startMs: now(), path }
+          : undefined;
+      try {
+        const answer = await callerOf(path).getJson({
+          path,
+          headers,
+          trace,
+          callerAuthorization: withCredentials ? x.req.headers.authorization : undefined,
+        });
+        if (span) exporter!.record(clientSpan(base, span, now(), answer.status, undefined));
+        return answer;
+      } catch (err) {
+        if (span) {
+          const code = err instanceof StatusError ? err.code : 'error';
+          exporter!.record(clientSpan(base, span, now(), undefined, code));
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+/** The client span of one call (OpenTelemetry's HTTP client attributes), when it ends. */
+function clientSpan(
+  base: Downstream,
+  span: { trace: Trace; spanId: string; startMs: number; path: string | undefined },
+  endMs: number,
+  status: number | undefined,
+  code: string | undefined,
+): SpanRecord {
+  const server = base.urlOf();
+  return {
+    traceId: span.trace.traceId,
+    spanId: span.spanId,
+    parentSpanId: span.trace.spanId,
+    tracestate: span.trace.tracestate,
+    name: 'GET',
+    kind: 'client',
+    startMs: span.startMs,
+    endMs,
+    attributes: {
+      'http.request.method': 'GET',
+      'server.address': server.hostname,
+      'server.port': Number(server.port || (server.protocol === 'https:' ? 443 : 80)),
+      'url.full': base.urlOf(span.path).href,
+      'peer.service': base.options.name,
+      ...(status !== undefined ? { 'http.response.status_code': status } : {}),
+      ...(code ? { 'error.type': code } : {}),
+    },
+    error: code !== undefined,
+    sampled: true,
+    remoteParent: false,
   };
 }

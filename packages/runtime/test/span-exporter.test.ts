@@ -1,4 +1,5 @@
 import { encodeSpan, exportTraceBody, SpanExporter, unixNano, type SpanRecord } from '../src';
+import { HttpClient } from '@chain/oauth-client';
 import { startOtlpCollector, type OtlpCollector } from '../../../test/support/otlp-collector';
 import { captureLogger } from './support';
 
@@ -21,6 +22,18 @@ const span = (n: number, overrides: Partial<SpanRecord> = {}): SpanRecord => ({
   remoteParent: true,
   ...overrides,
 });
+
+/** The service's one HTTP client (an http:// collector: no TLS settings used). */
+const http = new HttpClient({
+  tls: {
+    verifyHostname: true,
+    loadDefaultTrustStore: false,
+    loadTrustStore: false,
+    loadKeyStore: false,
+  },
+  request: { connectTimeout: 1000, enableHttp2: false },
+});
+afterAll(() => http.destroy());
 
 const config = (endpoint: string, more = {}) => ({
   enabled: true,
@@ -111,6 +124,7 @@ describe('SpanExporter against a collector (OTLP/HTTP JSON)', () => {
       config: config(collector.endpoint, { exportIntervalMs: 60_000 }),
       serviceName: 'svc',
       logger: log.logger,
+      http: () => http,
     });
     exporter.start();
     for (let i = 0; i < 3; i++) exporter.record(span(i));
@@ -135,6 +149,7 @@ describe('SpanExporter against a collector (OTLP/HTTP JSON)', () => {
       config: config(collector.endpoint),
       serviceName: 'svc',
       logger: log.logger,
+      http: () => http,
     });
     for (let i = 0; i < 9; i++) exporter.record(span(i)); // not started: nothing leaves
     expect(exporter.queued).toBe(5);
@@ -155,6 +170,7 @@ describe('SpanExporter against a collector (OTLP/HTTP JSON)', () => {
       config: config(collector.endpoint),
       serviceName: 'svc',
       logger: log.logger,
+      http: () => http,
     });
     collector.mode = 'unavailable';
     exporter.record(span(0));
@@ -176,6 +192,7 @@ describe('SpanExporter against a collector (OTLP/HTTP JSON)', () => {
       config: config(collector.endpoint),
       serviceName: 'svc',
       logger: log.logger,
+      http: () => http,
     });
     exporter.record(span(0, { traceId: 'not-hex' }));
     expect(await exporter.flush()).toEqual({ failed: 1, retry: false, reason: 'HTTP 400' });
@@ -205,6 +222,7 @@ describe('SpanExporter against a collector (OTLP/HTTP JSON)', () => {
       config: config(down),
       serviceName: 'svc',
       logger: captureLogger().logger,
+      http: () => http,
     });
     exporter.record(span(0));
     await exporter.stop();

@@ -212,7 +212,7 @@ function startService(name, files, { nodeArgs = [], logDir, env = {}, root } = {
  *   reporting to this InfluxDB; without it metrics are off.
  * - `logDir`: every service's log appended to a file there, as `pnpm start` writes them.
  * - `server`: extra server.yml keys (framework, enableHttp2, workers); `request`: extra
- *   client.yml `request` keys (enableHttp2, http1Client).
+ *   client.yml `request` keys (enableHttp2).
  * - `root`: the built services of another checkout (the bench's `--base`), run with the same
  *   configuration as this one's.
  */

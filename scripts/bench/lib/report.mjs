@@ -133,11 +133,6 @@ export function targets(rows) {
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,
     },
     {
-      what: 'shipped: HTTP/1.1 client undici / node:https',
-      value: ratio('shipped', 'shipped-node-http1'),
-      cpu: cpu('shipped', 'shipped-node-http1'),
-    },
-    {
       what: 'peer: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: ratio('peer-h2', 'peer'),
       cpu: cpu('peer-h2', 'peer'),

@@ -80,13 +80,6 @@ export const SYSTEMS = {
   },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
-  // The HTTP/1.1 client of the downstream calls: node:https (client.yml request.http1Client:
-  // node) against the default, undici (`shipped`).
-  'shipped-node-http1': {
-    start: shipped({ request: { http1Client: 'node' } }),
-    baseline: 'baseline',
-    needs: SHIPPED,
-  },
 };
 
 export const SYSTEM_NAMES = Object.keys(SYSTEMS);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { HttpClient, type ClientConfig } from '../../src';
 
 export const CERTS = path.resolve(__dirname, '..', '..', '..', '..', 'certs');
 
@@ -76,8 +77,44 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-export const trustingAgent = () =>
-  new https.Agent({ ca: fs.readFileSync(path.join(CERTS, 'ca.crt')) });
+/** client.yml `tls` trusting the dev CA (certs/ca.crt), hostname verified, no key store. */
+export const TRUSTING: ClientConfig['tls'] = {
+  verifyHostname: true,
+  loadDefaultTrustStore: false,
+  loadTrustStore: true,
+  trustStore: path.join(CERTS, 'ca.crt'),
+  loadKeyStore: false,
+};
+
+/** The clients made by `testClient`, closed by `closeClients`. */
+const made: HttpClient[] = [];
+
+/**
+ * The service's HTTP client as client.yml makes it: `TRUSTING` changed by `tls`, a connect
+ * time-out of 1000 ms unless given, HTTP/1.1 only unless `enableHttp2`.
+ */
+export function testClient(
+  options: {
+    tls?: Partial<ClientConfig['tls']>;
+    connectTimeout?: number;
+    enableHttp2?: boolean;
+  } = {},
+): HttpClient {
+  const client = new HttpClient({
+    tls: { ...TRUSTING, ...options.tls },
+    request: {
+      connectTimeout: options.connectTimeout ?? 1000,
+      enableHttp2: options.enableHttp2 ?? false,
+    },
+  });
+  made.push(client);
+  return client;
+}
+
+/** Closes every connection of the clients made so far (an `afterEach` / `afterAll`). */
+export async function closeClients(): Promise<void> {
+  await Promise.all(made.splice(0).map((c) => c.destroy()));
+}
 
 /** An unsigned JWT-shaped string with the given payload (the client never verifies tokens). */
 export function fakeJwt(payload: Record<string, unknown>): string {

@@ -1,7 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import type { Transport } from '@chain/oauth-client';
 import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json';
 import type { TelemetryConfig } from './telemetry-config';
 
@@ -10,8 +9,8 @@ export interface SpanExporterOptions {
   /** `service.name` (telemetry.yml `serviceName`, else server.yml `serviceId`). */
   serviceName: string;
   logger: Logger;
-  /** The agent of an `https://` collector (client.yml's trust store). */
-  httpsAgent?: () => https.Agent;
+  /** The service's one HTTP client (client.yml's trust store), asked for at the first export. */
+  http: () => Transport;
 }
 
 /** What one export did. */
@@ -152,38 +151,14 @@ export class SpanExporter {
   }
 
   private post(body: string): Promise<{ status: number; body: string }> {
-    const { config, httpsAgent } = this.options;
-    const secure = this.url.protocol === 'https:';
-    return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).request(
-        this.url,
-        {
-          method: 'POST',
-          agent: secure ? httpsAgent?.() : undefined,
-          timeout: config.timeoutMs,
-          headers: {
-            ...config.headers,
-            'Content-Type': 'application/json',
-            'Content-Length': Buffer.byteLength(body),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_ANSWER) res.destroy(new Error('answer larger than 4 MiB'));
-            else chunks.push(chunk);
-          });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${config.timeoutMs} ms`)));
-      req.on('error', reject);
-      req.end(body);
+    const { config, http } = this.options;
+    return http().request({
+      method: 'POST',
+      url: this.url,
+      headers: { ...config.headers, 'Content-Type': 'application/json' },
+      body,
+      timeoutMs: config.timeoutMs,
+      maxBodyBytes: MAX_ANSWER,
     });
   }
 }

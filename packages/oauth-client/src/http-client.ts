@@ -1,0 +1,323 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
+import type { ClientConfig } from './client-config';
+import { tlsOptions } from './tls-options';
+import {
+  TransportError,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from './transport';
+
+/** What the client takes from client.yml: the TLS settings and two of `request`. */
+export interface HttpClientConfig {
+  tls: ClientConfig['tls'];
+  request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
+}
+
+/** Connections per origin, as many as a busy hop needs. */
+const CONNECTIONS = 256;
+/** Calls in flight on one HTTP/2 session (the streams a Node server allows by default). */
+const STREAMS_PER_SESSION = 100;
+
+/** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+
+/**
+ * The one outbound HTTP client of a service, over undici: downstream calls, token and key
+ * requests, span exports. One keep-alive connection pool per origin with the TLS settings of
+ * client.yml (`tlsOptions`, read once), client.yml `request.connectTimeout` for every new
+ * connection, and with `request.enableHttp2` HTTP/2 to the origins that offer it (ALPN; the
+ * others HTTP/1.1 on the same pool).
+ *
+ * - **Failures by kind** (`TransportError`, the one place they are told apart): see
+ *   `failureOf`.
+ * - **A kept-alive connection found reset** before any byte of the answer is `stale_connection`.
+ *   undici emits `connect` on its pool right before it writes the first request on a new
+ *   connection (synchronously), which is how a call tells a new connection from a kept-alive one.
+ *   A fresh connection (`freshConnection`) comes from a second agent that keeps none alive.
+ * - **HTTP/2**: a session carries up to 100 calls at once (undici's `pipelining` of that
+ *   connection, set when it is made); a stream the server refused unprocessed (REFUSED_STREAM,
+ *   as a stopping server does) is sent once more; a session the server closes (GOAWAY) finishes
+ *   its streams and the next call opens a new one. Calls to an origin not yet connected each
+ *   open a connection, as HTTP/1.1 would; once one is made they share it.
+ * - **Time-outs**: the whole call has one timer (`timeoutMs`), the connect phase undici's own.
+ *
+ * Calls are dispatched with undici's low-level handler: no stream and no promise of undici's per
+ * call; the answer's raw headers are put in Node's shape only when read.
+ */
+export class HttpClient implements Transport {
+  /** client.yml `request.connectTimeout`. */
+  readonly connectTimeoutMs: number;
+  private readonly connector: buildConnector.connector;
+  private readonly pool: Agent;
+  private fresh?: Agent;
+  /** Set while undici writes the first request on a connection it has just made. */
+  private newConnection = false;
+  /** The ALPN protocol of the connection undici has just made. */
+  private protocol: string | false | null = null;
+
+  constructor(config: HttpClientConfig) {
+    this.connectTimeoutMs = config.request.connectTimeout;
+    const connect = buildConnector({
+      ...tlsOptions(config.tls),
+      timeout: this.connectTimeoutMs,
+      allowH2: config.request.enableHttp2,
+    });
+    this.connector = (options, callback) =>
+      connect(options, (err, socket) => {
+        this.protocol = (socket as TLSSocket | null)?.alpnProtocol ?? null;
+        (callback as (err: Error | null, socket: unknown) => void)(err, socket);
+      });
+    this.pool = this.agent(1);
+    this.pool.on('connect', (_origin, targets) => {
+      this.newConnection = true;
+      queueMicrotask(() => (this.newConnection = false));
+      (targets[targets.length - 1] as Client).pipelining =
+        this.protocol === 'h2' ? STREAMS_PER_SESSION : 1;
+    });
+  }
+
+  request(r: TransportRequest): Promise<TransportResponse> {
+    const agent = r.freshConnection ? (this.fresh ??= this.agent(0)) : this.pool;
+    return new Promise((resolve, reject) => {
+      const call = new Call(r, agent, resolve, reject, this);
+      call.timer = setTimeout(() => call.fail(timedOut(r)), r.timeoutMs);
+      call.dispatch();
+    });
+  }
+
+  /** Whether the call undici starts now is the first on a connection just made. */
+  isNewConnection(): boolean {
+    return this.newConnection;
+  }
+
+  /** Closes every connection (shutdown, tests). */
+  async destroy(): Promise<void> {
+    await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
+  }
+
+  /** `pipelining` 1: keep-alive, one call at a time per HTTP/1.1 connection; 0: none kept alive. */
+  private agent(pipelining: number): Agent {
+    return new Agent({
+      connect: this.connector,
+      connections: CONNECTIONS,
+      pipelining,
+      // The whole exchange has the call's own time-out.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+}
+
+const timedOut = (r: TransportRequest) =>
+  new TransportError('timeout', `no answer within ${r.timeoutMs} ms`);
+
+/** What a call knew when it failed: whether an answer had begun, on a kept-alive connection. */
+export interface CallState {
+  answered: boolean;
+  reused: boolean;
+  fresh: boolean;
+  connectTimeoutMs: number;
+}
+
+/**
+ * A failure of undici or Node as a `TransportError` of its kind; Node's code stays on it
+ * (`code`) and the error is its `cause`:
+ * - undici's connect time-out is `connect_timeout`;
+ * - a reset or closed kept-alive connection before any byte of the answer is `stale_connection`
+ *   (undici's "other side closed" reported as Node reports it: ECONNRESET, "socket hang up");
+ * - anything else, refused, DNS, TLS (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`,
+ *   `ERR_TLS_CERT_ALTNAME_INVALID`), a reset new connection, an HTTP/2 stream reset, is
+ *   `network`.
+ * The time-out of the whole call and a body over the limit are the call's own (`Call`).
+ */
+export function failureOf(err: Error, call: CallState): TransportError {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new TransportError(
+      'connect_timeout',
+      `no connection within ${call.connectTimeoutMs} ms`,
+      {
+        cause: err,
+      },
+    );
+  }
+  const cause =
+    code === 'UND_ERR_SOCKET' && !call.answered
+      ? Object.assign(new Error('socket hang up', { cause: err }), { code: 'ECONNRESET' })
+      : err;
+  const nodeCode = (cause as NodeJS.ErrnoException).code ?? code;
+  if (!call.answered && call.reused && !call.fresh && STALE_CODES.has(code)) {
+    return new TransportError('stale_connection', `kept-alive connection reset (${nodeCode})`, {
+      cause,
+    });
+  }
+  return new TransportError('network', cause.message || nodeCode, { cause });
+}
+
+/** An HTTP/2 stream the server refused before processing it (RFC 9113 8.7: safe to resend). */
+const isRefusedStream = (err: Error) =>
+  (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_STREAM_ERROR' &&
+  err.message.endsWith('NGHTTP2_REFUSED_STREAM');
+
+/** One call: undici's (legacy, unwrapped) dispatch handler, collecting the answer. */
+class Call implements Dispatcher.DispatchHandler, CallState {
+  timer?: NodeJS.Timeout;
+  answered = false;
+  reused = false;
+  readonly fresh: boolean;
+  readonly connectTimeoutMs: number;
+  private abort?: (err: Error) => void;
+  private settled = false;
+  private resent = false;
+  private status = 0;
+  private rawHeaders: Buffer[] = [];
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly r: TransportRequest,
+    private readonly agent: Agent,
+    private readonly resolve: (response: TransportResponse) => void,
+    private readonly reject: (err: TransportError) => void,
+    private readonly client: HttpClient,
+  ) {
+    this.fresh = r.freshConnection === true;
+    this.connectTimeoutMs = client.connectTimeoutMs;
+  }
+
+  dispatch(): void {
+    const { r } = this;
+    this.agent.dispatch(
+      {
+        origin: r.url.origin,
+        path: r.url.pathname + r.url.search,
+        method: r.method as Dispatcher.HttpMethod,
+        headers: r.headers,
+        body: r.body,
+      },
+      this,
+    );
+  }
+
+  /** Ends the call with a failure; the request or connection is cut off if under way. */
+  fail(err: TransportError): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(err);
+    this.abort?.(err);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    this.reused = !this.client.isNewConnection();
+    // Timed out while waiting for its connection: cut off before it is sent.
+    if (this.settled) abort(timedOut(this.r));
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    this.answered = true;
+    this.status = status;
+    // Read into Node's shape only when asked for (a 2xx chain answer never is). undici hands a
+    // new array per answer, of buffers over the bytes read, which nothing writes again.
+    this.rawHeaders = rawHeaders;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > this.r.maxBodyBytes) {
+      this.fail(
+        new TransportError('body_too_large', `a body larger than ${this.r.maxBodyBytes} bytes`),
+      );
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const body =
+      this.chunks.length === 1
+        ? this.chunks[0].toString('utf8')
+        : Buffer.concat(this.chunks).toString('utf8');
+    this.resolve(new Answer(this.status, this.rawHeaders, body));
+  }
+
+  onError(err: Error): void {
+    if (this.settled) return;
+    if (!this.resent && !this.answered && isRefusedStream(err)) {
+      this.resent = true;
+      this.chunks = [];
+      this.size = 0;
+      queueMicrotask(() => this.dispatch());
+      return;
+    }
+    this.fail(failureOf(err, this));
+  }
+}
+
+/** An answer whose headers are put in Node's shape when first read. */
+class Answer implements TransportResponse {
+  private nodeShaped?: IncomingHttpHeaders;
+
+  constructor(
+    readonly status: number,
+    private readonly raw: Buffer[],
+    readonly body: string,
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.nodeShaped ??= nodeHeaders(this.raw));
+  }
+}
+
+/** Of repeated headers Node keeps the first; `set-cookie` is a list; `cookie` joins with `; `. */
+const FIRST_WINS = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/**
+ * The raw header lines as Node's `IncomingMessage.headers` has them: lower-case names, values as
+ * Latin-1 text, repeated headers kept, listed or joined as Node does.
+ */
+function nodeHeaders(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toString('latin1').toLowerCase();
+    const value = raw[i + 1].toString('latin1');
+    const seen = headers[name];
+    if (name === 'set-cookie') {
+      if (seen === undefined) headers[name] = [value];
+      else (seen as string[]).push(value);
+    } else if (seen === undefined) {
+      headers[name] = value;
+    } else if (!FIRST_WINS.has(name)) {
+      headers[name] = `${seen as string}${name === 'cookie' ? '; ' : ', '}${value}`;
+    }
+  }
+  return headers;
+}
