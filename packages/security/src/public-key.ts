@@ -77,13 +77,10 @@ export function verificationKey(
 }
 
 /**
- * What is wrong with a `jwt.certificate` file, or undefined when it holds a certificate (or
- * public key) that can verify one of the allowed algorithms.
+ * The verification key of a `jwt.certificate` file, or what is wrong with it: the file cannot be
+ * read, or holds a private key, or a key that fits none of the allowed algorithms.
  */
-export function certificateProblem(
-  path: string,
-  allowed: readonly Algorithm[],
-): string | undefined {
+function readCertificate(path: string, allowed: readonly Algorithm[]): VerificationKey | string {
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -93,12 +90,20 @@ export function certificateProblem(
       : `cannot be read: ${path}`;
   }
   try {
-    verificationKey(text, allowed);
-    return undefined;
+    return verificationKey(text, allowed);
   } catch (err) {
     const reason = err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
     return `${path} holds ${reason}`;
   }
+}
+
+/** What is wrong with a `jwt.certificate` file (security.yml's schema), or undefined. */
+export function certificateProblem(
+  path: string,
+  allowed: readonly Algorithm[],
+): string | undefined {
+  const read = readCertificate(path, allowed);
+  return typeof read === 'string' ? read : undefined;
 }
 
 /**
@@ -113,9 +118,9 @@ export function loadCertificates(
 ): Map<string, VerificationKey> {
   const keys = new Map<string, VerificationKey>();
   for (const [kid, path] of Object.entries(certificates)) {
-    const problem = certificateProblem(path, allowed);
-    if (problem) throw new ConfigError(file, `jwt.certificate.${kid}`, problem);
-    keys.set(kid, verificationKey(fs.readFileSync(path, 'utf8'), allowed));
+    const read = readCertificate(path, allowed);
+    if (typeof read === 'string') throw new ConfigError(file, `jwt.certificate.${kid}`, read);
+    keys.set(kid, read);
   }
   return keys;
 }

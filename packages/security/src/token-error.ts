@@ -1,9 +1,9 @@
+import type { StatusCode } from '@chain/errors';
 import { errors } from 'jose';
 
 /**
- * Why a token was refused, before it is known which header it came from: `invalid` becomes
- * ERR10000 (Authorization) or ERR10003 (X-Scope-Token), `expired` ERR10001 or ERR10004 (the
- * authorizer's table). The message is a fixed reason for the log; it never holds any part of
+ * Why a token was refused, before it is known which header it came from (REFUSAL_CODES). The
+ * message is a fixed reason for the log; it never holds any part of
  * the token.
  */
 export class TokenError extends Error {
@@ -19,10 +19,15 @@ export class TokenError extends Error {
 
 export const invalidToken = (reason: string) => new TokenError('invalid', reason);
 
+/** The catalogue code of a refusal, by the header the token came in. */
+export const REFUSAL_CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = {
+  auth: { invalid: 'ERR10000', expired: 'ERR10001' },
+  scope: { invalid: 'ERR10003', expired: 'ERR10004' },
+};
+
 /**
- * Every refusal jose makes of a token, by its error code, and the reason it is logged with
- * (jose's messages are not shown: one reason per kind of defect, stable for log searches). All
- * are invalid tokens: expiry is checked by `claims.ts`, before jose verifies the signature.
+ * jose's refusals of a token by error code, each with the reason it is logged with (one per kind
+ * of defect, stable for log searches). All are invalid tokens: the expiry is ours (`claims.ts`).
  */
 const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_INVALID: 'token is not a compact JWS with a JSON header',
@@ -31,15 +36,12 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify',
 };
 
-/**
- * A failure of jose's verification as a TokenError (an alg outside `algorithms` is refused
- * naming the list); anything else (ERR20005 of the key store, a TokenError of ours, a defect)
- * unchanged.
- */
+/** A jose error as a TokenError (an alg it does not allow names the list); anything else unchanged. */
 export function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   if (!(err instanceof errors.JOSEError)) return err;
-  if (err.code === 'ERR_JOSE_ALG_NOT_ALLOWED') {
-    return invalidToken(`alg is not ${algorithms.join(', ')}`);
-  }
-  return invalidToken(JOSE_REFUSALS[err.code] ?? 'token is not a valid JWS');
+  const reason =
+    err.code === 'ERR_JOSE_ALG_NOT_ALLOWED'
+      ? `alg is not ${algorithms.join(', ')}`
+      : (JOSE_REFUSALS[err.code] ?? 'token is not a valid JWS');
+  return invalidToken(reason);
 }

@@ -328,6 +328,10 @@ describe('createJwtVerifier: malformed and hostile tokens', () => {
       'dot-dot kid': kid,
       'url-like kid': kid,
       'no kid': kid,
+      'jwk header with the signer key': signature,
+      'jku header': signature,
+      'x5u header': signature,
+      'x5c header': signature,
       '100 KB token': `invalid: token longer than ${MAX_TOKEN_LENGTH} characters`,
       // jose decodes base64url as Node does (characters outside the alphabet are skipped); the
       // signature covers the text as sent, so none of these verifies
