@@ -4,7 +4,7 @@ import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
 import { StatusError } from '@chain/errors';
 import type { StatusCode } from '@chain/errors';
-import { TokenError } from './token-error';
+import { REFUSAL_CODES, TokenError } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */
 export interface AuthInfo {
@@ -62,11 +62,6 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
   return err instanceof StatusError ? refusedCallers.get(err) : undefined;
 }
 
-const CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = {
-  auth: { invalid: 'ERR10000', expired: 'ERR10001' },
-  scope: { invalid: 'ERR10003', expired: 'ERR10004' },
-};
-
 /**
  * One request: a path of `skipPathPrefixes` is not verified; otherwise the bearer token
  * (ERR10002), its verification (ERR10000/ERR10001), and with scope verification the
@@ -75,12 +70,7 @@ const CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = 
  * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`
  * become headers.
  */
-export function createAuthorizer(
-  verify: JwtVerifier,
-  rules: AuthorizerOptions | boolean,
-): Authorizer {
-  const options: AuthorizerOptions =
-    typeof rules === 'boolean' ? { enableVerifyScope: rules } : rules;
+export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions): Authorizer {
   const {
     enableVerifyScope,
     enableExtractScopeToken = true,
@@ -93,7 +83,7 @@ export function createAuthorizer(
       return await verify(token);
     } catch (err) {
       if (err instanceof TokenError) {
-        throw new StatusError(CODES[which][err.kind], [], { cause: err });
+        throw new StatusError(REFUSAL_CODES[which][err.kind], [], { cause: err });
       }
       throw err;
     }

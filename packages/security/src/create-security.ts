@@ -1,5 +1,5 @@
 import { createAuthorizer, type Authorizer } from './authorizer';
-import type { ClaimChecks } from './claim-checks';
+import type { ClaimChecks } from './claims';
 import { systemClock, type Clock } from './clock';
 import { createJwtVerifier, type VerifiedToken } from './jwt-verifier';
 import type { KeyPolicy } from './key-policy';
@@ -20,7 +20,6 @@ export interface SecurityOptions {
   now?: Clock;
   /** Environment for the production check of `enableMockJwt` (default process.env). */
   env?: NodeJS.ProcessEnv;
-  maxTokenLength?: number;
   /** Where the key store reports keys fetched, retired, and look-ups that failed. */
   events?: KeyEvents;
 }
@@ -28,12 +27,8 @@ export interface SecurityOptions {
 export interface Security {
   /** Undefined when `enableVerifyJwt` is false: every request passes. */
   authorize?: Authorizer;
-  keys?: KeyStore;
-  cache?: TokenCache<VerifiedToken>;
   /** The `enableMockJwt` token issuer. */
   mockIssuer?: MockTokenIssuer;
-  /** `bootstrapFromKeyService` with a JWKS: the keys fetched at start (resolves their number). */
-  preloaded?: Promise<number>;
 }
 
 /**
@@ -75,7 +70,6 @@ export function createSecurity(options: SecurityOptions): Security {
     clockSkewInSeconds: skew,
     now,
     cache,
-    maxTokenLength: options.maxTokenLength,
     algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
     claims,
   });
@@ -86,10 +80,7 @@ export function createSecurity(options: SecurityOptions): Security {
     skipPathPrefixes: config.skipPathPrefixes,
     passThroughClaims: config.passThroughClaims,
   });
-  let preloaded: Promise<number> | undefined;
-  if (config.bootstrapFromKeyService && options.keySource?.kind === 'set') {
-    preloaded = keys.preload();
-    preloaded.catch(() => undefined);
-  }
-  return { authorize, keys, cache, mockIssuer, preloaded };
+  // bootstrapFromKeyService: a JWKS is fetched at start (a failure is logged by the key store).
+  if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
+  return { authorize, mockIssuer };
 }

@@ -4,7 +4,6 @@ export {
   SUPPORTED_ALGORITHMS,
   DEFAULT_ALGORITHMS,
   algorithmsOfKey,
-  verifySignature,
   type Algorithm,
 } from './algorithms';
 export { systemClock, type Clock } from './clock';
@@ -12,7 +11,7 @@ export { toPublicKey, verificationKey, type KeyMaterial, type VerificationKey } 
 export { DEFAULT_KEY_POLICY, type KeyPolicy } from './key-policy';
 export { type FetchedKey, type KeyEvents, type KeySource } from './key-source';
 export { KeyStore } from './key-store';
-export { type ClaimChecks } from './claim-checks';
+export { type ClaimChecks } from './claims';
 export { isSkippedPath, passThroughHeaders, applyPassThrough } from './request-rules';
 export { verifiedCallerOf, type AuthInfo } from './authorizer';
 export { MOCK_KID, type MockTokenIssuer, type TokenResponse } from './mock-jwt';

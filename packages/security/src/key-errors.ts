@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StatusError } from '@chain/errors';
+import { MAX_KIDS } from './key-policy';
 import { invalidToken, type TokenError } from './token-error';
 
 /** A kid no key is known for: an invalid token (401 ERR10000), never a server error. */
@@ -9,16 +11,17 @@ export function keyUnavailable(kid: string, cause: unknown): StatusError {
   return new StatusError('ERR20005', [kid], { cause });
 }
 
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+/** The key source's answer, or a rejection after `ms` (a key source takes no abort signal). */
+export function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
+  const late = sleep(ms, undefined, { ref: false }).then(() => {
+    throw new Error(`no answer within ${ms} ms`);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([answer, late]);
 }
 
-/** Drops the oldest entries of a map that is full, so one more can be set. */
-export function bounded<K, V>(map: Map<K, V>, max: number): Map<K, V> {
-  while (map.size > 0 && map.size >= max) map.delete(map.keys().next().value as K);
-  return map;
+/** Sets an entry of a map of kids, dropping the oldest when it holds MAX_KIDS already. */
+export function setBounded<V>(map: Map<string, V>, kid: string, value: V): void {
+  map.delete(kid);
+  if (map.size >= MAX_KIDS) map.delete(map.keys().next().value as string);
+  map.set(kid, value);
 }

@@ -1,17 +1,24 @@
-import { bounded, keyUnavailable, unknownKid, withTimeout } from './key-errors';
-import { refreshAgeMs } from './key-policy';
+import { answerWithin, keyUnavailable, setBounded, unknownKid } from './key-errors';
+import {
+  FAILURE_TTL_MS,
+  MAX_KIDS,
+  REFETCH_COOLDOWN_MS,
+  SET_COOLDOWN_MS,
+  refreshAgeMs,
+} from './key-policy';
 import type { KeySource } from './key-source';
 import { sameKey, usable, type FetchedKeys, type FetchedKeysOptions } from './kid-lookups';
 import type { VerificationKey } from './public-key';
 
 /**
  * A key server publishing a JWKS: the whole set is fetched at once and every key of it kept
- * (jose's remote key set model). The set is used for `maxAgeMs` and refreshed in the background
- * from three quarters of it; a kid the set does not hold fetches it again at most once per
- * `setCooldownMs` (one fetch in flight at a time, shared by every caller), so a flood of made-up
- * kids costs the key server one request per cooldown and a newly published kid is in the next
- * fetch. A failed fetch is remembered `failureTtlMs`. A set past its maximum age is not used:
- * without a fresh answer from the key server its keys are not trusted (ERR20005).
+ * (jose's remote key set model, with our lifecycle). The set is used for `maxAgeMs` and
+ * refreshed in the background from three quarters of it; a kid the set does not hold fetches it
+ * again at most once per SET_COOLDOWN_MS (one fetch in flight at a time, shared by every
+ * caller), so a flood of made-up kids costs the key server one request per cooldown and a newly
+ * published kid is in the next fetch. A failed fetch is remembered FAILURE_TTL_MS. A set past
+ * its maximum age is not used: without a fresh answer from the key server its keys are not
+ * trusted (ERR20005).
  */
 export class KeySetCache implements FetchedKeys {
   private keys = new Map<string, VerificationKey>();
@@ -46,32 +53,31 @@ export class KeySetCache implements FetchedKeys {
     const at = now();
     if (this.failingAt(at)) throw keyUnavailable(kid, this.failure!.cause);
     const fresh = this.fetchedAt !== undefined && at - this.fetchedAt < policy.maxAgeMs;
-    if (fresh && this.attemptedAt !== undefined && at - this.attemptedAt < policy.setCooldownMs) {
-      throw unknownKid('unknown kid; not in the key set');
-    }
+    if (fresh && this.coolingDown(at)) throw unknownKid('unknown kid; not in the key set');
     return this.after(this.reload(), kid);
   }
 
   async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
     const held = this.keys.get(kid);
     if (held !== stale) return held;
-    const { policy, now } = this.options;
-    const at = now();
+    const at = this.options.now();
     const last = this.refetchedAt.get(kid);
-    if (last !== undefined && at - last < policy.refetchCooldownMs) return undefined;
-    if (this.attemptedAt !== undefined && at - this.attemptedAt < policy.setCooldownMs) {
+    if ((last !== undefined && at - last < REFETCH_COOLDOWN_MS) || this.coolingDown(at)) {
       return undefined;
     }
-    this.refetchedAt.delete(kid);
-    bounded(this.refetchedAt, policy.maxEntries).set(kid, at);
+    setBounded(this.refetchedAt, kid, at);
     await (this.flight ?? this.reload()).catch(() => undefined);
     const fresh = this.keys.get(kid);
     return fresh && !sameKey(fresh, stale) ? fresh : undefined;
   }
 
-  async preload(): Promise<number> {
-    await (this.flight ?? this.reload());
-    return this.keys.size;
+  /** security.yml `bootstrapFromKeyService`: the set fetched at start. */
+  preload(): Promise<void> {
+    return this.flight ?? this.reload();
+  }
+
+  private coolingDown(at: number): boolean {
+    return this.attemptedAt !== undefined && at - this.attemptedAt < SET_COOLDOWN_MS;
   }
 
   private failingAt(at: number): boolean {
@@ -100,23 +106,22 @@ export class KeySetCache implements FetchedKeys {
     this.attemptedAt = now();
     let set;
     try {
-      set = await withTimeout(this.source.fetch(), policy.timeoutMs);
+      set = await answerWithin(this.source.fetch(), policy.timeoutMs);
     } catch (err) {
-      this.failure = { until: now() + policy.failureTtlMs, cause: err };
+      this.failure = { until: now() + FAILURE_TTL_MS, cause: err };
       events?.warn({ err }, 'key set fetch failed');
       throw err;
     }
     const keys = new Map<string, VerificationKey>();
     for (const [kid, { material, alg }] of set) {
-      if (keys.size >= policy.maxEntries) break;
-      const key = usable(kid, material, this.options, alg);
+      if (keys.size >= MAX_KIDS) break;
+      const key = await usable(kid, material, this.options, alg);
       // The same key again keeps its identity, so tokens it verified stay cached.
       const previous = this.keys.get(kid);
       if (key) keys.set(kid, sameKey(previous, key) ? previous! : key);
     }
-    const before = [...this.keys.keys()];
     const added = [...keys.keys()].filter((kid) => !this.keys.has(kid));
-    const retired = before.filter((kid) => !keys.has(kid));
+    const retired = [...this.keys.keys()].filter((kid) => !keys.has(kid));
     this.keys = keys;
     this.fetchedAt = now();
     this.failure = undefined;

@@ -22,16 +22,14 @@ export interface KeyStoreOptions {
  * then keys fetched from the key server (by kid, or as a JWKS), each within its maximum age.
  */
 export class KeyStore {
-  readonly policy: KeyPolicy;
   private readonly fetched?: FetchedKeys;
 
   constructor(
     private readonly configured: ReadonlyMap<string, VerificationKey>,
     options: KeyStoreOptions,
   ) {
-    this.policy = { ...DEFAULT_KEY_POLICY, ...options.policy };
     const context = {
-      policy: this.policy,
+      policy: { ...DEFAULT_KEY_POLICY, ...options.policy },
       now: options.now,
       algorithms: options.algorithms ?? DEFAULT_ALGORITHMS,
       events: options.events,
@@ -59,16 +57,16 @@ export class KeyStore {
 
   /**
    * After a fetched key failed a signature check: the kid's key fetched again (a provider that
-   * reused a kid), at most once per `refetchCooldownMs` per kid. Undefined when there is no other
-   * key to try; configured certificates are never fetched.
+   * reused a kid), at most once per REFETCH_COOLDOWN_MS per kid. Undefined when there is no
+   * other key to try; configured certificates are never fetched.
    */
   async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
     if (!this.fetched || this.configured.get(kid) === stale) return undefined;
     return this.fetched.refetch(kid, stale);
   }
 
-  /** security.yml `bootstrapFromKeyService`: the keys the key server lists, fetched at start. */
-  preload(): Promise<number> {
-    return this.fetched ? this.fetched.preload() : Promise.resolve(0);
+  /** security.yml `bootstrapFromKeyService` with a JWKS: the set fetched at start. */
+  async preload(): Promise<void> {
+    if (this.fetched instanceof KeySetCache) await this.fetched.preload();
   }
 }

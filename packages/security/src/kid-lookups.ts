@@ -1,10 +1,21 @@
 import type { Algorithm } from './algorithms';
 import type { Clock } from './clock';
-import { bounded, keyUnavailable, unknownKid, withTimeout } from './key-errors';
-import { refreshAgeMs, type KeyPolicy } from './key-policy';
+import { answerWithin, keyUnavailable, setBounded, unknownKid } from './key-errors';
+import {
+  FAILURE_TTL_MS,
+  NOT_FOUND_TTL_MS,
+  REFETCH_COOLDOWN_MS,
+  refreshAgeMs,
+  type KeyPolicy,
+} from './key-policy';
 import type { KeyEvents, KeySource } from './key-source';
 import { LookupBudget } from './lookup-budget';
-import { toPublicKey, verificationKey, type VerificationKey } from './public-key';
+import {
+  importPublicKey,
+  verificationKey,
+  type KeyMaterial,
+  type VerificationKey,
+} from './public-key';
 
 /** Keys fetched from a key server, as the key store asks for them. */
 export interface FetchedKeys {
@@ -14,8 +25,6 @@ export interface FetchedKeys {
   resolve(kid: string): Promise<VerificationKey>;
   /** After `stale` failed a signature check: a different key for the kid, when one can be had now. */
   refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined>;
-  /** Fetches what the key server can list at start; resolves the number of keys held. */
-  preload(): Promise<number>;
 }
 
 export interface FetchedKeysOptions {
@@ -39,10 +48,10 @@ interface Miss {
 /**
  * light-oauth2's key service, one kid per request (`GET {uri}/{kid}`). Each kid is fetched once
  * at a time (single flight) and kept for `maxAgeMs`, refreshed in the background from three
- * quarters of it; a kid the server does not know is remembered `notFoundTtlMs`, a failure
- * `failureTtlMs`. Kids nobody knows yet share a LookupBudget, so a flood of made-up kids costs
- * the key server one request per `lookupIntervalMs` and cannot keep out a kid it really has;
- * kids already known are refreshed outside that budget.
+ * quarters of it; a kid the server does not know is remembered NOT_FOUND_TTL_MS, a failure
+ * FAILURE_TTL_MS. Kids nobody knows yet share a LookupBudget, so a flood of made-up kids costs
+ * the key server one request a second and cannot keep out a kid it really has; kids already
+ * known are refreshed outside that budget.
  */
 export class KidLookups implements FetchedKeys {
   private readonly entries = new Map<string, Entry>();
@@ -55,13 +64,7 @@ export class KidLookups implements FetchedKeys {
     private readonly source: Extract<KeySource, { kind: 'kid' }>,
     private readonly options: FetchedKeysOptions,
   ) {
-    const { policy, now } = options;
-    this.budget = new LookupBudget(
-      policy.lookupBurst,
-      policy.lookupIntervalMs,
-      policy.maxEntries,
-      now(),
-    );
+    this.budget = new LookupBudget(options.now());
   }
 
   current(kid: string): VerificationKey | undefined {
@@ -107,17 +110,11 @@ export class KidLookups implements FetchedKeys {
     if (entry.key !== stale) return entry.key;
     const at = this.options.now();
     const last = this.refetchedAt.get(kid);
-    if (last !== undefined && at - last < this.options.policy.refetchCooldownMs) return undefined;
-    this.refetchedAt.delete(kid);
-    bounded(this.refetchedAt, this.options.policy.maxEntries).set(kid, at);
+    if (last !== undefined && at - last < REFETCH_COOLDOWN_MS) return undefined;
+    setBounded(this.refetchedAt, kid, at);
     const flight = this.flights.get(kid) ?? this.start(kid);
     const fresh = await flight.catch(() => undefined);
     return fresh && !sameKey(fresh.key, stale) ? fresh.key : undefined;
-  }
-
-  /** light-oauth2 cannot list its keys: nothing to preload. */
-  async preload(): Promise<number> {
-    return 0;
   }
 
   private failing(kid: string, at: number): boolean {
@@ -137,50 +134,45 @@ export class KidLookups implements FetchedKeys {
     const { policy, now, events } = this.options;
     let publicKey;
     try {
-      const material = await withTimeout(this.source.fetch(kid), policy.timeoutMs);
+      const material = await answerWithin(this.source.fetch(kid), policy.timeoutMs);
       // An answer that is not a public key is a key server failure.
-      if (material !== undefined) publicKey = toPublicKey(material);
+      if (material !== undefined) publicKey = await importPublicKey(material);
     } catch (err) {
-      this.remember(kid, { until: now() + policy.failureTtlMs, failure: err });
+      setBounded(this.misses, kid, { until: now() + FAILURE_TTL_MS, failure: err });
       events?.warn({ kid, err }, 'key look-up failed');
       throw keyUnavailable(kid, err);
     } finally {
       this.budget.forget(kid);
     }
-    const key = publicKey && usable(kid, publicKey, this.options);
+    const key = publicKey && (await usable(kid, publicKey, this.options));
     if (key === undefined) {
       if (this.entries.delete(kid)) events?.info({ kid }, 'key retired by the key server');
-      this.remember(kid, { until: now() + policy.notFoundTtlMs });
+      setBounded(this.misses, kid, { until: now() + NOT_FOUND_TTL_MS });
       return undefined;
     }
     this.misses.delete(kid);
     const previous = this.entries.get(kid);
     // The same key again keeps its identity, so tokens it verified stay cached.
     const entry = { key: sameKey(previous?.key, key) ? previous!.key : key, fetchedAt: now() };
-    const known = this.entries.delete(kid);
-    bounded(this.entries, policy.maxEntries).set(kid, entry);
-    if (!known) events?.info({ kid }, 'key fetched from the key server');
+    setBounded(this.entries, kid, entry);
+    if (!previous) events?.info({ kid }, 'key fetched from the key server');
     return entry;
-  }
-
-  private remember(kid: string, miss: Miss): void {
-    this.misses.delete(kid);
-    bounded(this.misses, this.options.policy.maxEntries).set(kid, miss);
   }
 }
 
 /**
- * A key of a type jwt.algorithms does not allow verifies nothing: its kid is treated as
- * unknown (401), and the operator is told why.
+ * A key of a key server as a verification key (jose imports a JWK). A key jwt.algorithms does
+ * not allow, or one that cannot be read, verifies nothing: its kid is treated as unknown (401),
+ * and the operator is told why.
  */
-export function usable(
+export async function usable(
   kid: string,
-  material: Parameters<typeof verificationKey>[0],
+  material: KeyMaterial,
   options: FetchedKeysOptions,
   pinned?: unknown,
-): VerificationKey | undefined {
+): Promise<VerificationKey | undefined> {
   try {
-    return verificationKey(material, options.algorithms, pinned);
+    return verificationKey(await importPublicKey(material), options.algorithms, pinned);
   } catch (err) {
     options.events?.warn({ kid, reason: (err as Error).message }, 'key of the key server not used');
     return undefined;

@@ -1,5 +1,6 @@
 import crypto, { type KeyObject } from 'node:crypto';
 import { ConfigError } from '@chain/errors';
+import { SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from './clock';
 
 export const MOCK_KID = 'mock-jwt';
@@ -31,9 +32,13 @@ export class MockTokenIssuer {
     this.privateKey = pair.privateKey;
   }
 
-  issue(request: { clientId?: string; userId?: string; scopes?: string[] }): TokenResponse {
+  async issue(request: {
+    clientId?: string;
+    userId?: string;
+    scopes?: string[];
+  }): Promise<TokenResponse> {
     const iat = Math.floor(this.now() / 1000);
-    const claims: Record<string, unknown> = {
+    const claims: JWTPayload = {
       iss: this.claims.issuer ?? 'urn:com:networknt:oauth2:v1',
       aud: this.claims.audience ?? 'urn:com.networknt',
       exp: iat + this.expiresInSeconds,
@@ -44,11 +49,10 @@ export class MockTokenIssuer {
       scope: request.scopes ?? [],
     };
     if (request.userId) claims.user_id = request.userId;
-    const encode = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url');
-    const input = `${encode({ alg: 'RS256', typ: 'JWT', kid: this.kid })}.${encode(claims)}`;
-    const signature = crypto.sign('RSA-SHA256', Buffer.from(input), this.privateKey);
     const response: TokenResponse = {
-      access_token: `${input}.${signature.toString('base64url')}`,
+      access_token: await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
+        .sign(this.privateKey),
       token_type: 'bearer',
       expires_in: this.expiresInSeconds,
     };

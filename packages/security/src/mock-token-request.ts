@@ -9,7 +9,7 @@ export function mockTokenResponse(
   issuer: MockTokenIssuer,
   form: URLSearchParams,
   authorization: string | undefined,
-): TokenResponse {
+): Promise<TokenResponse> {
   const scope = form.get('scope')?.split(/\s+/).filter(Boolean) ?? [];
   return issuer.issue({
     clientId: basicUser(authorization) ?? nonEmpty(form.get('client_id')),

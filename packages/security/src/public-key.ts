@@ -1,6 +1,7 @@
-import crypto, { type JsonWebKey, type KeyObject } from 'node:crypto';
+import crypto, { KeyObject, type JsonWebKey } from 'node:crypto';
 import fs from 'node:fs';
 import { ConfigError } from '@chain/errors';
+import { importJWK, type JWK } from 'jose';
 import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms';
 
 /** Key material as a key server or a config file gives it: PEM text, a KeyObject or a JWK. */
@@ -21,34 +22,41 @@ const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const PEM_PRIVATE = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 
 /**
- * The public key of a PEM X.509 certificate, a PEM public key, a public KeyObject or a public
- * JWK. A private key is refused, whatever its form: a verifier never holds one, and a private
- * key in a verifier's config is a leak waiting to happen.
+ * The public key of a PEM X.509 certificate, a PEM public key (SPKI or PKCS#1) or a public
+ * KeyObject. A private key is refused, whatever its form: a verifier never holds one, and a
+ * private key in a verifier's config is a leak waiting to happen.
  */
-export function toPublicKey(material: KeyMaterial): KeyObject {
-  if (typeof material === 'string' || Buffer.isBuffer(material)) {
-    const text = material.toString();
-    if (PEM_PRIVATE.test(text))
-      throw new TypeError('a private key, not a certificate or public key');
-    if (text.includes(PEM_CERTIFICATE)) return new crypto.X509Certificate(text).publicKey;
-    if (PEM_PUBLIC.test(text)) return crypto.createPublicKey(text);
-    throw new TypeError('not a PEM certificate or public key');
-  }
-  if (material instanceof crypto.KeyObject) {
+export function toPublicKey(material: string | Buffer | KeyObject): KeyObject {
+  if (material instanceof KeyObject) {
     if (material.type !== 'public') throw new TypeError(`a ${material.type} key, not a public key`);
     return material;
   }
-  if ('d' in material || 'k' in material) throw new TypeError('a private or secret JWK');
-  return crypto.createPublicKey({ key: material, format: 'jwk' });
+  const text = material.toString();
+  if (PEM_PRIVATE.test(text)) throw new TypeError('a private key, not a certificate or public key');
+  if (text.includes(PEM_CERTIFICATE)) return new crypto.X509Certificate(text).publicKey;
+  if (PEM_PUBLIC.test(text)) return crypto.createPublicKey(text);
+  throw new TypeError('not a PEM certificate or public key');
+}
+
+/** The public key of what a key server gave: PEM text, a KeyObject, or a JWK (jose's importJWK). */
+export async function importPublicKey(material: KeyMaterial): Promise<KeyObject> {
+  if (typeof material === 'string' || Buffer.isBuffer(material) || material instanceof KeyObject) {
+    return toPublicKey(material);
+  }
+  const key = await importJWK(material as JWK);
+  if (!(key instanceof KeyObject) || key.type !== 'public') {
+    throw new TypeError('a private or secret JWK');
+  }
+  return key;
 }
 
 /**
- * A verification key from key material, allowed to verify `allowed` (security.yml) of what its
- * type can verify; with `pinned` (a JWK's `alg`) only that one. Throws a TypeError saying why
+ * A verification key of a PEM text or a KeyObject, allowed to verify `allowed` (security.yml) of
+ * what its type can verify; with `pinned` (a JWK's `alg`) only that one. Throws a TypeError saying why
  * when the key can verify none of them.
  */
 export function verificationKey(
-  material: KeyMaterial,
+  material: string | Buffer | KeyObject,
   allowed: readonly Algorithm[],
   pinned?: unknown,
 ): VerificationKey {
@@ -69,13 +77,10 @@ export function verificationKey(
 }
 
 /**
- * What is wrong with a `jwt.certificate` file, or undefined when it holds a certificate (or
- * public key) that can verify one of the allowed algorithms.
+ * The verification key of a `jwt.certificate` file, or what is wrong with it: the file cannot be
+ * read, or holds a private key, or a key that fits none of the allowed algorithms.
  */
-export function certificateProblem(
-  path: string,
-  allowed: readonly Algorithm[],
-): string | undefined {
+function readCertificate(path: string, allowed: readonly Algorithm[]): VerificationKey | string {
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -85,12 +90,20 @@ export function certificateProblem(
       : `cannot be read: ${path}`;
   }
   try {
-    verificationKey(text, allowed);
-    return undefined;
+    return verificationKey(text, allowed);
   } catch (err) {
     const reason = err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
     return `${path} holds ${reason}`;
   }
+}
+
+/** What is wrong with a `jwt.certificate` file (security.yml's schema), or undefined. */
+export function certificateProblem(
+  path: string,
+  allowed: readonly Algorithm[],
+): string | undefined {
+  const read = readCertificate(path, allowed);
+  return typeof read === 'string' ? read : undefined;
 }
 
 /**
@@ -105,9 +118,9 @@ export function loadCertificates(
 ): Map<string, VerificationKey> {
   const keys = new Map<string, VerificationKey>();
   for (const [kid, path] of Object.entries(certificates)) {
-    const problem = certificateProblem(path, allowed);
-    if (problem) throw new ConfigError(file, `jwt.certificate.${kid}`, problem);
-    keys.set(kid, verificationKey(fs.readFileSync(path, 'utf8'), allowed));
+    const read = readCertificate(path, allowed);
+    if (typeof read === 'string') throw new ConfigError(file, `jwt.certificate.${kid}`, read);
+    keys.set(kid, read);
   }
   return keys;
 }

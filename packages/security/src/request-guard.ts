@@ -3,6 +3,8 @@ import { verifiedCallerOf, type AuthInfo } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
 import type { MockTokenIssuer } from './mock-jwt';
 import { StatusError } from '@chain/errors';
+import { decodeJwt } from 'jose';
+import { MAX_TOKEN_LENGTH } from './jwt-verifier';
 
 /** The two methods of a pino logger the guard writes with. */
 export interface GuardLogger {
@@ -130,11 +132,10 @@ const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
  */
 function claimedClientId(authorization: string | string[] | undefined): string | undefined {
   if (typeof authorization !== 'string') return undefined;
-  const payload = authorization.trim().split(/\s+/)[1]?.split('.')[1];
-  if (!payload || payload.length > 8192) return undefined;
+  const token = authorization.trim().split(/\s+/)[1];
+  if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
   try {
-    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    const id = (claims as { client_id?: unknown } | null)?.client_id;
+    const id = decodeJwt(token).client_id;
     return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
   } catch {
     return undefined;

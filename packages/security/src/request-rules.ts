@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { JwtClaims } from './jwt-decode';
+import type { JwtClaims } from './claims';
 
 /**
  * security.yml `skipPathPrefixes`: a request whose path is one of the prefixes, or below one of

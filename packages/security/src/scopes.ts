@@ -1,4 +1,4 @@
-import type { JwtClaims } from './jwt-decode';
+import type { JwtClaims } from './claims';
 
 /**
  * The scopes a token holds: claim `scope` as a JSON array or a space-separated string, else

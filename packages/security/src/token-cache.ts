@@ -28,7 +28,7 @@ export class TokenCache<T extends { exp: number }> {
   private readonly slots = new Map<string, Slot<T>>();
 
   constructor(
-    readonly maxEntries: number,
+    private readonly maxEntries: number,
     private readonly skewSeconds: number,
   ) {}
 

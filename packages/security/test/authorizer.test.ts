@@ -35,7 +35,7 @@ async function answer(
 }
 
 describe('createAuthorizer with scope verification', () => {
-  const authorize = createAuthorizer(verify, true);
+  const authorize = createAuthorizer(verify, { enableVerifyScope: true });
 
   it('passes a token holding any one required scope and says who called', async () => {
     const result = await answer(authorize, bearer(token(['api_a.w'])));
@@ -166,7 +166,7 @@ describe('createAuthorizer with scope verification', () => {
 });
 
 describe('createAuthorizer without scope verification', () => {
-  const authorize = createAuthorizer(verify, false);
+  const authorize = createAuthorizer(verify, { enableVerifyScope: false });
 
   it('ignores scopes and the X-Scope-Token', async () => {
     const result = await answer(authorize, bearer(token(['other'])), 'garbage');
@@ -182,7 +182,7 @@ describe('createAuthorizer without scope verification', () => {
 describe('errors that are not token errors', () => {
   it('are passed on unchanged', async () => {
     const boom = new Error('boom');
-    const authorize = createAuthorizer(() => Promise.reject(boom), true);
+    const authorize = createAuthorizer(() => Promise.reject(boom), { enableVerifyScope: true });
     await expect(
       authorize({ authorization: 'Bearer x', scopeToken: undefined, requiredScopes: [] }),
     ).rejects.toBe(boom);

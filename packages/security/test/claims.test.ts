@@ -1,14 +1,19 @@
-import { checkTimes, isExpired, stringClaim } from '../src/claims';
+import { checkClaims, isExpired } from '../src/claims';
 import { TokenError } from '../src/token-error';
 
 const EXP = 1_700_000_000;
 const SKEW = 60;
 
-function outcome(claims: Record<string, unknown>, now: number): string {
+function outcome(
+  claims: Record<string, unknown>,
+  now: number,
+  checks?: Parameters<typeof checkClaims>[3],
+): string {
   try {
-    checkTimes(claims, now, SKEW);
+    checkClaims(claims, now, SKEW, checks);
     return 'ok';
   } catch (err) {
+    expect(err).toBeInstanceOf(TokenError);
     return `${(err as TokenError).kind}: ${(err as Error).message}`;
   }
 }
@@ -23,11 +28,15 @@ describe('isExpired (now - skew >= exp)', () => {
   it('is expired one second after exp + skew', () => {
     expect(isExpired(EXP, EXP + SKEW + 1, SKEW)).toBe(true);
   });
+  it('counts fractions of a second: expired from exp + skew on the millisecond', () => {
+    expect(isExpired(EXP, EXP + SKEW - 0.001, SKEW)).toBe(false);
+    expect(isExpired(EXP + 0.5, EXP + SKEW + 0.5, SKEW)).toBe(true);
+  });
 });
 
-describe('checkTimes', () => {
+describe('checkClaims: the time claims', () => {
   it('returns exp of a token inside its lifetime', () => {
-    expect(checkTimes({ exp: EXP }, EXP - 10, SKEW)).toBe(EXP);
+    expect(checkClaims({ exp: EXP }, EXP - 10, SKEW)).toBe(EXP);
   });
   it('treats exp + skew - 1 as valid and exp + skew as expired', () => {
     expect(outcome({ exp: EXP }, EXP + SKEW - 1)).toBe('ok');
@@ -55,11 +64,37 @@ describe('checkTimes', () => {
   it('checks expiry before nbf', () => {
     expect(outcome({ exp: EXP, nbf: EXP + 10_000 }, EXP + SKEW)).toBe('expired: token expired');
   });
+  it('leaves iat alone, whatever its type (it is not checked)', () => {
+    expect(outcome({ exp: EXP, iat: 'yesterday' }, EXP - 100)).toBe('ok');
+  });
 });
 
-describe('stringClaim', () => {
-  it('reads strings only', () => {
-    expect(stringClaim({ client_id: 'c', user_id: 7 }, 'client_id')).toBe('c');
-    expect(stringClaim({ client_id: 'c', user_id: 7 }, 'user_id')).toBeUndefined();
+describe('checkClaims: audience and issuer', () => {
+  const checks = { audience: ['urn:chain:api', 'urn:other'], issuer: ['https://issuer'] };
+  const now = EXP - 100;
+
+  it('passes without checks, whatever the token holds', () => {
+    expect(outcome({ exp: EXP }, now, undefined)).toBe('ok');
+    expect(outcome({ exp: EXP }, now, { audience: [], issuer: [] })).toBe('ok');
+  });
+
+  it.each([
+    [{ iss: 'https://issuer', aud: 'urn:chain:api' }, 'ok'],
+    [{ iss: 'https://issuer', aud: ['urn:x', 'urn:other'] }, 'ok'],
+    [{ iss: 'https://issuer', aud: 'urn:x' }, 'invalid: aud holds no accepted audience'],
+    [{ iss: 'https://issuer', aud: [] }, 'invalid: aud holds no accepted audience'],
+    [{ iss: 'https://issuer', aud: [7] }, 'invalid: aud holds no accepted audience'],
+    [{ iss: 'https://issuer' }, 'invalid: aud holds no accepted audience'],
+    [{ iss: 'https://evil', aud: 'urn:chain:api' }, 'invalid: iss is not an accepted issuer'],
+    [{ aud: 'urn:chain:api' }, 'invalid: iss is not an accepted issuer'],
+    [{ iss: ['https://issuer'], aud: 'urn:chain:api' }, 'invalid: iss is not an accepted issuer'],
+  ])('%j: %s', (claims, expected) => {
+    expect(outcome({ exp: EXP, ...claims }, now, checks)).toBe(expected);
+  });
+
+  it('checks the time claims first: an expired token of another issuer is expired', () => {
+    expect(outcome({ exp: EXP, iss: 'https://evil' }, EXP + SKEW, checks)).toBe(
+      'expired: token expired',
+    );
   });
 });

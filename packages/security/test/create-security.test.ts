@@ -1,12 +1,24 @@
-import { createSigningKey, writeCertificate } from '@chain/testkit';
-import { createSecurity } from '../src/create-security';
-import { MOCK_KID } from '../src/mock-jwt';
+import * as jose from 'jose';
+import { createSigningKey, mintToken, writeCertificate } from '@chain/testkit';
+import { createSecurity, type Security } from '../src/create-security';
 import { securityConfig } from './helpers';
+
+// jose's compactVerify, counted: one call per token that is not served from the cache.
+jest.mock('jose', () => {
+  const actual = jest.requireActual<typeof import('jose')>('jose');
+  return { ...actual, compactVerify: jest.fn(actual.compactVerify) };
+});
+const compactVerify = jose.compactVerify as jest.Mock;
 
 const primary = createSigningKey('100');
 const certificate = { '100': writeCertificate(primary) };
 
+const authorize = (security: Security, token: string, requiredScopes: string[] = []) =>
+  security.authorize!({ authorization: `Bearer ${token}`, scopeToken: undefined, requiredScopes });
+
 describe('createSecurity', () => {
+  beforeEach(() => compactVerify.mockClear());
+
   it('builds nothing but the mock issuer when verification is off', () => {
     const security = createSecurity({
       config: securityConfig({ '100': '/missing.crt' }, { enableVerifyJwt: false }),
@@ -14,30 +26,42 @@ describe('createSecurity', () => {
     expect(security).toEqual({ mockIssuer: undefined });
   });
 
-  it('builds the cache only with enableJwtCache', () => {
-    expect(createSecurity({ config: securityConfig(certificate) }).cache?.maxEntries).toBe(100);
-    expect(
-      createSecurity({ config: securityConfig(certificate, { enableJwtCache: false }) }).cache,
-    ).toBeUndefined();
+  it('verifies a token once with enableJwtCache, holding jwt.cacheMaxEntries tokens', async () => {
+    const config = securityConfig(certificate, { jwt: { cacheMaxEntries: 1 } as never });
+    const security = createSecurity({ config });
+    const [a, b] = [mintToken(primary), mintToken(primary)];
+    for (const token of [a, a, b, b, a]) await authorize(security, token);
+    expect(compactVerify).toHaveBeenCalledTimes(3);
   });
 
-  it("lists the mock issuer's key beside the certificates, and its tokens carry the checked aud and iss", async () => {
+  it('verifies every time without enableJwtCache', async () => {
+    const config = securityConfig(certificate, { enableJwtCache: false });
+    const security = createSecurity({ config });
+    const token = mintToken(primary);
+    for (let i = 0; i < 3; i++) await authorize(security, token);
+    expect(compactVerify).toHaveBeenCalledTimes(3);
+  });
+
+  it("verifies the mock issuer's tokens beside the certificates, and they carry the checked aud and iss", async () => {
     const security = createSecurity({
       config: securityConfig(certificate, { enableMockJwt: true }),
       claims: { audience: ['urn:chain:api'], issuer: ['https://issuer'] },
       env: {},
     });
-    expect(security.keys!.current(MOCK_KID)!.key).toBe(security.mockIssuer!.publicKey);
-    expect(security.keys!.current('100')).toBeDefined();
-    const { access_token } = security.mockIssuer!.issue({ scopes: ['a'] });
-    const claims = JSON.parse(Buffer.from(access_token.split('.')[1], 'base64url').toString());
-    expect(claims).toMatchObject({ aud: 'urn:chain:api', iss: 'https://issuer' });
-    const authorized = await security.authorize!({
-      authorization: `Bearer ${access_token}`,
-      scopeToken: undefined,
-      requiredScopes: ['a'],
+    const { access_token } = await security.mockIssuer!.issue({ scopes: ['a'] });
+    expect(jose.decodeProtectedHeader(access_token)).toEqual({
+      alg: 'RS256',
+      typ: 'JWT',
+      kid: 'mock-jwt',
     });
+    expect(jose.decodeJwt(access_token)).toMatchObject({
+      aud: 'urn:chain:api',
+      iss: 'https://issuer',
+    });
+    const authorized = await authorize(security, access_token, ['a']);
     expect(authorized!.auth.scopes).toEqual(['a']);
+    const claims = { aud: 'urn:chain:api', iss: 'https://issuer' };
+    await expect(authorize(security, mintToken(primary, { claims }))).resolves.toBeDefined();
   });
 
   it('accepts mock tokens (RS256) even when jwt.algorithms lists only others', async () => {
@@ -49,14 +73,8 @@ describe('createSecurity', () => {
       ),
       env: {},
     });
-    const { access_token } = security.mockIssuer!.issue({});
-    await expect(
-      security.authorize!({
-        authorization: `Bearer ${access_token}`,
-        scopeToken: undefined,
-        requiredScopes: [],
-      }),
-    ).resolves.toBeDefined();
+    const { access_token } = await security.mockIssuer!.issue({});
+    await expect(authorize(security, access_token)).resolves.toBeDefined();
   });
 
   it('fails at build, naming the file and key, for a certificate that cannot be read', () => {
@@ -67,24 +85,29 @@ describe('createSecurity', () => {
     );
   });
 
-  it('with bootstrapFromKeyService reads no certificate and preloads a JWKS', async () => {
+  it('with bootstrapFromKeyService reads no certificate and fetches a JWKS at start', async () => {
+    const k = createSigningKey('k');
     const fetch = jest.fn(
-      async () => new Map([['k', { material: primary.publicKey.export({ format: 'jwk' }) }]]),
+      async () => new Map([['k', { material: k.publicKey.export({ format: 'jwk' }) }]]),
     );
     const security = createSecurity({
       config: securityConfig({ '100': '/missing.crt' }, { bootstrapFromKeyService: true }),
       keySource: { kind: 'set', fetch },
     });
-    expect(await security.preloaded).toBe(1);
-    expect(security.keys!.current('k')).toBeDefined();
-    expect(security.keys!.current('100')).toBeUndefined();
+    expect(fetch).toHaveBeenCalledTimes(1);
+    await expect(authorize(security, mintToken(k))).resolves.toBeDefined();
+    await expect(authorize(security, mintToken(primary))).rejects.toMatchObject({
+      code: 'ERR10000',
+    });
+    expect(fetch).toHaveBeenCalledTimes(1);
   });
 
-  it('preloads nothing from a key server by kid (light-oauth2 cannot list its keys)', () => {
-    const security = createSecurity({
+  it('fetches nothing at start from a key server by kid (light-oauth2 cannot list its keys)', () => {
+    const fetch = jest.fn(async () => undefined);
+    createSecurity({
       config: securityConfig({}, { bootstrapFromKeyService: true }),
-      keySource: { kind: 'kid', fetch: async () => undefined },
+      keySource: { kind: 'kid', fetch },
     });
-    expect(security.preloaded).toBeUndefined();
+    expect(fetch).not.toHaveBeenCalled();
   });
 });

@@ -1,18 +1,27 @@
 import crypto from 'node:crypto';
+import * as jose from 'jose';
 import {
   b64url,
   createSigningKey,
+  hostileTokens,
   mintToken,
   signToken,
   signWith,
   standardClaims,
 } from '@chain/testkit';
-import { createJwtVerifier, type VerifiedToken } from '../src/jwt-verifier';
+import { createJwtVerifier, MAX_TOKEN_LENGTH, type VerifiedToken } from '../src/jwt-verifier';
 import { KeyStore } from '../src/key-store';
 import { StatusError } from '@chain/errors';
 import { TokenCache } from '../src/token-cache';
 import { TokenError } from '../src/token-error';
 import { keyMap, manualClock } from './helpers';
+
+// jose's compactVerify, counted: the signature is checked by it and nowhere else.
+jest.mock('jose', () => {
+  const actual = jest.requireActual<typeof import('jose')>('jose');
+  return { ...actual, compactVerify: jest.fn(actual.compactVerify) };
+});
+const compactVerify = jose.compactVerify as jest.Mock;
 
 const primary = createSigningKey('100');
 const secondary = createSigningKey('101');
@@ -98,12 +107,11 @@ describe('createJwtVerifier', () => {
     it('skips the signature check of a cached token and re-checks only its expiry', async () => {
       const { verify, clock, cache } = setup({ cache: true });
       const token = mintToken(primary, { now: T0, expiresIn: 600 });
-      const spy = jest.spyOn(crypto, 'verify');
+      compactVerify.mockClear();
       await verify(token);
       await verify(token);
       await verify(token);
-      expect(spy).toHaveBeenCalledTimes(1);
-      spy.mockRestore();
+      expect(compactVerify).toHaveBeenCalledTimes(1);
       expect(cache!.size).toBe(1);
       clock.set(T0 + 600_000 + 59_000);
       expect(await outcome(verify(token))).toBe('verified');
@@ -126,12 +134,11 @@ describe('createJwtVerifier', () => {
         `${otherHeader}.${token.split('.')[1]}.${signature}`,
         `x${token}`,
       ];
-      const spy = jest.spyOn(crypto, 'verify');
+      compactVerify.mockClear();
       for (const f of forged) {
         expect(await outcome(verify(f))).toMatch(/^invalid: /);
       }
-      expect(spy).toHaveBeenCalled();
-      spy.mockRestore();
+      expect(compactVerify).toHaveBeenCalledTimes(forged.length);
       // The cached token is still served from the cache.
       expect(cache!.size).toBe(1);
       expect(await outcome(verify(token))).toBe('verified');
@@ -296,5 +303,220 @@ describe('createJwtVerifier: keys of the key server', () => {
     server.clock.advance(30_000);
     expect(await outcome(server.verify(forged))).toBe('invalid: signature does not verify');
     expect(server.fetch).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe('createJwtVerifier: malformed and hostile tokens', () => {
+  const { verify } = setup();
+  const header = (h: Record<string, unknown>) => b64url({ alg: 'RS256', ...h });
+
+  it('refuses every hostile token of the testkit as invalid, each for its defect', async () => {
+    const reasons: Record<string, string> = {};
+    for (const { name, token } of hostileTokens(primary, { now: T0 })) {
+      reasons[name] = await outcome(verify(token));
+    }
+    const notJws = 'invalid: token is not a compact JWS with a JSON header';
+    const notObject = 'invalid: payload is not a JSON object';
+    const kid = 'invalid: kid is missing or is not a plain key id';
+    const signature = 'invalid: signature does not verify';
+    expect(reasons).toEqual({
+      'alg none, no signature': 'invalid: alg is not RS256',
+      'alg none with kid': 'invalid: alg is not RS256',
+      'HS256 with the certificate as secret': 'invalid: alg is not RS256',
+      'HS256 with the public key as secret': 'invalid: alg is not RS256',
+      'path-like kid': kid,
+      'dot-dot kid': kid,
+      'url-like kid': kid,
+      'no kid': kid,
+      'jwk header with the signer key': signature,
+      'jku header': signature,
+      'x5u header': signature,
+      'x5c header': signature,
+      '100 KB token': `invalid: token longer than ${MAX_TOKEN_LENGTH} characters`,
+      // jose decodes base64url as Node does (characters outside the alphabet are skipped); the
+      // signature covers the text as sent, so none of these verifies
+      'header segment not base64url': signature,
+      'payload segment not base64url': signature,
+      'signature segment not base64url': signature,
+      'two segments': notJws,
+      'four segments': notJws,
+      'payload not JSON': notObject,
+      'payload a JSON array': notObject,
+      'payload a JSON string': notObject,
+      'payload null': notObject,
+      'header not JSON': notJws,
+      'exp missing': 'invalid: exp is missing or not a number',
+      'exp a string': 'invalid: exp is missing or not a number',
+      'exp null': 'invalid: exp is missing or not a number',
+      'nbf not a number': 'invalid: nbf is not a number',
+      'nbf in the future beyond the skew': 'invalid: token is not valid yet (nbf)',
+      'crit header': 'invalid: crit header parameters are not supported',
+      'signature of another token': signature,
+      'signature truncated': signature,
+    });
+  });
+
+  it.each([
+    ['a.b', 'token is not a compact JWS with a JSON header'],
+    ['a.b.c.d', 'token is not a compact JWS with a JSON header'],
+    ['a=.b.c', 'token is not a compact JWS with a JSON header'],
+    ['.b.c', 'token is not a compact JWS with a JSON header'],
+    [`${b64url('{"alg":')}.${b64url('{}')}.c`, 'token is not a compact JWS with a JSON header'],
+    [`${b64url('[1]')}.${b64url('{}')}.c`, 'token is not a compact JWS with a JSON header'],
+    [`${header({ kid: '100' })}.${b64url('"s"')}.c`, 'payload is not a JSON object'],
+    [`${header({ kid: '100' })}.${b64url('{x')}.c`, 'payload is not a JSON object'],
+    [`${header({ kid: 7 })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
+    [`${header({ kid: '' })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
+    [`${header({ kid: '...' })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
+    [
+      `${header({ kid: 'k'.repeat(129) })}.${b64url('{}')}.c`,
+      'kid is missing or is not a plain key id',
+    ],
+    [`${header({ alg: 'RS384', kid: '100' })}.${b64url('{}')}.c`, 'alg is not RS256'],
+    [
+      `${header({ kid: '100', crit: [] })}.${b64url('{}')}.c`,
+      'token is not a compact JWS with a JSON header',
+    ],
+    // jose knows b64 (RFC 7797); no crit is accepted here at all
+    [
+      `${header({ kid: '100', crit: ['b64'], b64: true })}.${b64url('{}')}.c`,
+      'crit header parameters are not supported',
+    ],
+  ])('refuses %s', async (token, reason) => {
+    expect(await outcome(verify(token))).toBe(`invalid: ${reason}`);
+  });
+
+  it('accepts a token of exactly MAX_TOKEN_LENGTH characters and refuses one more', async () => {
+    const sized = (length: number) => {
+      const token = (pad: number, extra: Record<string, unknown>) =>
+        signToken(primary, { ...standardClaims({ now: T0 }), pad: 'x'.repeat(pad) }, extra);
+      // base64url makes 4 characters of 3 bytes: start near the size and step a byte at a time
+      const start = Math.floor(((length - token(0, {}).length) * 3) / 4) - 12;
+      for (let pad = start; pad < start + 16; pad++) {
+        for (const extra of [{}, { x: '' }, { x: 'y' }, { x: 'yy' }]) {
+          const candidate = token(pad, extra);
+          if (candidate.length === length) return candidate;
+        }
+      }
+      throw new Error(`no token of ${length} characters`);
+    };
+    expect(await outcome(verify(sized(MAX_TOKEN_LENGTH)))).toBe('verified');
+    expect(await outcome(verify(sized(MAX_TOKEN_LENGTH + 1)))).toBe(
+      `invalid: token longer than ${MAX_TOKEN_LENGTH} characters`,
+    );
+  });
+
+  it('never puts token text in its reasons', async () => {
+    const secretish = `${header({ kid: '100' })}.${b64url('SECRET-PAYLOAD')}.c`;
+    expect(await outcome(verify(secretish))).toBe('invalid: payload is not a JSON object');
+    const inHeader = `${b64url('{"alg":"SECRET')}.${b64url('{}')}.c`;
+    expect(await outcome(verify(inHeader))).not.toMatch(/SECRET/);
+  });
+});
+
+describe('createJwtVerifier: the claims come before the key (light-4j order)', () => {
+  const expiredToken = (key = primary) => mintToken(key, { now: T0 - 3_600_000, expiresIn: 600 });
+
+  it('an expired token is ERR10001 whatever its kid or signature, and costs no look-up', async () => {
+    const fetch = jest.fn(async () => undefined);
+    const { verify } = setup({ resolver: fetch });
+    expect(await outcome(verify(expiredToken(createSigningKey('300'))))).toBe(
+      'expired: token expired',
+    );
+    expect(await outcome(verify(expiredToken(stranger)))).toBe('expired: token expired');
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('a token refused for its claims is ERR10000 even while the key server is down', async () => {
+    const fetch = jest.fn(() => Promise.reject(new Error('down')));
+    const clock = manualClock(T0);
+    const keys = new KeyStore(keyMap([primary]), {
+      now: clock.now,
+      source: { kind: 'kid', fetch },
+    });
+    const verify = createJwtVerifier({
+      keys,
+      clockSkewInSeconds: 60,
+      now: clock.now,
+      claims: { issuer: ['https://localhost:6882'] },
+    });
+    const other = createSigningKey('300');
+    expect(
+      await outcome(verify(mintToken(other, { now: T0, claims: { iss: 'https://evil' } }))),
+    ).toBe('invalid: iss is not an accepted issuer');
+    expect(
+      await outcome(verify(signToken(other, { ...standardClaims({ now: T0 }), exp: 'x' }))),
+    ).toBe('invalid: exp is missing or not a number');
+    expect(fetch).not.toHaveBeenCalled();
+    expect(await outcome(verify(mintToken(other, { now: T0 })))).toBe('ERR20005');
+  });
+
+  it('the header comes first: a token with alg none is invalid even when expired', async () => {
+    const { verify } = setup();
+    const [, payload] = expiredToken().split('.');
+    expect(await outcome(verify(`${b64url({ alg: 'none', kid: '100' })}.${payload}.`))).toBe(
+      'invalid: alg is not RS256',
+    );
+  });
+
+  it('is expired from exp + skew on the millisecond (no rounding of now)', async () => {
+    const { verify, clock } = setup();
+    const token = mintToken(primary, { now: T0, expiresIn: 600 });
+    clock.set(T0 + 660_000 - 1);
+    expect(await outcome(verify(token))).toBe('verified');
+    clock.set(T0 + 660_000);
+    expect(await outcome(verify(token))).toBe('expired: token expired');
+  });
+
+  it('accepts nbf up to now + skew, to the second, and refuses it one second beyond', async () => {
+    const { verify } = setup();
+    const nbf = (seconds: number) =>
+      mintToken(primary, { now: T0, claims: { nbf: T0 / 1000 + seconds } });
+    expect(await outcome(verify(nbf(60)))).toBe('verified');
+    expect(await outcome(verify(nbf(61)))).toBe('invalid: token is not valid yet (nbf)');
+  });
+});
+
+describe('createJwtVerifier: signatures as JWS carries them', () => {
+  const ec = createSigningKey('ec', { type: 'ec' });
+  const clock = manualClock(T0);
+  const keys = new KeyStore(keyMap([ec], ['ES256']), { now: clock.now, algorithms: ['ES256'] });
+  const verify = createJwtVerifier({
+    keys,
+    clockSkewInSeconds: 60,
+    now: clock.now,
+    algorithms: ['ES256'],
+  });
+
+  it('ES256: r || s (64 bytes) verifies, the DER form of the same signature does not', async () => {
+    const token = mintToken(ec, { now: T0 });
+    expect(await outcome(verify(token))).toBe('verified');
+    const [h, p] = token.split('.');
+    const der = crypto.sign('sha256', Buffer.from(`${h}.${p}`), ec.privateKey);
+    expect(await outcome(verify(`${h}.${p}.${der.toString('base64url')}`))).toBe(
+      'invalid: signature does not verify',
+    );
+  });
+
+  it('PS256 with an RSA-PSS key that pins SHA-256', async () => {
+    // (@types/node types saltLength as a string; Node takes a number)
+    const params: object = { hashAlgorithm: 'sha256', mgf1HashAlgorithm: 'sha256', saltLength: 32 };
+    const pair = crypto.generateKeyPairSync('rsa-pss', { modulusLength: 2048, ...params });
+    const pssKeys = new KeyStore(
+      new Map([['pss', { key: pair.publicKey, algorithms: ['PS256'] as const }]]),
+      { now: clock.now, algorithms: ['PS256'] },
+    );
+    const pssVerify = createJwtVerifier({
+      keys: pssKeys,
+      clockSkewInSeconds: 60,
+      now: clock.now,
+      algorithms: ['PS256'],
+    });
+    const token = signWith(
+      pair.privateKey,
+      { alg: 'PS256', typ: 'JWT', kid: 'pss' },
+      standardClaims({ now: T0 }),
+    );
+    expect(await outcome(pssVerify(token))).toBe('verified');
   });
 });

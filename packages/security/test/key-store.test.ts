@@ -1,6 +1,16 @@
 import crypto from 'node:crypto';
 import { createSigningKey } from '@chain/testkit';
-import { DEFAULT_KEY_POLICY, type KeyPolicy } from '../src/key-policy';
+import {
+  DEFAULT_KEY_POLICY,
+  FAILURE_TTL_MS,
+  LOOKUP_BURST,
+  LOOKUP_INTERVAL_MS,
+  MAX_KIDS,
+  NOT_FOUND_TTL_MS,
+  REFETCH_COOLDOWN_MS,
+  SET_COOLDOWN_MS,
+  type KeyPolicy,
+} from '../src/key-policy';
 import type { KeySource } from '../src/key-source';
 import { KeyStore } from '../src/key-store';
 import type { KeyMaterial } from '../src/public-key';
@@ -59,16 +69,25 @@ const jwkOf = (key: crypto.KeyObject) => key.export({ format: 'jwk' });
 
 describe('KeyStore', () => {
   it('has the documented policy', () => {
-    expect(DEFAULT_KEY_POLICY).toEqual({
+    expect({
+      ...DEFAULT_KEY_POLICY,
+      NOT_FOUND_TTL_MS,
+      FAILURE_TTL_MS,
+      LOOKUP_BURST,
+      LOOKUP_INTERVAL_MS,
+      SET_COOLDOWN_MS,
+      REFETCH_COOLDOWN_MS,
+      MAX_KIDS,
+    }).toEqual({
       timeoutMs: 3000,
       maxAgeMs: 600_000,
-      notFoundTtlMs: 30_000,
-      failureTtlMs: 5_000,
-      lookupBurst: 5,
-      lookupIntervalMs: 1_000,
-      setCooldownMs: 5_000,
-      refetchCooldownMs: 30_000,
-      maxEntries: 1000,
+      NOT_FOUND_TTL_MS: 30_000,
+      FAILURE_TTL_MS: 5_000,
+      LOOKUP_BURST: 5,
+      LOOKUP_INTERVAL_MS: 1_000,
+      SET_COOLDOWN_MS: 5_000,
+      REFETCH_COOLDOWN_MS: 30_000,
+      MAX_KIDS: 1000,
     });
   });
 
@@ -83,7 +102,7 @@ describe('KeyStore', () => {
   it('refuses an unknown kid when there is no key server', async () => {
     const store = new KeyStore(keyMap([primary]), { now: manualClock().now });
     expect(await outcome(store, 'nope')).toBe('unknown: unknown kid');
-    expect(await store.preload()).toBe(0);
+    await expect(store.preload()).resolves.toBeUndefined();
     expect(await store.refetch('100', store.current('100')!)).toBeUndefined();
   });
 
@@ -111,11 +130,11 @@ describe('KeyStore', () => {
     expect(fetch).toHaveBeenCalledTimes(1);
   });
 
-  it('remembers a kid the server does not know for notFoundTtlMs', async () => {
+  it('remembers a kid the server does not know for NOT_FOUND_TTL_MS', async () => {
     const server = keyServer();
-    const { store, clock } = storeWith(server.fetch, { notFoundTtlMs: 1000 });
+    const { store, clock } = storeWith(server.fetch);
     expect(await outcome(store, 'ghost')).toBe('unknown: unknown kid');
-    clock.advance(999);
+    clock.advance(NOT_FOUND_TTL_MS - 1);
     expect(await outcome(store, 'ghost')).toBe('unknown: unknown kid');
     expect(server.asked).toEqual(['ghost']);
     clock.advance(1);
@@ -123,10 +142,10 @@ describe('KeyStore', () => {
     expect(server.asked).toEqual(['ghost', 'ghost']);
   });
 
-  it('answers ERR20005 when the key server fails, remembered for failureTtlMs, then asks again', async () => {
+  it('answers ERR20005 when the key server fails, remembered for FAILURE_TTL_MS, then asks again', async () => {
     const server = keyServer({ '200': rotated.certificatePem });
     server.down = true;
-    const { store, clock, lines } = storeWith(server.fetch, { failureTtlMs: 500 });
+    const { store, clock, lines } = storeWith(server.fetch);
     const expected =
       'ERR20005: The verification key for kid 200 could not be fetched from the key distribution server';
     expect(await outcome(store, '200')).toBe(expected);
@@ -138,7 +157,9 @@ describe('KeyStore', () => {
       record: { kid: '200' },
     });
     server.down = false;
-    clock.advance(500);
+    clock.advance(FAILURE_TTL_MS - 1);
+    expect(await outcome(store, '200')).toBe(expected);
+    clock.advance(1);
     expect(await outcome(store, '200')).toBe('key');
   });
 
@@ -150,7 +171,7 @@ describe('KeyStore', () => {
     expect(JSON.stringify(err.body)).not.toMatch(/boom/);
   });
 
-  it('gives up after timeoutMs with ERR20005', async () => {
+  it('gives up after timeoutMs (client.yml request.timeout) with ERR20005', async () => {
     const { store } = storeWith(() => new Promise(() => undefined), { timeoutMs: 50 });
     const started = Date.now();
     const err = (await store.resolve('200').catch((e: unknown) => e)) as StatusError;
@@ -179,7 +200,7 @@ describe('KeyStore', () => {
   });
 
   describe('a flood of made-up kids (PEM by kid)', () => {
-    it('costs the key server lookupBurst, then one request per lookupIntervalMs', async () => {
+    it('costs the key server LOOKUP_BURST, then one request per LOOKUP_INTERVAL_MS', async () => {
       const server = keyServer();
       const { store, clock } = storeWith(server.fetch);
       const results = await Promise.all(
@@ -262,7 +283,7 @@ describe('KeyStore', () => {
 
     it('does not trust a key past its maximum age while the key server is down (ERR20005)', async () => {
       const server = keyServer({ '200': rotated.certificatePem });
-      const { store, clock } = storeWith(server.fetch, { ...policy, failureTtlMs: 10_000 });
+      const { store, clock } = storeWith(server.fetch, policy);
       await store.resolve('200');
       server.down = true;
       clock.advance(3000);
@@ -280,22 +301,23 @@ describe('KeyStore', () => {
 
     it('fetches a known kid past its age outside the look-up budget', async () => {
       const server = keyServer({ '200': rotated.certificatePem });
-      const { store, clock } = storeWith(server.fetch, {
-        ...policy,
-        lookupBurst: 1,
-        lookupIntervalMs: 60_000,
-      });
+      const { store, clock } = storeWith(server.fetch, policy);
+      const exhaust = async () => {
+        for (let i = 0; i < LOOKUP_BURST; i++) await outcome(store, `made-up-${clock.now()}-${i}`);
+        expect(await outcome(store, 'made-up')).toMatch(/rate-limited/);
+      };
       await store.resolve('200');
-      expect(await outcome(store, 'made-up')).toMatch(/rate-limited/);
+      await exhaust();
       clock.advance(4000);
+      await exhaust();
       expect(await outcome(store, '200')).toBe('key');
     });
   });
 
   describe('a kid reused with a new key (refetch after a failed signature)', () => {
-    it('fetches the kid again, at most once per refetchCooldownMs', async () => {
+    it('fetches the kid again, at most once per REFETCH_COOLDOWN_MS', async () => {
       const server = keyServer({ '200': rotated.certificatePem });
-      const { store, clock } = storeWith(server.fetch, { refetchCooldownMs: 30_000 });
+      const { store, clock } = storeWith(server.fetch);
       const old = await store.resolve('200');
       server.keys['200'] = reused.certificatePem;
       const fresh = await store.refetch('200', old);
@@ -304,7 +326,10 @@ describe('KeyStore', () => {
       expect(await store.refetch('200', old)).toBe(fresh);
       expect(await store.refetch('200', fresh!)).toBeUndefined();
       expect(server.asked).toEqual(['200', '200']);
-      clock.advance(30_000);
+      clock.advance(REFETCH_COOLDOWN_MS - 1);
+      expect(await store.refetch('200', fresh!)).toBeUndefined();
+      expect(server.asked).toEqual(['200', '200']);
+      clock.advance(1);
       expect(await store.refetch('200', fresh!)).toBeUndefined(); // the same key again
       expect(server.asked).toEqual(['200', '200', '200']);
       // and it kept its identity (tokens it verified stay cached)
@@ -328,40 +353,32 @@ describe('KeyStore', () => {
     });
   });
 
-  it('bounds the fetched keys and the remembered misses', async () => {
-    const fetch = jest.fn(async (kid: string) =>
-      kid.startsWith('real') ? rotated.certificatePem : undefined,
-    );
-    const { store } = storeWith(fetch, { maxEntries: 2, lookupBurst: 100 });
-    for (const kid of ['real1', 'real2', 'real3']) await store.resolve(kid);
-    expect(store.current('real1')).toBeUndefined();
-    expect(store.current('real3')).toBeDefined();
-    for (const kid of ['x1', 'x2', 'x3']) await outcome(store, kid);
-    await outcome(store, 'x1');
-    await outcome(store, 'x3');
-    expect(fetch.mock.calls.map(([k]) => k)).toEqual([
-      'real1',
-      'real2',
-      'real3',
-      'x1',
-      'x2',
-      'x3',
-      'x1',
-    ]);
+  it('bounds the fetched keys: past MAX_KIDS the oldest goes', async () => {
+    const fetch = jest.fn(async () => rotated.certificatePem);
+    const { store, clock } = storeWith(fetch, { maxAgeMs: 10_000_000 });
+    for (let i = 0; i <= MAX_KIDS; i++) {
+      await store.resolve(`real-${i}`);
+      clock.advance(LOOKUP_INTERVAL_MS);
+    }
+    expect(fetch).toHaveBeenCalledTimes(MAX_KIDS + 1);
+    expect(store.current('real-0')).toBeUndefined();
+    expect(store.current('real-1')).toBeDefined();
+    expect(store.current(`real-${MAX_KIDS}`)).toBeDefined();
   });
 
   it('gives a free look-up to a kid asked for more often, while the asker is told it waits', async () => {
     const server = keyServer({ '200': rotated.certificatePem });
-    const { store, clock } = storeWith(server.fetch, { lookupBurst: 1, lookupIntervalMs: 1000 });
-    expect(await outcome(store, 'first')).toBe('unknown: unknown kid');
+    const { store, clock } = storeWith(server.fetch);
+    const first = Array.from({ length: LOOKUP_BURST }, (_v, i) => `first-${i}`);
+    for (const kid of first) expect(await outcome(store, kid)).toBe('unknown: unknown kid');
     await outcome(store, '200');
     await outcome(store, '200');
-    clock.advance(1000);
+    clock.advance(LOOKUP_INTERVAL_MS);
     expect(await outcome(store, 'made-up')).toBe(
       'unknown: unknown kid; a kid asked for more often is looked up first',
     );
     await flush();
-    expect(server.asked).toEqual(['first', '200']);
+    expect(server.asked).toEqual([...first, '200']);
     expect(await outcome(store, '200')).toBe('key');
   });
 });

@@ -6,6 +6,7 @@ import { ConfigError } from '@chain/errors';
 import { createSigningKey, writeCertificate } from '@chain/testkit';
 import {
   certificateProblem,
+  importPublicKey,
   loadCertificates,
   toPublicKey,
   verificationKey,
@@ -21,8 +22,8 @@ const write = (name: string, content: string | Buffer) => {
   return file;
 };
 
-describe('toPublicKey', () => {
-  it('reads a certificate, a PEM public key (SPKI or PKCS#1), a public KeyObject and a public JWK', () => {
+describe('toPublicKey and importPublicKey', () => {
+  it('read a certificate, a PEM public key (SPKI or PKCS#1), a public KeyObject; importPublicKey a public JWK too', async () => {
     const jwk = rsa.publicKey.export({ format: 'jwk' });
     for (const material of [
       rsa.certificatePem,
@@ -30,9 +31,13 @@ describe('toPublicKey', () => {
       rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       rsa.publicKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
       rsa.publicKey,
-      jwk,
     ]) {
       expect(toPublicKey(material).export({ format: 'jwk' })).toEqual(jwk);
+      expect((await importPublicKey(material)).export({ format: 'jwk' })).toEqual(jwk);
+    }
+    for (const key of [rsa, ec, ed]) {
+      const public_ = key.publicKey.export({ format: 'jwk' });
+      expect((await importPublicKey(public_)).export({ format: 'jwk' })).toEqual(public_);
     }
   });
 
@@ -58,11 +63,17 @@ describe('toPublicKey', () => {
       crypto.createSecretKey(Buffer.alloc(32)),
       'a secret key, not a public key',
     ],
-    ['a private JWK', rsa.privateKey.export({ format: 'jwk' }), 'a private or secret JWK'],
-    ['an HMAC JWK', { kty: 'oct', k: 'c2VjcmV0' }, 'a private or secret JWK'],
     ['text', 'not a key', 'not a PEM certificate or public key'],
-  ])('refuses %s', (_name, material, reason) => {
-    expect(() => toPublicKey(material as never)).toThrow(new TypeError(reason));
+  ])('refuses %s', async (_name, material, reason) => {
+    expect(() => toPublicKey(material)).toThrow(new TypeError(reason));
+    await expect(importPublicKey(material)).rejects.toThrow(new TypeError(reason));
+  });
+
+  it.each([
+    ['a private JWK', rsa.privateKey.export({ format: 'jwk' })],
+    ['an HMAC JWK', { kty: 'oct', k: 'c2VjcmV0' }],
+  ])('importPublicKey refuses %s', async (_name, jwk) => {
+    await expect(importPublicKey(jwk)).rejects.toThrow(new TypeError('a private or secret JWK'));
   });
 });
 

@@ -188,7 +188,7 @@ describe('createRequestGuard', () => {
       );
       expect(off.guard.mockIssuer).toBeInstanceOf(MockTokenIssuer);
       const { guard } = guardWith(securityConfig(certificate, { enableMockJwt: true }));
-      const issued = mockTokenResponse(
+      const issued = await mockTokenResponse(
         guard.mockIssuer!,
         new URLSearchParams({ scope: 'read:pets write:pets', user_id: 'u9' }),
         `Basic ${Buffer.from('my-client:x').toString('base64')}`,
@@ -204,18 +204,18 @@ describe('createRequestGuard', () => {
       });
     });
 
-    it('takes the client from the form without Basic, and a default otherwise', () => {
+    it('takes the client from the form without Basic, and a default otherwise', async () => {
       const issuer = new MockTokenIssuer(Date.now);
       const claims = (t: string) =>
         JSON.parse(Buffer.from(t.split('.')[1], 'base64url').toString()) as Record<string, unknown>;
-      const fromForm = mockTokenResponse(
+      const fromForm = await mockTokenResponse(
         issuer,
         new URLSearchParams({ client_id: 'form-client' }),
         undefined,
       );
       expect(fromForm.scope).toBeUndefined();
       expect(claims(fromForm.access_token)).toMatchObject({ client_id: 'form-client', scope: [] });
-      const bare = mockTokenResponse(issuer, new URLSearchParams(), 'Basic Og==');
+      const bare = await mockTokenResponse(issuer, new URLSearchParams(), 'Basic Og==');
       expect(claims(bare.access_token).client_id).toBe('mock-client');
     });
 

@@ -7,6 +7,9 @@ export interface HostileToken {
   token: string;
 }
 
+/** The attacker's own RSA key (made once): it signs the tokens whose header names it. */
+let attacker: crypto.KeyPairKeyObjectResult | undefined;
+
 /**
  * Tokens an attacker sends, each to be refused with 401 ERR10000 (never 5xx, never accepted).
  * `key` is a key the service trusts, so that only the named defect makes a token bad.
@@ -25,6 +28,8 @@ export function hostileTokens(
     const mac = crypto.createHmac('sha256', secret).update(input).digest('base64url');
     return `${input}.${mac}`;
   };
+  attacker ??= crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const byAttacker = (h: Claims) => signWith(attacker!.privateKey, { ...header, ...h }, good);
   const valid = signed(header, good);
   const [h, p, s] = valid.split('.');
   const withoutExp = { ...good };
@@ -41,6 +46,19 @@ export function hostileTokens(
     { name: 'dot-dot kid', token: signed({ ...header, kid: '..' }, good) },
     { name: 'url-like kid', token: signed({ ...header, kid: 'https://evil.example/k' }, good) },
     { name: 'no kid', token: signed({ alg: 'RS256', typ: 'JWT' }, good) },
+    // a header naming where the key is, signed by the attacker: only the kid chooses a key
+    {
+      name: 'jwk header with the signer key',
+      token: byAttacker({ jwk: attacker.publicKey.export({ format: 'jwk' }) }),
+    },
+    { name: 'jku header', token: byAttacker({ jku: 'https://evil.example/jwks.json' }) },
+    { name: 'x5u header', token: byAttacker({ x5u: 'https://evil.example/key.pem' }) },
+    {
+      name: 'x5c header',
+      token: byAttacker({
+        x5c: [attacker.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')],
+      }),
+    },
     {
       name: '100 KB token',
       // base64url grows by 4/3: a payload of 75 KB makes a token of just over 100 KB

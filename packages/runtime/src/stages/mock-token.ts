@@ -19,6 +19,6 @@ export function mockTokenStage(issuer: MockTokenIssuer): Stage {
     );
     const form = new URLSearchParams(isForm ? body.toString('utf8') : '');
     x.res.setHeader('Cache-Control', 'no-store');
-    sendJson(x.res, 200, mockTokenResponse(issuer, form, x.req.headers.authorization));
+    sendJson(x.res, 200, await mockTokenResponse(issuer, form, x.req.headers.authorization));
   };
 }

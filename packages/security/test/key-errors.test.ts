@@ -1,0 +1,33 @@
+import { StatusError } from '@chain/errors';
+import { answerWithin, keyUnavailable, setBounded, unknownKid } from '../src/key-errors';
+import { MAX_KIDS } from '../src/key-policy';
+import { TokenError } from '../src/token-error';
+
+describe('key errors', () => {
+  it('an unknown kid is an invalid token; a key server that cannot answer is ERR20005 with its cause', () => {
+    expect(unknownKid()).toEqual(new TokenError('invalid', 'unknown kid'));
+    const cause = new Error('down');
+    const err = keyUnavailable('200', cause);
+    expect(err).toBeInstanceOf(StatusError);
+    expect(err).toMatchObject({ code: 'ERR20005', cause });
+  });
+
+  it('answerWithin passes an answer or a failure on, and rejects past its time', async () => {
+    await expect(answerWithin(Promise.resolve('pem'), 1000)).resolves.toBe('pem');
+    await expect(answerWithin(Promise.reject(new Error('no')), 1000)).rejects.toThrow('no');
+    await expect(answerWithin(new Promise(() => undefined), 20)).rejects.toThrow(
+      'no answer within 20 ms',
+    );
+  });
+
+  it('setBounded holds MAX_KIDS kids: a new kid drops the oldest, a kid set again is the newest', () => {
+    const map = new Map<string, number>();
+    for (let i = 0; i < MAX_KIDS; i++) setBounded(map, `k${i}`, i);
+    setBounded(map, 'k0', -1);
+    setBounded(map, 'new', 0);
+    expect(map.size).toBe(MAX_KIDS);
+    expect(map.has('k1')).toBe(false);
+    expect(map.get('k0')).toBe(-1);
+    expect([...map.keys()].slice(-2)).toEqual(['k0', 'new']);
+  });
+});
