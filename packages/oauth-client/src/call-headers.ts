@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { decodeJwt } from 'jose';
 
 /**
  * The credentials a service with security on sends downstream (light-4j's chain): the caller's
@@ -55,10 +56,7 @@ function summarize(header: string | string[] | undefined): TokenSummary | undefi
   const token = header.replace(/^\s*bearer\s+/i, '').trim();
   const summary: TokenSummary = { fingerprint: tokenFingerprint(token) };
   try {
-    const claims: unknown = JSON.parse(
-      Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'),
-    );
-    const { client_id, user_id } = (claims ?? {}) as Record<string, unknown>;
+    const { client_id, user_id } = decodeJwt(token);
     if (typeof client_id === 'string') summary.client_id = client_id;
     if (typeof user_id === 'string') summary.user_id = user_id;
   } catch {
