@@ -2,10 +2,12 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
 import http2 from 'node:http2';
+import net from 'node:net';
 import path from 'node:path';
 import { loadServiceConfig } from '@chain/runtime';
 import { clientCredentialsToken } from '../../scripts/lib/https-request.cjs';
 import { spawnNode } from '../../scripts/lib/processes.cjs';
+import { args, composeCerts, readDockerfile } from '../support/compose';
 import {
   CERTS,
   ROOT,
@@ -255,6 +257,65 @@ describe('a service with two-way TLS, two workers, HTTP/2 and a probe port', () 
       expect.objectContaining({ port: svc.port, http2: true, twoWayTls: true, workers: 2 }),
       expect.objectContaining({ port: probe, http2: false, probes: true, workers: 2 }),
     ]);
+  });
+});
+
+describe('the compose config folder switched to two-way TLS as docs/zero-trust.md says', () => {
+  let svc: ServiceProcess;
+  let probe: number;
+  beforeAll(async () => {
+    composeCerts();
+    const dir = configDir({});
+    fs.cpSync(path.join(ROOT, 'config', 'api-d', 'config'), dir, { recursive: true });
+    const edit = (file: string, change: (text: string) => string) =>
+      fs.writeFileSync(path.join(dir, file), change(fs.readFileSync(path.join(dir, file), 'utf8')));
+    edit(
+      'server.yml',
+      (t) =>
+        `${t}enableTwoWayTls: true\ntruststoreName: certs/clients/ca.crt\nprobePort: \${server.probePort}\n`,
+    );
+    edit('client.yml', (t) =>
+      t
+        .replace('  loadKeyStore: false\n', '  loadKeyStore: true\n')
+        .replace('  keyStore: certs/client.pem\n', '  keyStore: certs/clients/api-d.pem\n'),
+    );
+    // A free port for SERVER_PROBEPORT, as compose's environment would give a fixed one.
+    const free = net.createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+    probe = (free.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => free.close(() => r()));
+    svc = await startService('api-d', { configDir: dir, env: { SERVER_PROBEPORT: String(probe) } });
+    await svc.waitForLine(
+      (l) => l.includes(`"msg":"probes listening on https port ${probe}"`),
+      20_000,
+    );
+  });
+  afterAll(() => svc.stop());
+
+  /** The image's HEALTHCHECK command, run by node as the image runs it. */
+  const healthcheck = (env: NodeJS.ProcessEnv) => {
+    const [health] = args(
+      readDockerfile(path.join(ROOT, 'services', 'api-d', 'Dockerfile')).final,
+      'HEALTHCHECK',
+    );
+    const cmd = JSON.parse(health.replace(/^.*?CMD\s+/, '')) as string[];
+    return new Promise<number | null>((resolve) =>
+      execFile(process.execPath, cmd.slice(1), { env: { PATH: process.env.PATH, ...env } }).once(
+        'exit',
+        resolve,
+      ),
+    );
+  };
+
+  it('the service requires client certificates on 7444 and its HEALTHCHECK passes on the probe port', async () => {
+    expect(svc.port).toBe(7444);
+    expect(await get('https://localhost:7444/health')).toEqual({
+      error: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED',
+    });
+    expect((await get('https://localhost:7444/health', USER)).status).toBe(200);
+    expect(await healthcheck({ SERVER_PROBEPORT: String(probe) })).toBe(0);
+    // Without the variable the check goes to the service's port, which refuses it.
+    expect(await healthcheck({})).toBe(1);
   });
 });
 
