@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
 import os from 'node:os';
@@ -408,6 +409,47 @@ describe('without enableTwoWayTls (the default)', () => {
         status: 200,
         body: JSON.stringify({ thumbprint: null }),
       });
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('probePort on a plain HTTP service', () => {
+  it('is a plain HTTP listener too, serving the probes only', async () => {
+    const running = await startService({
+      bundledDir: FIXTURE,
+      loaderOptions: {
+        overrideDir: configDir({
+          'server.yml':
+            'serviceId: plain\nip: 127.0.0.1\nenableHttps: false\nenableHttp: true\nhttpPort: 0\nprobePort: 0\n',
+        }),
+      },
+      logDestination: { write: () => undefined },
+      createApp: (config, logger) =>
+        createServiceApp({ config, logger, routes: (r) => r.get('/v1/open', () => ['open']) }),
+    });
+    const plain = (port: number, urlPath: string) =>
+      new Promise<Answer>((resolve) => {
+        http
+          .get({ host: '127.0.0.1', port, path: urlPath }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          })
+          .on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
+      });
+    try {
+      expect(await plain(running.ports.http!, '/v1/open')).toEqual({
+        status: 200,
+        body: '["open"]',
+      });
+      expect(await plain(running.ports.probe!, '/health')).toEqual({
+        status: 200,
+        body: JSON.stringify({ status: 'UP', serviceId: 'plain' }),
+      });
+      expect((await plain(running.ports.probe!, '/v1/open')).status).toBe(404);
     } finally {
       await running.close();
     }
