@@ -21,6 +21,7 @@ copy() { # service file...
   mkdir -p "$dir"
   chmod 755 "$dir"
   for f in "$@"; do
+    install -d -m 755 "$(dirname "$dir/$f")"
     install -m 644 "$certs/$f" "$dir/$f"
   done
 }
@@ -36,11 +37,14 @@ YAML
   chmod 644 "$file"
 }
 
+# clients/: the client CA and the service's own client certificate, for two-way TLS
+# (docs/zero-trust.md); read only when server.yml and client.yml switch it on.
 for s in api-a api-b api-c api-d; do
-  copy "$s" server.crt server.key ca.crt client.pem primary.crt secondary.crt
+  copy "$s" server.crt server.key ca.crt client.pem primary.crt secondary.crt \
+    clients/ca.crt "clients/$s.pem"
   secret "$s" "$s-secret"
 done
-copy petstore server.crt server.key ca.crt primary.crt secondary.crt
+copy petstore server.crt server.key ca.crt primary.crt secondary.crt clients/ca.crt clients/petstore.pem
 secret petstore petstore-secret
 copy token-server server.crt server.key primary.key primary.crt secondary.crt
 {

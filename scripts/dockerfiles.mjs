@@ -35,8 +35,17 @@ function dockerfile(service) {
   const pkg = JSON.parse(
     fs.readFileSync(path.join(root, 'services', service, 'package.json'), 'utf8'),
   );
+  // The services of the runtime (server.yml): the probe port when the environment names one.
+  const runtime = service !== 'token-server';
+  const probePort = runtime ? `process.env.SERVER_PROBEPORT||${ports[0]}` : ports[0];
+  const twoWay = runtime
+    ? `
+# With two-way TLS (server.yml enableTwoWayTls) the service's port answers no client without a
+# certificate: give server.yml \`probePort: \${server.probePort}\` and the environment
+# SERVER_PROBEPORT, and the check goes to that port (docs/zero-trust.md).`
+    : '';
   const probe =
-    `require('https').get({host:'127.0.0.1',port:${ports[0]},path:'/health',` +
+    `require('https').get({host:'127.0.0.1',port:${probePort},path:'/health',` +
     `rejectUnauthorized:false,timeout:4000},r=>process.exit(r.statusCode===200?0:1))` +
     `.on('error',()=>process.exit(1)).on('timeout',()=>process.exit(1))`;
   return `# ${service}: ${what}.
@@ -80,7 +89,7 @@ COPY --from=build /out ./
 USER node
 EXPOSE ${ports.join(' ')}
 # GET /health over HTTPS on the loopback, by node itself (the slim image has no curl). The
-# certificate is not checked (the CA is in /config, not in the image): this is liveness only.
+# certificate is not checked (the CA is in /config, not in the image): this is liveness only.${twoWay}
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \\
   CMD ["node", "-e", "${probe}"]
 CMD ["node", "${pkg.main}"]

@@ -3,7 +3,11 @@
 // the four chain services and the petstore as processes over HTTPS, security on
 // (config/local/<service>), prints each URL and working curl lines, and stops everything on
 // Ctrl-C. Each service's log is appended to .run/logs/<service>.log (one JSON line per event).
-//   node scripts/start.mjs [--security off] [--no-build]
+//   node scripts/start.mjs [--security off] [--mtls] [--no-build]
+// --mtls: two-way TLS on every hop. Each service requires a client certificate of the client CA
+// (certs/clients/ca.crt) and presents its own (certs/clients/<service>.pem) on every call; the
+// printed curl lines present certs/clients/client.pem. Its config is config/local/<service>
+// with config/local/mtls/<service> over it, file by file, in .run/config/<service>.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +17,8 @@ import { startProcess } from './lib/processes.cjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
 const securityOff = process.argv.includes('--security') && process.argv.includes('off');
+// `pnpm start -- --mtls` (pnpm passes what follows its `--`).
+const mtls = process.argv.includes('--mtls');
 const logs = path.join(root, '.run', 'logs');
 const noOverride = path.join(root, '.run', 'no-override'); // empty: bundled config only
 fs.mkdirSync(logs, { recursive: true });
@@ -81,14 +87,32 @@ function runnerLine(file, msg, extra = {}) {
   fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
 
+/**
+ * The CONFIG_DIR of a service: config/local/<service> (security on), and with --mtls
+ * config/local/mtls/<service> over it, file by file, copied together into .run/config/<service>
+ * (a service reads one override folder). The bundled config only when neither applies.
+ */
+function configDirOf(name) {
+  const folders = [
+    !securityOff && path.join(root, 'config', 'local', name),
+    mtls && path.join(root, 'config', 'local', 'mtls', name),
+  ].filter((dir) => dir && fs.existsSync(dir));
+  if (folders.length === 0) return noOverride;
+  if (folders.length === 1) return folders[0];
+  const merged = path.join(root, '.run', 'config', name);
+  fs.rmSync(merged, { recursive: true, force: true });
+  for (const dir of folders) fs.cpSync(dir, merged, { recursive: true });
+  return merged;
+}
+
 async function start({ name }) {
-  const configDir = path.join(root, 'config', 'local', name);
   const logFile = path.join(logs, `${name}.log`);
-  runnerLine(logFile, `starting ${name}${securityOff ? ' (security off)' : ''}`);
+  const modes = [securityOff && 'security off', mtls && 'two-way TLS'].filter(Boolean);
+  runnerLine(logFile, `starting ${name}${modes.length ? ` (${modes.join(', ')})` : ''}`);
   const proc = await startProcess(name, path.join(root, 'services', name, 'dist', 'index.js'), {
     env: {
       CERTS_DIR: certs,
-      CONFIG_DIR: !securityOff && fs.existsSync(configDir) ? configDir : noOverride,
+      CONFIG_DIR: configDirOf(name),
     },
     // Read by line until the service listens, then piped into the file unread: a service logs
     // a line per verified request, which the runner has no reason to look at.
@@ -127,30 +151,37 @@ async function main() {
     console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
     await build();
   }
-  console.log(`starting the chain (security ${securityOff ? 'off' : 'on'}); logs in .run/logs/`);
+  console.log(
+    `starting the chain (security ${securityOff ? 'off' : 'on'}${mtls ? ', two-way TLS' : ''}); logs in .run/logs/`,
+  );
   for (const svc of services) {
     await start(svc);
     console.log(`  ✓ ${svc.name.padEnd(12)} ${svc.urls.join('  ')}`);
   }
-  const ca = path.relative(process.cwd(), path.join(certs, 'ca.crt')) || 'certs/ca.crt';
+  const relative = (file) => path.relative(process.cwd(), file) || file;
+  // With --mtls every curl line presents the user's client certificate (key and certificate
+  // in one PEM file); the token server does not ask for one and ignores it.
+  const cacert = `--cacert ${relative(path.join(certs, 'ca.crt'))}`;
+  const tls = mtls
+    ? `${cacert} --cert ${relative(path.join(certs, 'clients', 'client.pem'))}`
+    : cacert;
   console.log('\nTry it:');
   if (securityOff) {
-    console.log(`  curl --cacert ${ca} https://localhost:7441/v1/data`);
-    console.log(`  curl --cacert ${ca} https://localhost:8443/v2/pet/1`);
+    console.log(`  curl ${tls} https://localhost:7441/v1/data`);
+    console.log(`  curl ${tls} https://localhost:8443/v2/pet/1`);
   } else {
     console.log(
-      `  TOKEN=$(curl -s --cacert ${ca} -u chain-user:chain-user-secret \\\n` +
+      `  TOKEN=$(curl -s ${tls} -u chain-user:chain-user-secret \\\n` +
         `      -d grant_type=client_credentials -d 'scope=api_a.r read:pets' \\\n` +
         `      https://localhost:6882/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
     );
+    console.log(`  curl ${tls} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`);
+    console.log(`  curl ${tls} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`);
+    console.log(`  curl ${tls} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`);
+  }
+  if (mtls) {
     console.log(
-      `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:7441/v1/data`,
-    );
-    console.log(
-      `  curl --cacert ${ca} -H "Authorization: Bearer $TOKEN" https://localhost:8443/v2/pet/1`,
-    );
-    console.log(
-      `  curl --cacert ${ca} -i https://localhost:7441/v1/data     # no token: 401 ERR10002`,
+      `  curl ${cacert} https://localhost:7441/v1/data     # no client certificate: a TLS alert, no answer`,
     );
   }
   console.log('\nCtrl-C stops everything.');

@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
@@ -315,7 +316,10 @@ describe('Dockerfiles', () => {
       expect(exposed).toEqual(expect.arrayContaining(composePorts));
       expect(composePorts.length).toBeGreaterThan(0);
       const [health] = args(final, 'HEALTHCHECK');
-      expect(health).toContain(`port:${exposed[0]},path:'/health'`);
+      // The runtime's services: server.yml probePort's port when the environment names it.
+      const port =
+        folder === 'token-server' ? exposed[0] : `process.env.SERVER_PROBEPORT||${exposed[0]}`;
+      expect(health).toContain(`port:${port},path:'/health'`);
       const cmd = JSON.parse(args(final, 'CMD')[0]) as string[];
       expect(cmd).toEqual(['node', pkg.main]);
       // `pnpm -r build` emitted that very file (deploy copies the package folder to /app).
@@ -332,12 +336,13 @@ describe('Dockerfiles', () => {
     );
     const cmd = JSON.parse(health.replace(/^.*?CMD\s+/, '')) as string[];
     /** Runs the check against `port` (the image's own port swapped for a free one). */
-    const check = (port: number) =>
+    const check = (port: number, env: NodeJS.ProcessEnv = {}) =>
       new Promise<number | null>((resolve) => {
-        const child = execFile(cmd[0] === 'node' ? process.execPath : cmd[0], [
-          ...cmd.slice(1, -1),
-          cmd[cmd.length - 1].replace('port:7441', `port:${port}`),
-        ]);
+        const child = execFile(
+          cmd[0] === 'node' ? process.execPath : cmd[0],
+          [...cmd.slice(1, -1), cmd[cmd.length - 1].replace('||7441,', `||${port},`)],
+          { env: { PATH: process.env.PATH, ...env } },
+        );
         child.once('exit', resolve);
       });
 
@@ -366,6 +371,18 @@ describe('Dockerfiles', () => {
       await new Promise<void>((r) => server.close(() => r()));
       expect(await check(port)).toBe(1);
       server.listen(0, '127.0.0.1');
+    });
+
+    it('checks the port of SERVER_PROBEPORT when the environment names one (two-way TLS)', async () => {
+      status = 200;
+      if (!server.listening) await new Promise((r) => server.once('listening', r));
+      const port = (server.address() as AddressInfo).port;
+      const closed = net.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const nothing = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      expect(await check(nothing)).toBe(1);
+      expect(await check(nothing, { SERVER_PROBEPORT: String(port) })).toBe(0);
     });
   });
 });

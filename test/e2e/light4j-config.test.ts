@@ -49,11 +49,9 @@ const load = (name: string, service: string, env: NodeJS.ProcessEnv = {}) => {
   return { dir, config, warnings };
 };
 
-const SERVER_WARNINGS = [
-  'server.yml keyPass',
-  'server.yml truststoreName',
-  'server.yml truststorePass',
-];
+const SERVER_WARNINGS = ['server.yml keyPass', 'server.yml truststorePass'];
+/** Read with enableTwoWayTls; with it false, ignored with a warning after the light-4j keys'. */
+const TRUSTSTORE = 'server.yml truststoreName';
 const LIGHT4J_SERVER = [
   ...SERVER_WARNINGS,
   'server.yml bootstrapStoreName',
@@ -79,6 +77,7 @@ const LIGHT4J_WARNINGS = [
   'server.yml backlog',
   'server.yml serverString',
   'server.yml maxTransferFileSize',
+  TRUSTSTORE,
   'security.yml enableVerifySwt',
   'security.yml jwtCacheFullSize',
   ...PEM_STORES,
@@ -193,6 +192,7 @@ describe("light-example-4j's ms_chain api_a", () => {
     const { warnings } = load('ms_chain/api_a', 'api-a');
     expect(warnings).toEqual([
       ...SERVER_WARNINGS,
+      TRUSTSTORE,
       'server.yml enableHttp',
       ...PEM_STORES,
       'client.yml tls.defaultGroupKey',
@@ -248,6 +248,7 @@ describe("light-example-4j's petstore", () => {
       ...LIGHT4J_SERVER,
       'server.yml environment',
       'server.yml buildNumber',
+      TRUSTSTORE,
     ]);
     expect(config.security).toMatchObject({
       enableVerifyJwt: false,

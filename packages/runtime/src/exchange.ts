@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Operation, ParamValue } from '@chain/openapi';
 import type { AuthInfo } from '@chain/security';
+import { clientCertThumbprint } from './client-certificate';
 import { readTrace, type Trace } from './correlation';
 
 /**
@@ -18,6 +19,12 @@ export interface RequestContext {
   params: Readonly<Record<string, ParamValue>>;
   /** The verified caller (security stage); for a 403, the caller whose scopes did not match. */
   caller?: AuthInfo;
+  /**
+   * RFC 8705 `x5t#S256` of the client certificate the connection presented (server.yml
+   * `enableTwoWayTls`): base64url of the SHA-256 of its DER bytes, computed once per connection
+   * when the handshake completes; undefined without two-way TLS. Set when the exchange is made.
+   */
+  readonly clientCertThumbprint: string | undefined;
 }
 
 /**
@@ -49,7 +56,12 @@ export function createExchange(req: http.IncomingMessage, res: http.ServerRespon
     res,
     method: req.method ?? 'GET',
     path: q < 0 ? url : url.slice(0, q),
-    context: { trace, rawParams: NO_PARAMS, params: NO_PARAMS },
+    context: {
+      trace,
+      rawParams: NO_PARAMS,
+      params: NO_PARAMS,
+      clientCertThumbprint: clientCertThumbprint(req),
+    },
   };
 }
 

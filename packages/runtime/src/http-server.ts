@@ -4,9 +4,11 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
+import { watchClientCertificates } from './client-certificate';
 import { readTrace } from './correlation';
 import { ERROR_TYPE, isHttp2, sendError } from './respond';
 import type { ServerConfig } from './server-config';
+import { echoPath } from './stages/routing';
 
 /** How long a connection refused at the HTTP level may still send before it is cut. */
 const LINGER_MS = 1000;
@@ -121,6 +123,9 @@ export interface ServedApp {
  * - an HTTP/1.1 request without `Host`: 400 ERR20007; an `Expect` other than 100-continue: 417
  *   ERR20010;
  * - while stopping: 503 ERR20006 with `Connection: close`.
+ *
+ * `tls` with `requestCert` (server.yml `enableTwoWayTls`): each connection keeps its verified
+ * client certificate's thumbprint and each refused handshake is logged (./client-certificate).
  */
 export function createHttpServer(
   protocol: 'https' | 'http',
@@ -148,6 +153,7 @@ export function createHttpServer(
         ? https.createServer({ ...options, ...tls }, listener)
         : http.createServer(options, listener);
   app.gate.watch(server);
+  if (tls?.requestCert) watchClientCertificates(server as https.Server, logger);
   server.on('clientError', clientErrorHandler(config, logger));
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
     res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
@@ -181,6 +187,29 @@ function http2Server(
     session.setTimeout(config.keepAliveTimeoutMs, () => session.close());
   });
   return server;
+}
+
+/** The paths of the probe port (server.yml `probePort`). */
+const PROBE_PATHS = new Set(['/health', '/ready']);
+
+/**
+ * The app of the probe port: `/health` and `/ready` go through the service's own pipeline (its
+ * probes stage answers them first); any other path is 404 ERR20001, so that the port without
+ * client authentication serves nothing but the probes. HTTP/1.1 only, as probes speak.
+ */
+export function probesOnly(app: ServedApp): ServedApp {
+  return {
+    gate: app.gate,
+    http2: false,
+    listener: (req, res) => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      if (PROBE_PATHS.has(path)) return app.listener(req, res);
+      res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
+      sendError(res, new StatusError('ERR20001', [`Path ${echoPath(path)} on the probe port`]));
+    },
+  };
 }
 
 /** What every request meets before the service's stages. */

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import tls from 'node:tls';
@@ -25,6 +26,21 @@ export interface ServerConfig {
   /** light-4j: a PKCS12 keystore holding the key and certificate, used without keyFile/certFile. */
   keystoreName?: string;
   keystorePass?: string;
+  /**
+   * light-4j: two-way (mutual) TLS on the HTTPS port. A client must present a certificate that
+   * chains to `truststoreName`; one without, or with another, gets a TLS alert and no answer.
+   */
+  enableTwoWayTls: boolean;
+  /**
+   * light-4j's trust store of the client certificates, here a PEM file of CA certificates
+   * (absolute path); set only with enableTwoWayTls.
+   */
+  truststoreName?: string;
+  /**
+   * Ours: a second listener (same protocol, key and certificate, no client certificate asked)
+   * that serves only `/health` and `/ready`, for probes that cannot present a certificate.
+   */
+  probePort?: number;
   /**
    * light-4j: serve HTTP/2 on the HTTPS port, with HTTP/1.1 for clients that do not offer it
    * (ALPN). The native host only: the Express host serves HTTP/1.1. Off by default (light-4j's
@@ -75,9 +91,7 @@ const notHere = (note: string): Light4jKey => ({ note });
 /** light-4j's server.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   keyPass: notHere('a PKCS12 keystore is opened with keystorePass'),
-  enableTwoWayTls: { same: false },
-  truststoreName: notHere('client certificates are not asked for here'),
-  truststorePass: notHere('client certificates are not asked for here'),
+  truststorePass: notHere('the trust store is a PEM file, read without a password'),
   bootstrapStoreName: notHere('no config server'),
   bootstrapStorePass: notHere('no config server'),
   enableRegistry: { same: false },
@@ -102,6 +116,28 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
 
 /** JKS files start with 0xFEEDFEED. */
 const JKS_MAGIC = 0xfeedfeed;
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** Why a trust store cannot check client certificates, or undefined when it can. */
+function truststoreProblem(file: string): string | undefined {
+  const bytes = fs.readFileSync(file);
+  if (bytes.length >= 4 && bytes.readUInt32BE(0) === JKS_MAGIC) {
+    return `${file} is a JKS trust store; export its CA certificates as PEM (keytool -exportcert -rfc)`;
+  }
+  const blocks = bytes.toString('latin1').match(PEM_CERTIFICATE);
+  if (!blocks) {
+    return `${file} is not a PEM file of CA certificates (a PKCS12 trust store? export it with openssl pkcs12 -nokeys)`;
+  }
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch {
+      return `${file} holds a certificate that cannot be read`;
+    }
+  }
+  return undefined;
+}
 
 /** Why a keystore cannot serve HTTPS, or undefined when it can. */
 function keystoreProblem(file: string, passphrase: string | undefined): string | undefined {
@@ -131,6 +167,9 @@ export const serverConfigSchema = configFile<ServerConfig>(
         certFile: file().optional(),
         keystoreName: z.string().optional(),
         keystorePass: text().optional(),
+        enableTwoWayTls: z.boolean().default(false),
+        truststoreName: z.string().optional(),
+        probePort: port.optional(),
         enableHttp2: z.boolean().default(false),
         framework: z.enum(FRAMEWORKS).default('native'),
         maxHeaderSize: z
@@ -151,6 +190,29 @@ export const serverConfigSchema = configFile<ServerConfig>(
             code: 'custom',
             path: ['headersTimeoutMs'],
             message: 'must not be longer than requestTimeoutMs',
+          });
+        }
+        if (cfg.enableTwoWayTls && !cfg.enableHttps) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['enableTwoWayTls'],
+            message: 'needs enableHttps: two-way TLS is a way of serving HTTPS',
+          });
+        }
+        if (cfg.enableTwoWayTls && !cfg.truststoreName) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['truststoreName'],
+            message:
+              'is required with enableTwoWayTls: the PEM file of the CA certificates that a client certificate must chain to',
+          });
+        }
+        const mainPort = cfg.enableHttps ? cfg.httpsPort : cfg.httpPort;
+        if (cfg.probePort !== undefined && cfg.probePort !== 0 && cfg.probePort === mainPort) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['probePort'],
+            message: `must not be the port of the service itself (${cfg.enableHttps ? 'httpsPort' : 'httpPort'})`,
           });
         }
         if (!cfg.enableHttps) return;
@@ -184,6 +246,20 @@ export const serverConfigSchema = configFile<ServerConfig>(
           }
           delete out.keystoreName;
           delete out.keystorePass;
+        }
+        if (cfg.enableTwoWayTls) {
+          const store = file().safeParse(cfg.truststoreName);
+          const problem = store.success
+            ? truststoreProblem(store.data)
+            : store.error.issues[0].message;
+          if (problem) {
+            ctx.addIssue({ code: 'custom', path: ['truststoreName'], message: problem });
+            return z.NEVER;
+          }
+          out.truststoreName = store.data;
+        } else {
+          if (cfg.truststoreName) warn('truststoreName', 'ignored: enableTwoWayTls is false');
+          delete out.truststoreName;
         }
         if (cfg.enableHttps && cfg.enableHttp) {
           warn('enableHttp', 'ignored: with enableHttps true only HTTPS is served (as light-4j)');

@@ -7,7 +7,8 @@ import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { createHttpServer, ShutdownGate } from './http-server';
+import { clientAuthOptions } from './client-certificate';
+import { createHttpServer, probesOnly, ShutdownGate } from './http-server';
 import { createLogger, flushLogger, logLastLine } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
@@ -15,6 +16,7 @@ import {
   onStopRequest,
   reportCannotStart,
   reportListening,
+  listeningMessage,
   runPrimaryProcess,
   watchForStop,
   workerNumber,
@@ -36,8 +38,8 @@ export interface RunningService {
   config: ServiceConfig;
   logger: Logger;
   app: ServiceApp;
-  /** Bound ports, by protocol. */
-  ports: { https?: number; http?: number };
+  /** Bound ports, by protocol; `probe`: server.yml `probePort`'s. */
+  ports: { https?: number; http?: number; probe?: number };
   /**
    * Stops: no new connections, 503 ERR20006 for new requests on open ones, in-flight requests
    * finish (at most server.yml `shutdownTimeoutMs`), then the metrics' last interval; resolves.
@@ -158,8 +160,18 @@ async function listen(
   const ports: RunningService['ports'] = {};
   const listening: ListeningPort[] = [];
 
-  const open = async (protocol: 'https' | 'http', port: number) => {
-    const server = createHttpServer(protocol, serverConfig, served, log, tlsFiles);
+  // server.yml enableTwoWayTls: client certificates on the service's port, never on the probes'.
+  const clientAuth = tlsFiles && clientAuthOptions(serverConfig);
+  const open = async (protocol: 'https' | 'http', port: number, probes = false) => {
+    const server = probes
+      ? createHttpServer(protocol, serverConfig, probesOnly(served), log, tlsFiles)
+      : createHttpServer(
+          protocol,
+          serverConfig,
+          served,
+          log,
+          clientAuth ? { ...tlsFiles, ...clientAuth } : tlsFiles,
+        );
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, serverConfig.ip, () => {
@@ -168,18 +180,29 @@ async function listen(
       });
     });
     const bound = (server.address() as AddressInfo).port;
-    ports[protocol] = bound;
     servers.push(server);
-    const http2 = protocol === 'https' && serverConfig.enableHttp2 && served.http2;
-    const where = { protocol, ip: serverConfig.ip, port: bound, framework: app.framework, http2 };
+    const http2 = !probes && protocol === 'https' && serverConfig.enableHttp2 && served.http2;
+    const where: ListeningPort = {
+      protocol,
+      ip: serverConfig.ip,
+      port: bound,
+      framework: app.framework,
+      http2,
+    };
+    if (probes) where.probes = true;
+    else if (clientAuth) where.twoWayTls = true;
+    ports[probes ? 'probe' : protocol] = bound;
     listening.push(where);
     // In a worker, the primary logs the listening line once every worker listens.
-    if (worker === undefined) log.info(where, `listening on ${protocol} port ${bound}`);
+    if (worker === undefined) log.info(where, listeningMessage(where));
   };
 
   try {
     if (serverConfig.enableHttps) await open('https', serverConfig.httpsPort);
     if (serverConfig.enableHttp) await open('http', serverConfig.httpPort);
+    if (serverConfig.probePort !== undefined) {
+      await open(serverConfig.enableHttps ? 'https' : 'http', serverConfig.probePort, true);
+    }
   } catch (err) {
     for (const s of servers) s.close();
     throw err;

@@ -39,6 +39,15 @@ export interface ListeningPort {
   port: number;
   framework: string;
   http2: boolean;
+  /** server.yml enableTwoWayTls: the port asks for client certificates. */
+  twoWayTls?: true;
+  /** server.yml probePort: the port serves `/health` and `/ready` only. */
+  probes?: true;
+}
+
+/** The message of a listening line: the service's port, or its probe port. */
+export function listeningMessage(port: ListeningPort): string {
+  return `${port.probes ? 'probes listening' : 'listening'} on ${port.protocol} port ${port.port}`;
 }
 
 type ToPrimary =
@@ -198,10 +207,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
         } else if (listeners.size === count && !stopping) {
           up = true;
           for (const port of message.ports) {
-            logger.info(
-              { ...port, workers: count },
-              `listening on ${port.protocol} port ${port.port}`,
-            );
+            logger.info({ ...port, workers: count }, listeningMessage(port));
           }
           metrics.start();
           resolveListening(message.ports);

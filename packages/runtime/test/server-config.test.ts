@@ -136,6 +136,7 @@ describe('server.yml: our keys (framework, header size, time-outs)', () => {
       enableHttps: false,
       httpPort: 8080,
       enableHttp: false,
+      enableTwoWayTls: false,
       enableHttp2: false,
       framework: 'native',
       maxHeaderSize: 131072,
@@ -184,5 +185,93 @@ describe('server.yml: our keys (framework, header size, time-outs)', () => {
     expect(() => loadFixture(`${base}${line}\n`)).toThrow(
       new RegExp(`server\\.yml at key "${message.replace(/[|()]/g, '\\$&')}`),
     );
+  });
+});
+
+describe('server.yml enableTwoWayTls, truststoreName and probePort', () => {
+  const CLIENT_CA = path.join(CERTS, 'clients', 'ca.crt');
+  const HTTPS = `serviceId: s\nhttpsPort: 7441\n${PEM}`;
+
+  it('reads the trust store as a PEM file of CA certificates, relative to the file', () => {
+    const { dir, config } = load(`${HTTPS}enableTwoWayTls: true\ntruststoreName: clients.pem\n`, {
+      'clients.pem': fs.readFileSync(CLIENT_CA),
+    });
+    expect(config()).toMatchObject({
+      enableTwoWayTls: true,
+      truststoreName: path.join(dir, 'clients.pem'),
+    });
+  });
+
+  it('enableTwoWayTls without a trust store stops the start, naming the file and the key', () => {
+    const { dir, config } = load(`${HTTPS}enableTwoWayTls: true\n`);
+    expect(config).toThrow(
+      `Config error in ${dir}/server.yml at key "truststoreName": is required with enableTwoWayTls: the PEM file of the CA certificates that a client certificate must chain to`,
+    );
+  });
+
+  it('refuses a trust store that is not PEM certificates, naming the key and what to do', () => {
+    const jks = Buffer.concat([Buffer.from([0xfe, 0xed, 0xfe, 0xed]), Buffer.alloc(32)]);
+    const two = `${HTTPS}enableTwoWayTls: true\ntruststoreName: server.truststore\n`;
+    const jksError = error(two, { 'server.truststore': jks });
+    expect(jksError.key).toBe('truststoreName');
+    expect(jksError.reason).toMatch(
+      /server\.truststore is a JKS trust store; export its CA certificates as PEM \(keytool -exportcert -rfc\)$/,
+    );
+    const p12 = execFileSync('openssl', [
+      'pkcs12',
+      '-export',
+      '-nokeys',
+      '-in',
+      CLIENT_CA,
+      '-passout',
+      'pass:password',
+    ]);
+    expect(error(two, { 'server.truststore': p12 }).reason).toMatch(
+      /server\.truststore is not a PEM file of CA certificates \(a PKCS12 trust store\? export it with openssl pkcs12 -nokeys\)$/,
+    );
+    const broken = '-----BEGIN CERTIFICATE-----\nnot base64 DER\n-----END CERTIFICATE-----\n';
+    expect(error(two, { 'server.truststore': broken }).reason).toMatch(
+      /server\.truststore holds a certificate that cannot be read$/,
+    );
+    expect(error(`${HTTPS}enableTwoWayTls: true\ntruststoreName: nope.pem\n`)).toMatchObject({
+      key: 'truststoreName',
+      reason: expect.stringMatching(/^file not found: .*nope\.pem$/),
+    });
+  });
+
+  it('enableTwoWayTls needs enableHttps', () => {
+    const err = error(
+      `serviceId: s\nenableHttps: false\nenableHttp: true\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CA}\n`,
+    );
+    expect(err).toMatchObject({
+      key: 'enableTwoWayTls',
+      reason: 'needs enableHttps: two-way TLS is a way of serving HTTPS',
+    });
+  });
+
+  it("light-4j's trust store keys with two-way TLS off: one warning each, nothing read", () => {
+    const { loader, config } = load(
+      `${HTTPS}enableTwoWayTls: false\ntruststoreName: server.truststore\ntruststorePass: password\n`,
+    );
+    const server = config();
+    expect(server.enableTwoWayTls).toBe(false);
+    expect(server).not.toHaveProperty('truststoreName');
+    expect(loader.warnings.map((w) => [w.key, w.message])).toEqual([
+      [
+        'truststorePass',
+        'light-4j key not supported here; ignored (the trust store is a PEM file, read without a password)',
+      ],
+      ['truststoreName', 'ignored: enableTwoWayTls is false'],
+    ]);
+  });
+
+  it('probePort: any port but the service port (0, any free port, is allowed beside port 0)', () => {
+    expect(load(`${HTTPS}probePort: 9441\n`).config().probePort).toBe(9441);
+    expect(load(`serviceId: s\nhttpsPort: 0\n${PEM}probePort: 0\n`).config().probePort).toBe(0);
+    expect(error(`${HTTPS}probePort: 7441\n`)).toMatchObject({
+      key: 'probePort',
+      reason: 'must not be the port of the service itself (httpsPort)',
+    });
+    expect(error(`${HTTPS}probePort: 70000\n`).key).toBe('probePort');
   });
 });
