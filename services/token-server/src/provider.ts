@@ -1,6 +1,7 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
+import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens';
 import { CODE_ENDPOINT } from './code-endpoint';
 import { metadataMiddleware, type ProviderContext } from './metadata';
 import type { ClientsConfig, TokenServerConfig, UsersConfig } from './token-server-config';
@@ -145,19 +146,23 @@ export async function createProvider(
     const userFacing = c.redirectUri.length > 0;
     return {
       client_id: clientId,
-      client_secret: c.secret,
+      ...(c.secret !== undefined ? { client_secret: c.secret } : {}),
       grant_types: userFacing
         ? ['client_credentials', 'authorization_code', 'refresh_token']
         : ['client_credentials'],
       response_types: userFacing ? [...CODE_ENDPOINT.responseTypes] : [],
       redirect_uris: c.redirectUri,
-      // light-oauth2's token service reads the client's credentials from a Basic header only.
-      token_endpoint_auth_method: 'client_secret_basic',
+      // Sender-constrained tokens (bound-tokens.ts): client_secret_basic (light-oauth2's token
+      // service reads the client's credentials from a Basic header only) or tls_client_auth,
+      // and the token binding the client is registered for.
+      ...boundTokenRegistration(c),
       ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
     };
   });
   // The token endpoint accepts the methods its clients are registered with, and no other.
-  const clientAuthMethods = [...new Set(registrations.map((r) => r.token_endpoint_auth_method))];
+  const clientAuthMethods = [
+    ...new Set(Object.values(clients).map((c) => c.tokenEndpointAuthMethod)),
+  ];
 
   const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
@@ -200,6 +205,8 @@ export async function createProvider(
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       clientCredentials: { enabled: true },
+      // Sender-constrained tokens: mTLS (RFC 8705) and DPoP (RFC 9449), as token-server.yml says.
+      ...boundTokenFeatures(server),
       resourceIndicators: {
         enabled: true,
         defaultResource: () => server.audience,

@@ -236,6 +236,76 @@ describe('the token server metadata (a real process over HTTPS)', () => {
   );
 });
 
+describe('the metadata of sender-constrained tokens: advertised when enabled, and only then', () => {
+  const MTLS = `mtls:\n  enabled: true\n  caFile: ${CERTS}/clients/ca.crt\n`;
+  const DPOP = 'dpop:\n  enabled: true\n';
+  const BOUND_CLIENTS = `clients:
+  service:
+    tokenEndpointAuthMethod: tls_client_auth
+    tlsClientAuthSubjectDn: CN=api-a,O=secured-rest-chain dev
+    certificateBoundAccessTokens: true
+    scope: [api_b.r]
+  other:
+    secret: other-secret
+    scope: [api_c.r]
+`;
+  const base = (issuer: string) => ({
+    issuer,
+    authorization_endpoint: `${issuer}/oauth2/code`,
+    token_endpoint: `${issuer}/oauth2/token`,
+    jwks_uri: `${issuer}/oauth2/jwks`,
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+  });
+
+  it.each([
+    [
+      'mTLS with a tls_client_auth client, and DPoP',
+      MTLS + DPOP,
+      BOUND_CLIENTS,
+      {
+        token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic'],
+        scopes_supported: ['api_b.r', 'api_c.r'],
+        tls_client_certificate_bound_access_tokens: true,
+        dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+      },
+    ],
+    [
+      'mTLS, every client by its secret',
+      MTLS,
+      'clients:\n  other:\n    secret: s\n    certificateBoundAccessTokens: true\n    scope: [a]\n',
+      {
+        token_endpoint_auth_methods_supported: ['client_secret_basic'],
+        scopes_supported: ['a'],
+        tls_client_certificate_bound_access_tokens: true,
+      },
+    ],
+    [
+      'DPoP alone',
+      DPOP,
+      'clients:\n  other:\n    secret: s\n',
+      {
+        token_endpoint_auth_methods_supported: ['client_secret_basic'],
+        scopes_supported: [],
+        dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+      },
+    ],
+  ])('%s', async (_what, extra, clients, members) => {
+    const ts = await startTokenServerAtIssuer({ extra, files: { 'clients.yml': clients } });
+    try {
+      for (const at of PATHS) {
+        const answer = await httpsRequest(`${ts.tokenUrl}${at}`);
+        expect(answer.status).toBe(200);
+        expect(answer.body).toEqual({ ...base(ts.tokenUrl), ...members });
+      }
+    } finally {
+      expect(await ts.stop()).toBe(0);
+    }
+  });
+});
+
 describe('token server start: the issuer', () => {
   it.each(['https://localhost:6882/tenant', 'https://localhost:6882?x=1', 'http://localhost:6882'])(
     '%s stops it with the file and key named',
