@@ -196,6 +196,19 @@ function clientShape({ path, warn }: SchemaHelpers) {
                 // Unused with multipleAuthServers: only the entries below are used then.
                 client_id: text().optional(),
                 serviceIdAuthServers,
+                /**
+                 * Ours: what the service's own tokens are bound to. `mtls`: the certificate of
+                 * tls.keyStore (RFC 8705); `dpop`: the service's DPoP key (RFC 9449). Absent: none.
+                 */
+                tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
+                /**
+                 * RFC 8705 `tls_client_auth`: the client authenticates with the certificate of
+                 * tls.keyStore (`client_id` in the form, no secret) instead of its secret.
+                 * Absent: client_secret_basic.
+                 */
+                token_endpoint_auth_method: z
+                  .enum(['client_secret_basic', 'tls_client_auth'])
+                  .optional(),
               })
               .optional(),
             // The refresh grant; its client is authorization_code's when it names none.
@@ -275,6 +288,19 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const { token } = oauth;
   const cc = token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
+  // Both present the certificate of the key store: without it the token server would refuse
+  // every request (tls_client_auth) or issue tokens no certificate can use.
+  if (!tls.loadKeyStore) {
+    if (cc?.tokenBinding === 'mtls') {
+      issue([...at, 'tokenBinding'], 'mtls needs tls.loadKeyStore: true (the certificate)');
+    }
+    if (cc?.token_endpoint_auth_method === 'tls_client_auth') {
+      issue(
+        [...at, 'token_endpoint_auth_method'],
+        'tls_client_auth needs tls.loadKeyStore: true (the certificate)',
+      );
+    }
+  }
   if (!oauth.multipleAuthServers) {
     if (cc && cc.client_id === undefined) issue([...at, 'client_id'], 'is required');
     return;
@@ -378,12 +404,17 @@ export interface ClientFiles {
   secretFile: string;
 }
 
+/** How a client authenticates at the token endpoint. */
+export type ClientAuthMethod = 'client_secret_basic' | 'tls_client_auth';
+
 /** What one grant is asked for with. */
 export interface GrantSettings {
   serverUrl: string;
   uri: string;
   clientId: string;
-  clientSecret: string;
+  /** `client_secret_basic`: the secret; `tls_client_auth`: none (the certificate). */
+  authMethod: ClientAuthMethod;
+  clientSecret?: string;
 }
 
 const SECRET_KEY = {
@@ -416,7 +447,14 @@ export function grantSettings(
   if (!cfg) throw missing(files.clientFile, `oauth.token.${grant}`);
   if (!token.server_url) throw missing(files.clientFile, 'oauth.token.server_url');
   if (!cfg.client_id) throw missing(files.clientFile, `oauth.token.${grant}.client_id`);
+  const settings = { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id };
+  if (
+    grant === 'client_credentials' &&
+    token.client_credentials?.token_endpoint_auth_method === 'tls_client_auth'
+  ) {
+    return { ...settings, authMethod: 'tls_client_auth' };
+  }
   const clientSecret = clientSecrets(files.client, files.secret)[SECRET_KEY[grant]];
   if (!clientSecret) throw missing(files.secretFile, SECRET_KEY[grant]);
-  return { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id, clientSecret };
+  return { ...settings, authMethod: 'client_secret_basic', clientSecret };
 }

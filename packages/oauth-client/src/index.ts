@@ -5,6 +5,7 @@ export {
   secretConfigSchema,
   type ClientConfig,
   type ClientFiles,
+  type ClientAuthMethod,
   type GrantName,
   type GrantSettings,
   type SecretConfig,
@@ -44,6 +45,7 @@ export {
 } from './renewable-token';
 export { TokenManager, type CodeExchange, type TokenManagerOptions } from './token-manager';
 export { TokenSource } from './token-source';
+export { DpopKey } from './dpop-key';
 export { UserToken, type UserTokenOptions } from './user-token';
 export {
   credentialHeaders,

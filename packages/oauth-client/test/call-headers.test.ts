@@ -13,6 +13,17 @@ describe('credentialHeaders', () => {
     expect(credentialHeaders(undefined, 'own')).toEqual({ Authorization: 'Bearer own' });
     expect(credentialHeaders('', 'own')).toEqual({ Authorization: 'Bearer own' });
   });
+  it('a DPoP-bound own token goes with its proof (RFC 9449 7.1), beside the caller’s token too', () => {
+    expect(credentialHeaders(undefined, 'own', 'proof')).toEqual({
+      Authorization: 'DPoP own',
+      DPoP: 'proof',
+    });
+    expect(credentialHeaders('Bearer user-jwt', 'own', 'proof')).toEqual({
+      Authorization: 'Bearer user-jwt',
+      'X-Scope-Token': 'DPoP own',
+      'X-Scope-Token-DPoP': 'proof',
+    });
+  });
 });
 
 describe('credentialSummary', () => {
@@ -25,6 +36,9 @@ describe('credentialSummary', () => {
       authorization: `Bearer ${user}`,
       'x-scope-token': `bearer  ${own}`,
     });
+    expect(credentialSummary({ authorization: `DPoP ${user}` }).authorization).toEqual(
+      summary.authorization,
+    );
     expect(summary).toEqual({
       authorization: { fingerprint: fp(user), client_id: 'chain-user', user_id: 'steve' },
       scopeToken: { fingerprint: fp(own), client_id: 'api-a-client' },

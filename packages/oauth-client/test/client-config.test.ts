@@ -457,3 +457,51 @@ describe('clientSecrets', () => {
     });
   });
 });
+
+describe('client.yml: sender-constrained own tokens', () => {
+  const PEM = path.resolve(CA, '..', 'clients', 'api-a.pem');
+  const yml = (cc: string, keyStore = false) =>
+    `tls:\n  loadTrustStore: false\n${keyStore ? `  loadKeyStore: true\n  keyStore: ${PEM}\n` : ''}` +
+    `oauth:\n  token:\n    client_credentials:\n      uri: /oauth2/token\n      client_id: c\n${cc}`;
+
+  it('absent: none, and client_secret_basic (no key of its own in what is read)', () => {
+    const cc = load('client', yml('')).load(clientConfigSchema).oauth.token.client_credentials;
+    expect(cc).toEqual({ uri: '/oauth2/token', client_id: 'c' });
+  });
+
+  it.each(['none', 'mtls', 'dpop'])('tokenBinding %s is read', (binding) => {
+    const cc = load('client', yml(`      tokenBinding: ${binding}\n`, true)).load(
+      clientConfigSchema,
+    ).oauth.token.client_credentials;
+    expect(cc?.tokenBinding).toBe(binding);
+  });
+
+  it('mtls and tls_client_auth need the key store: a start-up error naming the key', () => {
+    expect(error('client', yml('      tokenBinding: mtls\n'), clientConfigSchema).message).toMatch(
+      /at key "oauth\.token\.client_credentials\.tokenBinding": mtls needs tls\.loadKeyStore: true \(the certificate\)$/,
+    );
+    expect(
+      error(
+        'client',
+        yml('      token_endpoint_auth_method: tls_client_auth\n'),
+        clientConfigSchema,
+      ).message,
+    ).toMatch(
+      /at key "oauth\.token\.client_credentials\.token_endpoint_auth_method": tls_client_auth needs tls\.loadKeyStore: true \(the certificate\)$/,
+    );
+    // DPoP needs no certificate.
+    expect(
+      load('client', yml('      tokenBinding: dpop\n')).load(clientConfigSchema).oauth.token
+        .client_credentials?.tokenBinding,
+    ).toBe('dpop');
+  });
+
+  it.each([
+    ['tokenBinding: bearer', /at key "oauth\.token\.client_credentials\.tokenBinding"/],
+    ['token_endpoint_auth_method: client_secret_post', /token_endpoint_auth_method"/],
+  ])('%s is refused', (line, message) => {
+    expect(error('client', yml(`      ${line}\n`, true), clientConfigSchema).message).toMatch(
+      message,
+    );
+  });
+});

@@ -2,6 +2,8 @@ import { X509Certificate, createHash, generateKeyPairSync, randomUUID, sign } fr
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
+import { ConfigLoader } from '@chain/config';
+import { HttpClient, TokenManager, clientConfigSchema } from '@chain/oauth-client';
 import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
   claimsOf,
@@ -354,6 +356,84 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     const listening = ts.lines.find((l) => l.includes('"endpoint":"token"'));
     expect(JSON.parse(listening!)).toMatchObject({ mtls: true, dpop: true });
     for (const line of ts.lines) expect(line).not.toMatch(/eyJ[\w-]+\.eyJ/);
+  });
+});
+
+describe('@chain/oauth-client obtains bound tokens from the real server', () => {
+  let ts: TokenServerProcess;
+  beforeAll(async () => {
+    ts = await startTokenServer({
+      yml: tokenServerYml(ENABLED),
+      files: { 'clients.yml': CLIENTS },
+    });
+  });
+  afterAll(async () => {
+    expect(await ts.stop()).toBe(0);
+  });
+
+  /** client.yml as the service reads it (JSON is YAML), and its token manager. */
+  const managerOf = (cc: Record<string, unknown>, keyStore?: string) => {
+    const dir = configDir({
+      'client.yml': JSON.stringify({
+        tls: {
+          trustStore: path.join(CERTS, 'ca.crt'),
+          ...(keyStore ? { loadKeyStore: true, keyStore } : {}),
+        },
+        oauth: {
+          token: { server_url: ts.tokenUrl, client_credentials: { uri: '/oauth2/token', ...cc } },
+        },
+      }),
+    });
+    const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
+    const client = loader.load('client', clientConfigSchema);
+    const http = new HttpClient(client);
+    const secret = { clientCredentialsClientSecret: 'dpop-secret' };
+    return { manager: new TokenManager({ client, secret, http }), http };
+  };
+
+  it('tokenBinding mtls with tls_client_auth: a token bound to the key store’s certificate', async () => {
+    const { manager, http } = managerOf(
+      {
+        client_id: 'api-a-client',
+        tokenBinding: 'mtls',
+        token_endpoint_auth_method: 'tls_client_auth',
+      },
+      path.join(CLIENT_CERTS, 'api-a.pem'),
+    );
+    try {
+      const token = await manager.clientCredentials();
+      expect(claimsOf(token.value).cnf).toEqual({
+        'x5t#S256': x5t(path.join(CLIENT_CERTS, 'api-a.crt')),
+      });
+    } finally {
+      await http.destroy();
+    }
+  });
+
+  it('tokenBinding dpop: a DPoP token bound to the service’s key', async () => {
+    const { manager, http } = managerOf({ client_id: 'dpop-client', tokenBinding: 'dpop' });
+    try {
+      const token = await manager.clientCredentials();
+      expect(claimsOf(token.value)).toMatchObject({
+        client_id: 'dpop-client',
+        cnf: { jkt: await manager.dpopKey!.thumbprint() },
+      });
+    } finally {
+      await http.destroy();
+    }
+  });
+
+  it('a client registered for DPoP without the binding configured gets no token (invalid_grant), and the log holds no secret', async () => {
+    const { manager, http } = managerOf({ client_id: 'dpop-client' });
+    try {
+      await expect(manager.clientCredentials()).rejects.toMatchObject({
+        code: 'invalid_grant',
+        oauthError: 'invalid_grant',
+      });
+    } finally {
+      await http.destroy();
+    }
+    expect(ts.lines.join('\n')).not.toContain('dpop-secret');
   });
 });
 
