@@ -57,7 +57,7 @@ function get(
   });
 }
 
-describe('config/local/mtls: the bundled files with two-way TLS and nothing else changed', () => {
+describe('config/local/mtls: the bundled files with two-way TLS and certificate-bound own tokens, nothing else changed', () => {
   it.each(SERVICES)('%s: server.yml and client.yml', (name) => {
     const bundledDir = path.join(ROOT, 'services', name, 'config');
     const env = { CERTS_DIR: CERTS };
@@ -72,6 +72,16 @@ describe('config/local/mtls: the bundled files with two-way TLS and nothing else
       enableTwoWayTls: true,
       truststoreName: path.join(CLIENTS, 'ca.crt'),
     });
+    const { token } = bundled.client.oauth;
+    // Each hop that asks for tokens of its own authenticates with its certificate and gets
+    // them bound to it (the petstore asks for none).
+    const ownTokens = token.client_credentials && {
+      client_credentials: {
+        ...token.client_credentials,
+        tokenBinding: 'mtls',
+        token_endpoint_auth_method: 'tls_client_auth',
+      },
+    };
     expect(mtls.client).toEqual({
       ...bundled.client,
       tls: {
@@ -79,6 +89,7 @@ describe('config/local/mtls: the bundled files with two-way TLS and nothing else
         loadKeyStore: true,
         keyStore: path.join(CLIENTS, `${name}.pem`),
       },
+      oauth: { ...bundled.client.oauth, token: { ...token, ...ownTokens } },
     });
     expect(mtls.loader.warnings).toEqual([]);
   });
@@ -96,7 +107,9 @@ describe('pnpm start -- --mtls', () => {
   afterAll(() => run.stop());
 
   it('every service listens with two-way TLS', () => {
-    expect(run.stdout()).toContain('starting the chain (security on, two-way TLS)');
+    expect(run.stdout()).toContain(
+      'starting the chain (security on, two-way TLS, certificate-bound tokens)',
+    );
     for (const name of SERVICES) {
       const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
       const listening = log
