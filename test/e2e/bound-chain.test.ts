@@ -148,7 +148,7 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
     ts = await startTokenServer({
       yml: tokenServerYml(`mtls:\n  enabled: true\n  caFile: ${CLIENT_CERTS}/ca.crt\n`),
       files: {
-        'clients.yml': `clients:\n${clients}  chain-user:\n    secret: chain-user-secret\n    scope: [api_a.r]\n`,
+        'clients.yml': `clients:\n${clients}  chain-user:\n    secret: chain-user-secret\n    scope: [api_a.r]\n  bound-user:\n    secret: bound-user-secret\n    certificateBoundAccessTokens: true\n    scope: [api_a.r]\n`,
       },
     });
     chain = await startChain({
@@ -203,6 +203,24 @@ oauth:
     for (const l of ['a', 'b', 'c']) {
       expect(asked.some((line) => line.includes(`"clientId":"api-${l}-client"`))).toBe(true);
     }
+  });
+
+  it('a caller’s certificate-bound token: accepted at the first hop from its certificate, not passed on (each hop sends its own)', async () => {
+    const bound = (
+      await token(ts, 'bound-user', {
+        secret: 'bound-user-secret',
+        scope: 'api_a.r',
+        cert: certificate('client'),
+      })
+    ).access_token;
+    const a = url(chain.services.a.port);
+    const headers = { Authorization: `Bearer ${bound}` };
+    const answer = await request(a, { headers, cert: certificate('client') });
+    expect([answer.status, answer.body]).toEqual([200, EIGHT]);
+    expect(refusal(await request(a, { headers, cert: certificate('api-a') }))).toEqual({
+      status: 401,
+      code: 'ERR20012',
+    });
   });
 
   it('a hop token at the first hop: refused from any certificate but its own (which then meets the scope check)', async () => {
@@ -323,6 +341,24 @@ oauth:
     }
   });
 
+  it('a caller’s DPoP-bound token: accepted at the first hop with its proof, not passed on (each hop sends its own)', async () => {
+    const key = new DpopKey();
+    const bound = await token(ts, 'chain-user', {
+      secret: 'chain-user-secret',
+      scope: 'api_a.r',
+      dpop: key,
+    });
+    expect(bound.token_type).toBe('DPoP');
+    const a = url(chain.services.a.port);
+    const answer = await request(a.href, {
+      headers: {
+        Authorization: `DPoP ${bound.access_token}`,
+        DPoP: await key.proof('GET', a, bound.access_token),
+      },
+    });
+    expect([answer.status, answer.body]).toEqual([200, EIGHT]);
+  });
+
   /** The refusals of a DPoP-bound token in Authorization, each with RFC 9449's challenge. */
   async function refusedInAuthorization(
     target: URL,
@@ -356,7 +392,14 @@ oauth:
     for (const [what, headers, code] of cases) {
       const answer = await request(target.href, { headers });
       expect({ what, ...refusal(answer) }).toEqual({ what, status: 401, code });
-      expect(answer.headers?.['www-authenticate']).toMatch(/^DPoP .*algs="[^"]*ES256/);
+      // RFC 9449 7.1: a DPoP challenge with the algorithms, the scheme sent carrying the error.
+      const challenge = answer.headers?.['www-authenticate'] ?? '';
+      const scheme = headers.Authorization.split(' ')[0];
+      expect({ what, challenge }).toEqual({
+        what,
+        challenge: expect.stringMatching(new RegExp(`^${scheme} [^]*error="invalid_`)),
+      });
+      expect(challenge).toMatch(/\bDPoP realm="[^"]*"[^]*algs="[^"]*ES256/);
     }
   }
 

@@ -41,6 +41,21 @@ export function addCredentialHeaders(
 }
 
 /**
+ * The caller's `Authorization` as it goes on down the chain: a Bearer token without `cnf` only.
+ * A bound caller token (the DPoP scheme, or `cnf` in its verified claims) is the caller's to
+ * prove, with its certificate or key, which a hop does not hold: the next hop would refuse it, so
+ * it stops here and the hop's own token goes in `Authorization` instead (undefined: none to pass
+ * on). Without verified claims (verification off) a Bearer token goes on as it is.
+ */
+export function forwardedAuthorization(
+  header: string | undefined,
+  claims?: { cnf?: unknown },
+): string | undefined {
+  if (!header || /^\s*dpop\s/i.test(header)) return undefined;
+  return claims?.cnf === undefined ? header : undefined;
+}
+
+/**
  * A DPoP-bound own token as X-Scope-Token, beside the caller's `Authorization`: the scheme is
  * the token's type and the proof has a header of its own, since `DPoP` belongs to the token in
  * `Authorization` when that one is DPoP-bound.

@@ -70,7 +70,10 @@ export class DownstreamCaller {
     let own = await tokens.get(trace);
     const first = this.headers(request, own);
     // Awaited only when it is a promise (a DPoP proof): a Bearer call costs no promise more.
-    let answer = await downstream.send(first instanceof Promise ? await first : first, { path });
+    let answer = await downstream.send(first instanceof Promise ? await first : first, {
+      path,
+      resendHeaders: this.resendHeaders(request, own),
+    });
     if (answer.status === 401) {
       const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
       if (remedy === 'renew') {
@@ -81,7 +84,10 @@ export class DownstreamCaller {
         events?.downstreamRetried?.({ downstream: this.name, reason: 'dpop_proof_replayed' });
       }
       if (remedy !== 'none') {
-        answer = await downstream.send(await this.headers(request, own), { path });
+        answer = await downstream.send(await this.headers(request, own), {
+          path,
+          resendHeaders: this.resendHeaders(request, own),
+        });
       }
     }
     return downstream.check(answer, path);
@@ -99,6 +105,11 @@ export class DownstreamCaller {
     if (!dpop) return this.filled(request, own);
     const url = this.options.downstream.urlOf(request.path);
     return dpop.proof('GET', url, own).then((proof) => this.filled(request, own, proof));
+  }
+
+  /** A proof is sent once: a resend of the call on a fresh connection gets a new one. */
+  private resendHeaders(request: CallRequest, own: string) {
+    return this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
   }
 
   private filled(request: CallRequest, own: string, proof?: string): Record<string, string> {

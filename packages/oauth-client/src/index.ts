@@ -50,6 +50,7 @@ export { UserToken, type UserTokenOptions } from './user-token';
 export {
   credentialHeaders,
   credentialSummary,
+  forwardedAuthorization,
   tokenFingerprint,
   type OutgoingTrace,
   type TokenSummary,

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { credentialHeaders, credentialSummary, tokenFingerprint } from '../src';
+import {
+  credentialHeaders,
+  credentialSummary,
+  forwardedAuthorization,
+  tokenFingerprint,
+} from '../src';
 import { fakeJwt } from './support/https-server';
 
 describe('credentialHeaders', () => {
@@ -23,6 +28,25 @@ describe('credentialHeaders', () => {
       'X-Scope-Token': 'DPoP own',
       'X-Scope-Token-DPoP': 'proof',
     });
+  });
+});
+
+describe('forwardedAuthorization', () => {
+  it('a Bearer token without cnf goes on as it is', () => {
+    expect(forwardedAuthorization('Bearer user-jwt', { sub: 'u' } as { cnf?: unknown })).toBe(
+      'Bearer user-jwt',
+    );
+    expect(forwardedAuthorization('Bearer user-jwt')).toBe('Bearer user-jwt');
+  });
+  it('a bound caller token stops at the hop: the DPoP scheme, or cnf in its claims', () => {
+    expect(forwardedAuthorization('DPoP user-jwt', {})).toBeUndefined();
+    expect(forwardedAuthorization(' dpop user-jwt')).toBeUndefined();
+    expect(forwardedAuthorization('Bearer user-jwt', { cnf: { 'x5t#S256': 'x' } })).toBeUndefined();
+    expect(forwardedAuthorization('Bearer user-jwt', { cnf: { jkt: 'j' } })).toBeUndefined();
+  });
+  it('no header: none', () => {
+    expect(forwardedAuthorization(undefined)).toBeUndefined();
+    expect(forwardedAuthorization('')).toBeUndefined();
   });
 });
 

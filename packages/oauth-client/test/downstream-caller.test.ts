@@ -8,6 +8,7 @@ import {
   RenewableToken,
   TokenFetchError,
   TokenSource,
+  TransportError,
   type ClientEvents,
   type RenewalTrigger,
   type Transport,
@@ -15,14 +16,15 @@ import {
   type TransportResponse,
 } from '../src';
 
-/** A downstream that answers from a script and keeps what it was sent. */
-function downstreamOf(...script: TransportResponse[]) {
+/** A downstream that answers from a script (an answer or a failure) and keeps what it was sent. */
+function downstreamOf(...script: (TransportResponse | TransportError)[]) {
   const sent: TransportRequest[] = [];
   const transport: Transport = {
     request: async (r) => {
       sent.push(r);
       const next = script.shift();
       if (!next) throw new Error('no more answers scripted');
+      if (next instanceof TransportError) throw next;
       return next;
     },
   };
@@ -292,6 +294,33 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
       await expect(caller(downstream, own).getJson()).rejects.toMatchObject({ code: 'ERR20004' });
       expect([code, sent.length, own.triggers]).toEqual([code, 1, ['cold']]);
     }
+  });
+
+  it('a call resent on a fresh connection (a kept-alive one found reset) carries a new proof', async () => {
+    const { sent, downstream } = downstreamOf(
+      new TransportError('stale_connection', 'kept-alive connection reset'),
+      OK,
+    );
+    const own = ownTokens(undefined, new DpopKey());
+    await expect(caller(downstream, own).getJson({ path: '/v1/data' })).resolves.toMatchObject({
+      status: 200,
+    });
+    expect(sent.map((r) => [r.headers.Authorization, r.freshConnection ?? false])).toEqual([
+      ['DPoP own-1', false],
+      ['DPoP own-1', true],
+    ]);
+    const [first, second] = await Promise.all(sent.map((r) => proofOf(r, 'DPoP')));
+    expect(second.jti).not.toBe(first.jti);
+    expect(second.htu).toBe('https://api-b:7442/v1/data');
+  });
+
+  it('a Bearer own token is resent as it was', async () => {
+    const { sent, downstream } = downstreamOf(
+      new TransportError('stale_connection', 'kept-alive connection reset'),
+      OK,
+    );
+    await caller(downstream, ownTokens()).getJson();
+    expect(sent[1].headers).toEqual(sent[0].headers);
   });
 
   it('a DPoP challenge with invalid_token still renews the token', async () => {

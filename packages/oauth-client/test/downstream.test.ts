@@ -307,6 +307,21 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
     }
   });
 
+  it('the resend takes its headers anew when the caller gives them (a header sent once only)', async () => {
+    const again = scripted(down('stale_connection'), ok());
+    let made = 0;
+    await new Downstream({
+      name: 'api-d',
+      url: 'https://api-d:7444',
+      timeoutMs: 1000,
+      transport: again.transport,
+    }).send({ DPoP: 'proof-0' }, { resendHeaders: async () => ({ DPoP: `proof-${++made}` }) });
+    expect(again.sent.map((r) => [r.headers, r.freshConnection ?? false])).toEqual([
+      [{ Accept: 'application/json', DPoP: 'proof-0' }, false],
+      [{ Accept: 'application/json', DPoP: 'proof-1' }, true],
+    ]);
+  });
+
   it('a POST is not sent again; a second failure on the fresh connection is the error; a new connection reset is not retried', async () => {
     const post = scripted(down('stale_connection'));
     await expect(

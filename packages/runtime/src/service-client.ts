@@ -4,6 +4,7 @@ import { highResolutionNow } from '@chain/metrics';
 import {
   Downstream,
   DownstreamCaller,
+  forwardedAuthorization,
   grantSettings,
   TokenManager,
   type ClientEvents,
@@ -42,7 +43,7 @@ export interface ServiceDownstream {
   /**
    * A JSON GET of `path` for the request `x`: its correlation and traceability ids, its W3C trace
    * context (a child span), its pass-through claims and, with credentials, its `Authorization`
-   * and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
+   * (unless bound to the caller: `forwardedAuthorization`) and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
    */
   getJson(x: Exchange, path?: string): Promise<{ status: number; body: unknown }>;
 }
@@ -228,7 +229,10 @@ function serviceDownstream(
           path,
           headers,
           trace,
-          callerAuthorization: withCredentials ? x.req.headers.authorization : undefined,
+          // A bound caller token stops here (the hop cannot prove it): the own token goes instead.
+          callerAuthorization: withCredentials
+            ? forwardedAuthorization(x.req.headers.authorization, caller?.claims)
+            : undefined,
         });
         if (span) exporter!.record(clientSpan(base, span, now(), answer.status, undefined));
         return answer;
