@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from './lib/processes.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
@@ -30,7 +29,7 @@ const services = [
   { name: 'petstore', urls: ['https://localhost:8443/v2/pet/1'] },
 ];
 
-/** @type {{ name: string, proc: import('./lib/processes.cjs').RunningProcess }[]} */
+/** @type {{ name: string, proc: import('@chain/testkit').RunningProcess }[]} */
 const running = [];
 let stopping = false;
 
@@ -81,6 +80,13 @@ function runnerLine(file, msg, extra = {}) {
   fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
 
+/**
+ * The process helper of @chain/testkit, loaded once the build is done (its dist is part of the
+ * build): `import('@chain/testkit').startProcess`.
+ * @type {typeof import('@chain/testkit').startProcess}
+ */
+let startProcess;
+
 async function start({ name }) {
   const configDir = path.join(root, 'config', 'local', name);
   const logFile = path.join(logs, `${name}.log`);
@@ -127,6 +133,7 @@ async function main() {
     console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
     await build();
   }
+  ({ startProcess } = await import('@chain/testkit'));
   console.log(`starting the chain (security ${securityOff ? 'off' : 'on'}); logs in .run/logs/`);
   for (const svc of services) {
     await start(svc);

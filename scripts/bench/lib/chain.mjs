@@ -5,7 +5,7 @@
 // per service).
 import fs from 'node:fs';
 import path from 'node:path';
-import { clientCredentialsToken } from '../../lib/https-request.cjs';
+import { clientCredentialsToken } from '@chain/testkit';
 import { BENCH_DIR, CERTS, ROOT, configDir, serviceEntry } from './paths.mjs';
 import { startProcess, stopAll } from './processes.mjs';
 

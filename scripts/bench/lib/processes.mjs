@@ -3,7 +3,7 @@
 // time).
 import fs from 'node:fs';
 import net from 'node:net';
-import { startProcess as start, stopAll } from '../../lib/processes.cjs';
+import { startProcess as start, stopAll } from '@chain/testkit';
 
 /** Resident set size (VmRSS) and its peak (VmHWM) of a process in MB, or undefined once gone. */
 export function readRss(pid) {
@@ -32,7 +32,7 @@ const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /**
  * Starts a process under measurement with the one process helper of the scripts and tests
- * (scripts/lib/processes.cjs), with NODE_ENV=production as users run it.
+ * (@chain/testkit), with NODE_ENV=production as users run it.
  */
 export function startProcess(name, script, options = {}) {
   return start(name, script, { ...options, env: { NODE_ENV: 'production', ...options.env } });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
 
 // The compose specification's JSON schema, applied as Compose v2 applies it, and Debian's
@@ -40,19 +40,25 @@ export const composeSpecSchema = JSON.parse(
  * changes nothing in what passes. The schema names its meta-schema by the https address,
  * ajv's copy of draft-07 by the http one: the same document under both names.
  */
-const ajv = new Ajv({
-  strict: true,
-  strictTypes: false,
-  allErrors: true,
-  removeAdditional: false,
-  useDefaults: false,
-  coerceTypes: false,
-});
-ajv.addMetaSchema({ ...draft07, $id: composeSpecSchema.$schema });
-const validate = ajv.compile(composeSpecSchema);
+function compile(): ValidateFunction {
+  const ajv = new Ajv({
+    strict: true,
+    strictTypes: false,
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: false,
+    coerceTypes: false,
+  });
+  ajv.addMetaSchema({ ...draft07, $id: composeSpecSchema.$schema });
+  return ajv.compile(composeSpecSchema);
+}
+
+/** Compiled when first used: a script that loads testkit for other helpers does not pay for it. */
+let validate: ValidateFunction | undefined;
 
 /** The schema's errors for a compose document (parsed YAML); none when it is valid. */
 export function composeSpecErrors(doc: unknown): ErrorObject[] {
+  validate ??= compile();
   return validate(doc) ? [] : [...(validate.errors ?? [])];
 }
 

@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
+import { configDir } from './config-dir';
+import { httpsRequest, type Answer } from './https-request';
 import type { TokenServerProcess } from './local-token-server';
-import { CERTS, configDir, startService, type ServiceProcess } from './service-process';
+import { CERTS } from './paths';
+import { jwtSecurityYml } from './security-yml';
+import { startService, type ServiceProcess } from './service-process';
 
 export type Letter = 'a' | 'b' | 'c' | 'd';
 export const LETTERS: readonly Letter[] = ['a', 'b', 'c', 'd'];
@@ -23,7 +26,10 @@ export const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [
 
 export interface ChainOptions {
   ts: TokenServerProcess;
-  /** security.yml lines after `enableVerifyJwt: true` (default: kids 100 and 101 configured). */
+  /**
+   * security.yml lines after `enableVerifyJwt: true`, `logJwtToken: false` and
+   * `logClientUserScope: true`, in place of the default `jwt` map (kids 100 and 101 configured).
+   */
   security?: string;
   /** client.yml `request:` lines (indented two spaces). */
   request?: string;
@@ -47,12 +53,6 @@ export interface RunningChain {
 
 const serverYml = (letter: Letter, port = 0) =>
   `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: ${port}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\n`;
-
-const DEFAULT_SECURITY = `jwt:
-  certificate:
-    '100': ${CERTS}/primary.crt
-    '101': ${CERTS}/secondary.crt
-`;
 
 /**
  * The four chain services as real processes over HTTPS, security on, api-d first, each calling
@@ -82,9 +82,11 @@ ${options.renewal ?? ''}    client_credentials:
     const next = NEXT[letter];
     const files: Record<string, string> = {
       'server.yml': serverYml(letter),
-      'security.yml': `enableVerifyJwt: true\nlogJwtToken: false\nlogClientUserScope: true\n${
-        options.security ?? DEFAULT_SECURITY
-      }`,
+      'security.yml': jwtSecurityYml({
+        kids: options.security === undefined ? undefined : [],
+        keys: { logJwtToken: false, logClientUserScope: true },
+        extra: options.security,
+      }),
       'client.yml': clientYml(letter),
       ...options.files?.(letter),
     };
