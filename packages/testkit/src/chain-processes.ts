@@ -5,6 +5,7 @@ import { httpsRequest, type Answer } from './https-request';
 import type { TokenServerProcess } from './local-token-server';
 import { CERTS } from './paths';
 import { jwtSecurityYml } from './security-yml';
+import { serverYml } from './server-yml';
 import { startService, type ServiceProcess } from './service-process';
 
 export type Letter = 'a' | 'b' | 'c' | 'd';
@@ -51,8 +52,8 @@ export interface RunningChain {
   stop(): Promise<void>;
 }
 
-const serverYml = (letter: Letter, port = 0) =>
-  `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: ${port}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\n`;
+const chainServerYml = (letter: Letter, httpsPort = 0) =>
+  serverYml(`com.networknt.api${letter}-1.0.0`, { httpsPort, shutdownTimeoutMs: 1000 });
 
 /**
  * The four chain services as real processes over HTTPS, security on, api-d first, each calling
@@ -81,7 +82,7 @@ ${options.renewal ?? ''}    client_credentials:
   for (const letter of [...LETTERS].reverse()) {
     const next = NEXT[letter];
     const files: Record<string, string> = {
-      'server.yml': serverYml(letter),
+      'server.yml': chainServerYml(letter),
       'security.yml': jwtSecurityYml({
         kids: options.security === undefined ? undefined : [],
         keys: { logJwtToken: false, logClientUserScope: true },
@@ -108,7 +109,7 @@ ${options.renewal ?? ''}    client_credentials:
     async restart(letter) {
       fs.writeFileSync(
         path.join(dirs[letter], 'server.yml'),
-        serverYml(letter, services[letter].port),
+        chainServerYml(letter, services[letter].port),
       );
       services[letter] = await startService(`api-${letter}`, {
         configDir: dirs[letter],

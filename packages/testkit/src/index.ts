@@ -52,6 +52,7 @@ export {
   type ServiceProcess,
   type ServiceOptions,
 } from './service-process';
+export { serverYml } from './server-yml';
 export { jwtSecurityYml, SECURITY_ON, type JwtSecurityOptions } from './security-yml';
 export {
   tokenServerYml,
