@@ -30,6 +30,7 @@ import {
 } from '@chain/testkit';
 import { readOptions } from './lib/args.mjs';
 import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
+import { median } from './lib/report.mjs';
 
 const {
   values: { duration, connections, rounds, quick, json: jsonFile },
@@ -213,7 +214,6 @@ for (let round = 0; round < rounds; round++) {
     c.runs.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
   }
 }
-const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const results = running.map((c) => ({
   name: c.name,
   rps: median(c.runs.map((r) => r.rps)),

@@ -20,6 +20,7 @@ import { startBenchService } from './lib/chain.mjs';
 import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
 import { checkPrerequisites } from './lib/paths.mjs';
 import { readCpuMs, readRss } from './lib/proc-stats.mjs';
+import { median } from './lib/report.mjs';
 
 const {
   values: { duration: durationS, connections, rounds, json: jsonFile },
@@ -114,11 +115,6 @@ try {
   collector.close();
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const round3 = (x) => Number(x.toFixed(3));
 const cpuPerRequestUs = ({ result, cpuMs }) => (cpuMs * 1000) / result.total;
 const summary = (s) => {

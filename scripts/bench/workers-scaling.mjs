@@ -22,6 +22,7 @@ import { startBenchService } from './lib/chain.mjs';
 import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
 import { checkPrerequisites } from './lib/paths.mjs';
 import { readCpuMs, readRss } from './lib/proc-stats.mjs';
+import { median } from './lib/report.mjs';
 import { wrk, wrkAvailable } from './lib/wrk.mjs';
 
 const {
@@ -111,11 +112,6 @@ try {
   fs.rmSync(logDir, { recursive: true, force: true });
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const pct = (x) => Math.round(x * 100);
 const rowOf = (load, s, base) => {
   const rs = runs.get(load).get(s);

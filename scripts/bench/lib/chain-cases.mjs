@@ -9,6 +9,7 @@ import { clientCredentialsToken, stopAll } from '@chain/testkit';
 import { closeLogs, startServiceChain } from './chain.mjs';
 import { expectMessages } from './https-request.mjs';
 import { readCpuMs, sampleRss } from './proc-stats.mjs';
+import { median } from './report.mjs';
 import { SYSTEMS, SYSTEM_NAMES, needsOf } from './systems.mjs';
 
 const ALL = ['D', 'C', 'B', 'A'];
@@ -28,12 +29,6 @@ export const userToken = (tokenServer) =>
   );
 
 const pct = (share) => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '–');
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The shipped configuration's logs: a folder per run, one file per service (as .run/logs). */
 const logDir = (ctx) => {
