@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnNode } from '../../scripts/lib/processes.cjs';
-import { ROOT } from '../support/service-process';
+import { spawnNode, ROOT } from '@chain/testkit';
 
 // The service's logger (the built runtime: pino over LogStream, and the audit line's writer) in a
 // process whose output goes through a pipe into a file, as `pnpm start` runs a service: the lines
