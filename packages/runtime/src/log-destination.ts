@@ -7,7 +7,10 @@ export type LogDestination = ReturnType<typeof pino.destination>;
 
 /** Linux's PIPE_BUF: a write of at most this many bytes to a pipe is never split by another's. */
 const PIPE_BUF = 4096;
-/** The longest a line waits in the buffer while the service runs. */
+/**
+ * The longest a line waits in the buffer while the service runs; a line logged this long after
+ * the last write (a quiet spell) is written at the end of its event-loop turn.
+ */
 const FLUSH_MS = 50;
 /** Bytes kept while the reader does not keep up; beyond, lines are dropped and counted. */
 const MAX_BUFFERED = 32 * 1024 * 1024;
@@ -21,6 +24,10 @@ interface Output {
   refused: boolean;
   /** Bytes of the last write (0: there was nothing to write). */
   lastWrite: number;
+  /** When lines were last written (performance.now()). */
+  lastWriteAt: number;
+  /** The next line looks whether it comes after a quiet spell (once per write, not per line). */
+  armed: boolean;
   dropped: number;
   /** Keeps the handle that put a pipe or socket fd in non-blocking mode. */
   handle: unknown;
@@ -29,6 +36,16 @@ interface Output {
 const outputs = new Map<LogDestination, Output>();
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+export interface OpenedLogDestination {
+  destination: LogDestination;
+  /**
+   * pino's `hooks.streamWrite`: a line that comes after a quiet spell is written at the end of
+   * its event-loop turn, so that the line of a lone request is in the log before its answer
+   * reaches the client; lines that follow a write closely wait for the next one.
+   */
+  streamWrite: (line: string) => string;
+}
 
 export interface LogDestinationOptions {
   /** The fd is a pipe other processes write to (the workers of a service): writes of PIPE_BUF. */
@@ -39,7 +56,8 @@ export interface LogDestinationOptions {
 
 /**
  * pino's destination on a file descriptor, configured for a service: lines are buffered and
- * written together (`minLength`), at most `FLUSH_MS` after they were logged (`periodicFlush`), in
+ * written together (`minLength`), at most `FLUSH_MS` after they were logged (`periodicFlush`) or
+ * at the end of their event-loop turn after a quiet spell (`streamWrite`), in
  * writes of whole lines of at most PIPE_BUF in a worker (`maxWrite`), so that the workers sharing
  * one pipe never interleave inside a line. Writes are synchronous `write(2)`s on a non-blocking
  * fd: a reader that does not keep up (EAGAIN) is not waited for, the lines stay buffered (at most
@@ -52,8 +70,18 @@ export interface LogDestinationOptions {
  * to be retried when the process exits is not in pino's flush on exit (`flushSync` skips it), so
  * its lines are lost; not `flushSync` either: it retries an EPIPE forever.
  */
-export function openLogDestination(fd: number, options: LogDestinationOptions): LogDestination {
-  const output: Output = { refused: false, lastWrite: 0, dropped: 0, handle: nonBlocking(fd) };
+export function openLogDestination(
+  fd: number,
+  options: LogDestinationOptions,
+): OpenedLogDestination {
+  const output: Output = {
+    refused: false,
+    lastWrite: 0,
+    lastWriteAt: -Infinity,
+    armed: true,
+    dropped: 0,
+    handle: nonBlocking(fd),
+  };
   const destination = pino.destination({
     fd,
     sync: true,
@@ -79,11 +107,15 @@ export function openLogDestination(fd: number, options: LogDestinationOptions): 
   destination.on('drop', () => output.dropped++);
   destination.on('write', (bytes: number) => {
     output.lastWrite = bytes;
-    if (output.dropped > 0 && bytes > 0) {
+    if (bytes === 0) return;
+    output.lastWriteAt = performance.now();
+    output.armed = true;
+    if (output.dropped > 0) {
       process.nextTick(options.onDropped, output.dropped);
       output.dropped = 0;
     }
   });
+  const flushNow = () => destination.flush();
   if (outputs.size === 0) {
     process.on('exit', () => {
       const until = Date.now() + EXIT_FLUSH_MS;
@@ -91,7 +123,14 @@ export function openLogDestination(fd: number, options: LogDestinationOptions): 
     });
   }
   outputs.set(destination, output);
-  return destination;
+  const streamWrite = (line: string) => {
+    if (output.armed) {
+      output.armed = false;
+      if (performance.now() - output.lastWriteAt >= FLUSH_MS) setImmediate(flushNow).unref();
+    }
+    return line;
+  };
+  return { destination, streamWrite };
 }
 
 /**

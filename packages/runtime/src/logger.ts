@@ -18,7 +18,7 @@ const CREDENTIALS = [
  * serializer keeps an error's own properties) and in headers. Named paths, not wildcards
  * (`*.password`): pino's redaction walks every wildcard path for every field of every line, the
  * audit line of each request included, while a named path costs nothing to a line without its
- * first key (docs/benchmarks.md).
+ * first key (README "Logs").
  */
 const REDACT_PATHS = ['', 'err', 'headers', 'req.headers'].flatMap((container) =>
   CREDENTIALS.map((name) => `${container}[${JSON.stringify(name)}]`),
@@ -37,22 +37,23 @@ export function createLogger(
   destination: DestinationStream | number = 1,
 ): Logger {
   const worker = workerNumber();
-  const stream =
+  const opened =
     typeof destination === 'number'
       ? openLogDestination(destination, {
           shared: worker !== undefined,
           onDropped: (dropped) =>
             logger.warn({ dropped }, 'log lines dropped: the reader of the log did not keep up'),
         })
-      : destination;
+      : undefined;
   const logger: Logger = pino(
     {
       level,
       base: worker === undefined ? { service: serviceId } : { service: serviceId, worker },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      ...(opened && { hooks: { streamWrite: opened.streamWrite } }),
     },
-    stream,
+    opened?.destination ?? (destination as DestinationStream),
   );
   return logger;
 }
