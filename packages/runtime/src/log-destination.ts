@@ -85,8 +85,8 @@ export function openLogDestination(
   const destination = pino.destination({
     fd,
     sync: true,
-    minLength: options.shared ? 3072 : 8192,
-    maxWrite: options.shared ? PIPE_BUF : 16384,
+    minLength: options.shared ? 3072 : 32768,
+    maxWrite: options.shared ? PIPE_BUF : 65536,
     maxLength: MAX_BUFFERED,
     periodicFlush: FLUSH_MS,
     // A full pipe is never waited for while the service runs (flushLogDestination waits).
