@@ -2,27 +2,28 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { flushLogDestination, openLogDestination } from './log-destination';
 import { workerNumber } from './workers';
 
-/** The names a credential travels under: request headers, OAuth 2.0 form fields, config keys. */
-const CREDENTIALS = [
-  'authorization',
-  'Authorization',
-  'x-scope-token',
-  'X-Scope-Token',
-  'client_secret',
-  'password',
-  'influxdbPass',
-];
+/** The request headers that carry a token. */
+const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
+/** The OAuth 2.0 form field and the config keys that hold a secret. */
+const SECRETS = ['client_secret', 'password', 'influxdbPass'];
 
 /**
- * Where a log call can hold a credential: at the top of the line, in an error (pino's `err`
- * serializer keeps an error's own properties) and in headers. Named paths, not wildcards
- * (`*.password`): pino's redaction walks every wildcard path for every field of every line, the
- * audit line of each request included, while a named path costs nothing to a line without its
- * first key (README "Logs").
+ * Where a log call can hold a credential: a secret at the top of the line, headers (`headers`,
+ * `req.headers`), an error (pino's `err` serializer keeps an error's own properties). Named
+ * paths, not wildcards (`*.password`): pino's redaction walks every wildcard path for every field
+ * of every line, the audit line of each request included, while a named path costs nothing to a
+ * line without its first key (README "Logs"). A header's name at the top of a line is not one of
+ * them: the chain's trace line puts a token's summary there (fingerprint and client id).
  */
-const REDACT_PATHS = ['', 'err', 'headers', 'req.headers'].flatMap((container) =>
-  CREDENTIALS.map((name) => `${container}[${JSON.stringify(name)}]`),
-);
+const REDACT_PATHS = [
+  ...SECRETS.map((name) => path('', name)),
+  ...TOKEN_HEADERS.flatMap((name) => [path('headers', name), path('req.headers', name)]),
+  ...[...TOKEN_HEADERS, ...SECRETS].map((name) => path('err', name)),
+];
+
+function path(container: string, name: string): string {
+  return `${container}[${JSON.stringify(name)}]`;
+}
 
 /**
  * One JSON line per event on stdout: pino, its ISO time, `service` (and `worker` in a worker

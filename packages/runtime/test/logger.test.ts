@@ -269,15 +269,8 @@ describe('credentials in a log line', () => {
     return { logger, lines: () => raw };
   }
 
-  const names = [
-    'authorization',
-    'Authorization',
-    'x-scope-token',
-    'X-Scope-Token',
-    'client_secret',
-    'password',
-    'influxdbPass',
-  ];
+  const headers = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
+  const secrets = ['client_secret', 'password', 'influxdbPass'];
   const at = (container: string[], name: string) => {
     const record: Record<string, unknown> = { [name]: `Bearer ${SECRET}`, kept: 'visible' };
     return container.reduceRight<Record<string, unknown>>(
@@ -287,9 +280,14 @@ describe('credentials in a log line', () => {
   };
 
   it.each(
-    [[], ['err'], ['headers'], ['req', 'headers']].flatMap((container) =>
-      names.map((name) => [[...container, name].join('.'), container, name] as const),
-    ),
+    [
+      ...secrets.map((name) => [[], name] as const),
+      ...headers.flatMap((name) => [
+        [['headers'], name] as const,
+        [['req', 'headers'], name] as const,
+      ]),
+      ...[...headers, ...secrets].map((name) => [['err'], name] as const),
+    ].map(([container, name]) => [[...container, name].join('.'), container, name] as const),
   )('%s is redacted', (_, container, name) => {
     const { logger, lines } = capture();
     logger.info(at([...container], name), 'a line');
@@ -299,6 +297,13 @@ describe('credentials in a log line', () => {
     for (const key of container) value = (value as Record<string, unknown>)[key];
     expect(value).toMatchObject({ [name]: '[redacted]' });
     if (container.length) expect(value).toMatchObject({ kept: 'visible' });
+  });
+
+  it("a token's summary under a header's name at the top of a line stays (the chain's trace line)", () => {
+    const { logger, lines } = capture();
+    const summary = { fingerprint: '7657d9035b543630', client_id: 'chain-user' };
+    logger.info({ authorization: summary, scopeToken: summary }, 'chain request');
+    expect(JSON.parse(lines()[0])).toMatchObject({ authorization: summary, scopeToken: summary });
   });
 
   it('an error with a credential of its own has it redacted', () => {
