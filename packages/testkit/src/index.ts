@@ -19,3 +19,14 @@ export {
 } from './token';
 export { hostileTokens, type HostileToken } from './hostile-tokens';
 export { KeyServer, startKeyServer, type KeyServerMode, type KeyServerOptions } from './key-server';
+export {
+  accessTokenHash,
+  certificateBound,
+  certificateThumbprint,
+  createDpopKey,
+  dpopBound,
+  dpopProof,
+  jwkThumbprint,
+  type DpopKey,
+  type ProofOptions,
+} from './bound-tokens';
