@@ -107,28 +107,31 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
       headers: bindingChallenge(scheme, errorBody(code, ...args), dpopAlgorithms, extra),
     });
 
-  /** The token verified and its binding proven; a TokenError becomes the header's code. */
-  const check = async (
+  /** A TokenError as the catalogue code of its header, with the challenge of its scheme. */
+  const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedToken) => {
+    if (!(err instanceof TokenError)) return err;
+    const dpopBound = verified?.binding?.jkt !== undefined;
+    return refusal(REFUSAL_CODES[which][err.kind], which, scheme, { cause: err, dpopBound });
+  };
+
+  /**
+   * That the request proves the binding of a verified token with a `cnf` or sent with the DPoP
+   * scheme. Called only for such a token: a bearer token without `cnf` costs no call and no await
+   * (its verification is awaited in the request's own function, as before binding existed).
+   */
+  const prove = async (
+    verified: VerifiedToken,
     token: string,
     which: TokenHeader,
     scheme: Scheme,
     proof: string | string[] | undefined,
     request: AuthRequest,
-  ): Promise<VerifiedToken> => {
-    let verified: VerifiedToken | undefined;
+  ): Promise<void> => {
     try {
-      verified = await verify(token);
-      if (verified.binding !== undefined || scheme === 'dpop') {
-        if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
-        await confirm(verified.binding, { scheme, token, proof }, request);
-      }
-      return verified;
+      if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
+      await confirm(verified.binding, { scheme, token, proof }, request);
     } catch (err) {
-      if (err instanceof TokenError) {
-        const dpopBound = verified?.binding?.jkt !== undefined;
-        throw refusal(REFUSAL_CODES[which][err.kind], which, scheme, { cause: err, dpopBound });
-      }
-      throw err;
+      throw refused(err, which, scheme, verified);
     }
   };
 
@@ -142,7 +145,15 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
       token = parseDpop(authorization);
       if (token === undefined) throw new StatusError('ERR10002');
     }
-    const main = await check(token, 'auth', scheme, request.dpop, request);
+    let main: VerifiedToken;
+    try {
+      main = await verify(token);
+    } catch (err) {
+      throw refused(err, 'auth', scheme);
+    }
+    if (main.binding !== undefined || scheme === 'dpop') {
+      await prove(main, token, 'auth', scheme, request.dpop, request);
+    }
     const auth: AuthInfo = {
       clientId: main.clientId,
       userId: main.userId,
@@ -168,7 +179,15 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
           cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token> or DPoP <token>'),
         });
       }
-      const scoped = await check(scopeJwt, 'scope', scopeScheme, request.scopeTokenDpop, request);
+      let scoped: VerifiedToken;
+      try {
+        scoped = await verify(scopeJwt);
+      } catch (err) {
+        throw refused(err, 'scope', scopeScheme);
+      }
+      if (scoped.binding !== undefined || scopeScheme === 'dpop') {
+        await prove(scoped, scopeJwt, 'scope', scopeScheme, request.scopeTokenDpop, request);
+      }
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
         throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, scopeScheme);

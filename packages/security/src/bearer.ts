@@ -17,7 +17,10 @@ const PLAIN_DPOP = /^[Dd][Pp][Oo][Pp] [\x21-\x7e]+$/;
 
 /** Like extractBearer, but undefined instead of an error. */
 export function parseBearer(header: string | string[] | undefined): string | undefined {
-  return parseScheme(header, PLAIN_BEARER, 'bearer');
+  if (typeof header !== 'string') return undefined;
+  // The usual header, without the split: a token is long, the split scans and copies it.
+  if (PLAIN_BEARER.test(header)) return header.slice(7);
+  return parseSplit(header, 'bearer');
 }
 
 /**
@@ -25,17 +28,13 @@ export function parseBearer(header: string | string[] | undefined): string | und
  * the `DPoP` header), under the same rules as Bearer; undefined for anything else.
  */
 export function parseDpop(header: string | string[] | undefined): string | undefined {
-  return parseScheme(header, PLAIN_DPOP, 'dpop');
+  if (typeof header !== 'string') return undefined;
+  if (PLAIN_DPOP.test(header)) return header.slice(5);
+  return parseSplit(header, 'dpop');
 }
 
-function parseScheme(
-  header: string | string[] | undefined,
-  plain: RegExp,
-  scheme: string,
-): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  // The usual header, without the split: a token is long, the split scans and copies it.
-  if (plain.test(header)) return header.slice(scheme.length + 1);
+/** A header in another form than the usual one: extra spaces, a scheme in another case. */
+function parseSplit(header: string, scheme: string): string | undefined {
   const parts = header.trim().split(/\s+/);
   if (parts.length !== 2 || parts[0].toLowerCase() !== scheme || parts[1] === '') {
     return undefined;

@@ -48,6 +48,14 @@ export const MAX_PROOF_LENGTH = 8192;
 /** Longest `jti` remembered (ours): a UUID is 36 characters, 32 random bytes 43. */
 export const MAX_JTI_LENGTH = 128;
 
+/** Proof headers whose key is kept imported (ours): a service sees a few clients' keys. */
+const MAX_SEEN_KEYS = 256;
+
+interface ProofKey {
+  key: Awaited<ReturnType<typeof EmbeddedJWK>>;
+  thumbprint: string;
+}
+
 /** RFC 9110 token68, the syntax of the DPoP header: one value, no comma, no space. */
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** JWK members of a private or secret key (RFC 7518 section 6). */
@@ -67,7 +75,20 @@ const proofError = (reason: string) => new TokenError('proof', reason);
 export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVerifier {
   const { iatWindowSeconds: window, now } = options;
   const algorithms = [...options.algorithms];
-  const getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+  /**
+   * The key and thumbprint of a proof header already seen, by its exact base64url text: a
+   * client's proofs share one header (typ, alg, jwk), so its key is imported and hashed once
+   * (importing a JWK costs about as much as the signature check). Bounded; failures are not kept.
+   */
+  const seenKeys = new Map<string, ProofKey>();
+
+  const keyOf = async (
+    header: JWSHeaderParameters,
+    token: FlattenedJWSInput,
+  ): Promise<ProofKey> => {
+    const text = token.protected!; // a compact JWS always has its protected header
+    const seen = seenKeys.get(text);
+    if (seen) return seen;
     const { jwk } = header;
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
       throw proofError('jwk header is missing or not an object');
@@ -75,16 +96,29 @@ export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVer
     if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
       throw proofError('jwk holds a private key');
     }
+    let entry: ProofKey;
     try {
-      return await EmbeddedJWK(header, token);
+      entry = {
+        key: await EmbeddedJWK(header, token),
+        thumbprint: await calculateJwkThumbprint(jwk as JWK),
+      };
     } catch {
       throw proofError('jwk is not a public key of the alg');
     }
+    if (seenKeys.size >= MAX_SEEN_KEYS) seenKeys.delete(seenKeys.keys().next().value as string);
+    seenKeys.set(text, entry);
+    return entry;
   };
 
   return async (header, target) => {
     const proof = singleProof(header);
     let nowMs = 0;
+    let thumbprint = '';
+    const getKey = async (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => {
+      const entry = await keyOf(protectedHeader, token);
+      thumbprint = entry.thumbprint;
+      return entry.key;
+    };
     let verified;
     try {
       nowMs = now();
@@ -97,7 +131,7 @@ export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVer
     } catch (err) {
       throw refusalOf(err, algorithms);
     }
-    const { payload, protectedHeader } = verified;
+    const { payload } = verified;
     const { jti, htm, htu, ath } = payload;
     const iat = payload.iat!; // required, and a number: jose checked both
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
@@ -114,7 +148,7 @@ export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVer
     if (ath !== accessTokenHash(target.accessToken)) {
       throw proofError('ath is not the hash of the access token');
     }
-    return { thumbprint: await calculateJwkThumbprint(protectedHeader.jwk as JWK), jti, iat };
+    return { thumbprint, jti, iat };
   };
 }
 

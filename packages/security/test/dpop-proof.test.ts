@@ -1,4 +1,5 @@
-import { dpopProof, jwkThumbprint } from '@chain/testkit';
+import * as jose from 'jose';
+import { createDpopKey, dpopProof, jwkThumbprint } from '@chain/testkit';
 import type { Algorithm } from '../src/algorithms';
 import { createDpopProofVerifier, normalizeHtu } from '../src/dpop-proof';
 import { TokenError } from '../src/token-error';
@@ -98,6 +99,53 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
     expect(await refusedWith(verify(proof, { ...target, uris: [] }))).toBe(
       'htu is not the request URI',
     );
+  });
+
+  it("keeps a header's key imported, and still checks every signature with it", async () => {
+    const fresh = verifier();
+    const proof = (key = KEYS.ec, jti = 'j') =>
+      dpopProof(KEYS.ec, { htm: METHOD, htu: HTU, accessToken: TOKEN, now: clock.now(), jti })
+        .split('.')
+        .slice(0, 2)
+        .concat(
+          dpopProof(key, {
+            htm: METHOD,
+            htu: HTU,
+            accessToken: TOKEN,
+            now: clock.now(),
+            jti,
+          }).split('.')[2],
+        )
+        .join('.');
+    const imports = jest.spyOn(jose, 'EmbeddedJWK');
+    try {
+      await expect(fresh(proof(), target)).resolves.toBeDefined();
+      await expect(fresh(proof(KEYS.ec, 'k'), target)).resolves.toBeDefined();
+      expect(imports).toHaveBeenCalledTimes(1);
+      // The same header, signed by another key: its signature is still checked.
+      expect(await refusedWith(fresh(proof(KEYS.rsa), target))).toBe(
+        'signature does not verify with the jwk of the proof',
+      );
+    } finally {
+      imports.mockRestore();
+    }
+  });
+
+  it('keeps at most 256 keys: the oldest is imported again', async () => {
+    const fresh = verifier();
+    const keys = Array.from({ length: 257 }, () => createDpopKey('ec'));
+    const proofOf = (key: (typeof keys)[number]) =>
+      dpopProof(key, { htm: METHOD, htu: HTU, accessToken: TOKEN, now: clock.now() });
+    for (const key of keys) await fresh(proofOf(key), target);
+    const imports = jest.spyOn(jose, 'EmbeddedJWK');
+    try {
+      await fresh(proofOf(keys[256]), target);
+      expect(imports).toHaveBeenCalledTimes(0);
+      await fresh(proofOf(keys[0]), target);
+      expect(imports).toHaveBeenCalledTimes(1);
+    } finally {
+      imports.mockRestore();
+    }
   });
 
   it('passes through what is not a refusal of the proof', async () => {
