@@ -65,6 +65,8 @@ export const DEFAULT_CERTIFICATES = { '100': 'primary.crt', '101': 'secondary.cr
 const RESERVED_HEADERS = new Set([
   'authorization',
   'x-scope-token',
+  'dpop',
+  'x-scope-token-dpop',
   'host',
   'content-length',
   'content-type',

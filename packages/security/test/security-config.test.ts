@@ -172,6 +172,11 @@ describe('security.yml', () => {
     it.each([
       ['Authorization', 'Authorization carries credentials or framing and cannot take a claim'],
       ['x-scope-token', 'x-scope-token carries credentials or framing and cannot take a claim'],
+      ['DPoP', 'DPoP carries credentials or framing and cannot take a claim'],
+      [
+        'X-Scope-Token-DPoP',
+        'X-Scope-Token-DPoP carries credentials or framing and cannot take a claim',
+      ],
       ['Bad Header', 'is not a valid header name'],
     ])('passThroughClaims to %s', (header, reason) => {
       const err = error(`passThroughClaims:\n  user_id: ${header}\n`);
