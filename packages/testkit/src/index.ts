@@ -180,3 +180,14 @@ export {
   type ProbeResult,
   type SimPod,
 } from './kubernetes/cluster-simulation';
+export {
+  accessTokenHash,
+  certificateBound,
+  certificateThumbprint,
+  createDpopKey,
+  dpopBound,
+  dpopProof,
+  jwkThumbprint,
+  type DpopKey,
+  type ProofOptions,
+} from './bound-tokens';
