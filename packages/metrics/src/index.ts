@@ -14,12 +14,7 @@ export {
 } from './metrics';
 export { type ReportResult } from './influx-reporter';
 export { type HostIdentity } from './host-identity';
-export {
-  CIRCUIT_STATE_VALUE,
-  ClientStats,
-  clientMetrics,
-  type ClientMetrics,
-} from './client-metrics';
+export { ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
 export {
   createMetricsMerger,
   type MetricsMerger,

@@ -19,9 +19,8 @@ interface Series {
 }
 
 /**
- * Counters and the response-time timer of the current interval, per endpoint and client.
- * `drain()` hands the interval over and resets it, as light-4j's reporter does: a series once
- * seen keeps being reported, with zero counts, in later intervals.
+ * Counters and the response-time timer of the current interval, per endpoint and client. As
+ * light-4j's reporter, a series once seen keeps being reported, with zero counts.
  */
 export class IntervalStats {
   private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
@@ -39,10 +38,7 @@ export class IntervalStats {
     observe(entry.timer, elapsedMs);
   }
 
-  /**
-   * Adds another process's interval (a worker's `drain()`) to this one: counts add up, the
-   * timers combine (min of the mins, max of the maxes, the mean weighted by the counts).
-   */
+  /** Adds a worker's `drain()`: counts add up, timers combine (the means weighted). */
   merge(snapshot: readonly SeriesSnapshot[]): void {
     for (const { endpoint, clientId, counts, responseTime } of snapshot) {
       const entry = this.table.get(endpoint, clientId);

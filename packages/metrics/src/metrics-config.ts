@@ -1,13 +1,6 @@
 import { configFile, text, z, type Light4jKey } from '@chain/config';
 
-/**
- * metrics.yml: light-4j's InfluxDB keys under both their names (`influxdbHost`, and the newer
- * `serverHost`, ...), plus `bufferIntervals` and `reportIntervalMs`.
- *
- * `reportIntervalMs` (integer, milliseconds, optional) is for tests only: when present it wins
- * over `reportInMinutes`, so a test can report every second without changing what
- * `reportInMinutes` means. Leave it out in a real deployment.
- */
+/** metrics.yml: light-4j's InfluxDB keys, plus `bufferIntervals` and `reportIntervalMs`. */
 export interface MetricsConfig {
   enabled: boolean;
   influxdbProtocol: 'http' | 'https';
@@ -18,18 +11,13 @@ export interface MetricsConfig {
   /** Never logged. */
   influxdbPass?: string;
   reportInMinutes: number;
+  /** Tests only: when present it wins over `reportInMinutes`. */
   reportIntervalMs?: number;
-  /**
-   * The most intervals held while InfluxDB does not answer, written late (oldest first, with
-   * their own timestamps) when it answers again; past it the oldest are dropped.
-   */
+  /** The most intervals held while InfluxDB does not answer; past it the oldest are dropped. */
   bufferIntervals: number;
 }
 
-/**
- * An hour at the default interval (`reportInMinutes: 1`): an outage of up to 59 intervals loses
- * nothing (the interval that ends once InfluxDB answers again is one of the 60).
- */
+/** An hour at the default interval (`reportInMinutes: 1`). */
 export const DEFAULT_BUFFER_INTERVALS = 60;
 
 /** light-4j's metrics.yml keys this project does not implement. */
@@ -74,10 +62,7 @@ export const metricsConfigSchema = configFile<MetricsConfig>(
   },
 );
 
-/**
- * prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch, so Prometheus
- * works without InfluxDB and InfluxDB without Prometheus.
- */
+/** prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch. */
 export interface PrometheusConfig {
   /** Serve `GET /metrics` (default false, as light-4j). */
   enabled: boolean;
