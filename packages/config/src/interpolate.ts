@@ -11,7 +11,7 @@ export interface ValueSources {
 const EXPRESSION = /\$\{([^}]*)\}/g;
 const WHOLE = /^\$\{([^}]*)\}$/;
 
-/** No value at all: the key is treated as absent, so its default applies. */
+/** No value: the key is left out, so its default applies. */
 const ABSENT = Symbol('absent');
 
 /** light-4j's name of the environment variable of `${security.enableVerifyJwt}`: SECURITY_ENABLEVERIFYJWT. */
