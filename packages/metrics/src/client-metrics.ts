@@ -3,10 +3,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { clientPoints, type PointContext } from './influx-points';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
-/**
- * What a service's client side reports (tokens, keys, downstream calls): `@chain/oauth-client`'s
- * ClientEvents, which the runtime hands over (this package does not depend on it).
- */
+/** `@chain/oauth-client`'s ClientEvents (the runtime hands one to the other). */
 export interface ClientMetrics {
   tokenRenewed(event: { clientId: string; trigger: string; ms: number }): void;
   tokenRenewalFailed(event: { clientId: string; trigger: string; cause: string }): void;
@@ -34,11 +31,7 @@ export interface ClientSnapshot {
   gauges: Series<number>[];
 }
 
-/**
- * The client-side figures of one reporting interval, by name and tags: counters (reset each
- * interval, a series once seen reported with 0), the token wait timer (intervals with waits
- * only) and the `circuit_state` gauge.
- */
+/** The client side's counters, timers and gauges of one interval, by name and tags. */
 export class ClientStats {
   private readonly counters = new Map<string, Series<number>>();
   private readonly timers = new Map<string, Series<Timer>>();
@@ -96,10 +89,7 @@ export class ClientStats {
   }
 }
 
-/**
- * The ClientMetrics of a service: into the interval (InfluxDB) and, never reset, into the
- * Prometheus registry, each when given.
- */
+/** The ClientMetrics of a service: into the interval and into Prometheus, each when given. */
 export function clientMetrics(
   stats: ClientStats | undefined,
   registry: Registry | undefined,

@@ -7,16 +7,10 @@ import { IntervalStats, type SeriesSnapshot } from './interval-stats';
 import type { MetricsOptions } from './metrics';
 import type { MetricsConfig } from './metrics-config';
 
-/**
- * Metrics of a service that runs as several worker processes (server.yml `workers`). Each worker
- * counts its own requests; the primary, which serves nothing, is the one writer:
- *
- * - InfluxDB: every interval (and once more when it stops) a worker hands its interval to the
- *   primary as plain data and resets it; the primary adds them up and writes one set of points
- *   per interval, with one timestamp, so no worker's point overwrites another's.
- * - Prometheus: the worker that answers `GET /metrics` asks the primary, which gathers every
- *   worker's registry (prom-client's AggregatorRegistry) and answers with the sums.
- */
+// A service of several workers (server.yml `workers`): each worker counts its own requests and
+// hands each interval to the primary, the one writer, which adds them up and writes one set of
+// points per interval (one timestamp: no worker's point overwrites another's). `GET /metrics` on
+// a worker asks the primary, which sums every worker's registry (prom-client's AggregatorRegistry).
 
 /** One worker's interval. */
 export interface WorkerSnapshot {
@@ -24,11 +18,10 @@ export interface WorkerSnapshot {
   client: ClientSnapshot;
 }
 
-/** How a worker's metrics reach the primary (the runtime carries them over the IPC channel). */
+/** How a worker's metrics reach the primary (the runtime's IPC channel). */
 export interface WorkerLink {
-  /** Hands one interval to the primary; resolves once it is sent. */
   send(snapshot: WorkerSnapshot): Promise<void>;
-  /** The whole service's `GET /metrics` text, from the primary. */
+  /** The whole service's `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -81,19 +74,14 @@ export function intervalReporter(
   });
 }
 
-/** The primary's side: adds the workers' intervals up, writes them, answers `/metrics`. */
-export interface MetricsMerger {
-  add(snapshot: WorkerSnapshot): void;
-  prometheus(): Promise<{ contentType: string; body: string }>;
-  start(): void;
-  /** Writes what the workers handed over since the last report (call once they have all stopped). */
-  stop(): Promise<void>;
-}
-
+/**
+ * The primary's side: adds the workers' intervals up, writes them, answers `/metrics`. `stop`
+ * writes what they handed over since the last report: call it once they have all stopped.
+ */
 export function createMetricsMerger(
   config: MetricsConfig,
   options: Omit<MetricsOptions, 'now' | 'worker'>,
-): MetricsMerger {
+) {
   const stats = new IntervalStats();
   const clientStats = new ClientStats();
   const reporter = config.enabled
@@ -102,7 +90,7 @@ export function createMetricsMerger(
   const { enabled } = options.prometheus ?? config;
   const aggregator = enabled ? new AggregatorRegistry() : undefined;
   return {
-    add(snapshot) {
+    add(snapshot: WorkerSnapshot) {
       stats.merge(snapshot.series);
       clientStats.merge(snapshot.client);
     },

@@ -16,13 +16,7 @@ const point = (measurement: string, tags: IPoint['tags'], value: number, timesta
   timestamp,
 });
 
-/**
- * One interval's request figures as InfluxDB points, named and tagged as light-4j's
- * InfluxDbReporter does: the service view `<serviceId>.<metric>.<suffix>` (tags endpoint,
- * clientId, hostname, ipAddress) and the client view `<clientId>.<metric>.<suffix>` (tags
- * endpoint, apiName = serviceId, hostname, ipAddress). Counters `count`; the `response_time`
- * timer `min`, `max`, `mean` in ms, for a series that saw requests in the interval only.
- */
+/** One interval's request figures as light-4j's InfluxDbReporter writes them: two views. */
 export function toInfluxPoints(
   snapshot: readonly SeriesSnapshot[],
   { serviceId, hostname, ipAddress }: PointContext,
@@ -47,11 +41,7 @@ export function toInfluxPoints(
   return points;
 }
 
-/**
- * One interval's client-side figures, service view only, with hostname and ipAddress added:
- * counters `.count`, timers `.min` `.max` `.mean` (ms), gauges without a suffix (as light-4j's
- * reporter writes gauges).
- */
+/** One interval's client-side figures, service view only; gauges without a suffix (light-4j). */
 export function clientPoints(
   { counters, timers, gauges }: ClientSnapshot,
   { serviceId, hostname, ipAddress }: PointContext,

@@ -6,20 +6,17 @@ import type { Logger } from 'pino';
 import { IntervalBuffer } from './interval-buffer';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 
-/** What one report did. */
+/** Points InfluxDB took (late intervals included), intervals still held. */
 export interface ReportResult {
-  /** Points InfluxDB took (late intervals included). */
   written: number;
-  /** Intervals still held for a later report: InfluxDB did not answer. */
   held: number;
 }
 
 export interface InfluxReporterOptions {
   config: MetricsConfig;
   logger: Logger;
-  /** Collects the interval that just ended (and resets it). */
+  /** Collects (and resets) the interval that just ended. */
   collect: (timestamp: number) => IPoint[];
-  /** Epoch milliseconds: the intervals' timestamps, and how long an outage lasted. */
   now: () => number;
   /** Time-out of one request to InfluxDB (default 10 s). */
   timeoutMs?: number;
@@ -45,14 +42,13 @@ const isRefusal = (err: unknown): boolean => {
 };
 
 /**
- * Writes each interval to InfluxDB 1.x off the request path, through a bounded buffer written
- * oldest first in writes of whole intervals (README, "When InfluxDB does not answer"). A write
- * that timed out may have been applied: sent again, its points are the same (measurement, tags,
- * timestamp, value) and InfluxDB keeps one, so nothing counts twice. The password is never logged.
+ * Writes each interval to InfluxDB 1.x off the request path, through a bounded buffer (README,
+ * "When InfluxDB does not answer"). A write that timed out may have been applied: sent again, its
+ * points are the same and InfluxDB keeps one, so nothing counts twice.
  */
 export class InfluxReporter {
   readonly intervalMs: number;
-  /** `http://host:port/db` as logged: no credentials. */
+  /** `http://host:port/db`: no credentials. */
   readonly target: string;
   private readonly influx: InfluxDB;
   private readonly agent: http.Agent;
@@ -97,7 +93,6 @@ export class InfluxReporter {
     });
   }
 
-  /** Whether reports are scheduled (between `start` and `stop`). */
   get running(): boolean {
     return this.timer !== undefined;
   }
@@ -198,7 +193,6 @@ export class InfluxReporter {
     return { written, held: this.buffer.size };
   }
 
-  /** One write; undefined when InfluxDB took it, else why not. */
   private async write(points: IPoint[]): Promise<{ reason: string; refused: boolean } | undefined> {
     const { config } = this.options;
     try {

@@ -1,11 +1,10 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-/** One reporting interval: its points, each stamped with the interval's own timestamp. */
+/** One reporting interval; `late` once a write of it failed. */
 export interface HeldInterval {
   timestamp: number;
   points: IPoint[];
-  /** A write of it failed: when it is written, it is written late. */
   late: boolean;
 }
 
@@ -32,11 +31,9 @@ export class IntervalBuffer {
   constructor(
     readonly capacity: number,
     private readonly logger: Logger,
-    /** Epoch milliseconds: how long an outage lasted. */
     private readonly now: () => number,
   ) {}
 
-  /** Intervals held. */
   get size(): number {
     return this.held.length;
   }
@@ -57,10 +54,7 @@ export class IntervalBuffer {
     }
   }
 
-  /**
-   * The next intervals to write, oldest first: as many whole ones as hold at most `maxPoints`
-   * points together, and at least one.
-   */
+  /** The next intervals to write: as many whole ones as hold `maxPoints`, at least one. */
   next(maxPoints: number): HeldInterval[] {
     let points = 0;
     let count = 0;

@@ -2,12 +2,11 @@ import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome';
 import { SeriesTable } from './series-table';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
-/** The figures of one series (endpoint x client) over one reporting interval. */
+/** One series (endpoint x client) over one interval; `responseTime` in ms, if it had requests. */
 export interface SeriesSnapshot {
   endpoint: string;
   clientId: string;
   counts: Record<CounterName, number>;
-  /** Response times in milliseconds; absent when the series saw no request this interval. */
   responseTime?: { count: number; min: number; max: number; mean: number };
 }
 

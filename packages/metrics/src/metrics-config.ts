@@ -64,7 +64,6 @@ export const metricsConfigSchema = configFile<MetricsConfig>(
 
 /** prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch. */
 export interface PrometheusConfig {
-  /** Serve `GET /metrics` (default false, as light-4j). */
   enabled: boolean;
   /** Add the process metrics (light-4j's JVM "hotspot" metrics; here Node's, from prom-client). */
   enableHotspot: boolean;
@@ -79,7 +78,6 @@ export const prometheusConfigSchema = configFile<PrometheusConfig>(
   {},
 );
 
-/** The reporting interval in milliseconds: `reportIntervalMs` when present, else the minutes. */
 export function reportIntervalMsOf(config: MetricsConfig): number {
   return config.reportIntervalMs ?? Math.round(config.reportInMinutes * 60_000);
 }

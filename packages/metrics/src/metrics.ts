@@ -15,25 +15,19 @@ import { PrometheusMetrics } from './prometheus';
 export interface MetricsOptions {
   serviceId: string;
   logger: Logger;
-  /** Clock in epoch milliseconds (fractions allowed): response times and point timestamps. */
+  /** Epoch milliseconds (fractions allowed). */
   now?: () => number;
-  /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
+  /** The `hostname` and `ipAddress` tags; the machine's when absent. */
   host?: HostIdentity;
-  /**
-   * prometheus.yml: `GET /metrics` and its own switch. Without it, `/metrics` (with process
-   * metrics) follows metrics.yml `enabled`.
-   */
+  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
   prometheus?: PrometheusConfig;
-  /**
-   * In a worker process of a service with several (server.yml `workers`): the interval goes to
-   * the primary instead of InfluxDB, and `/metrics` is the whole service's, from the primary.
-   */
+  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
   worker?: WorkerLink;
 }
 
 /** One finished request, as the runtime's metrics stage reports it. */
 export interface RequestSample {
-  /** light-4j endpoint name of the request, e.g. `/v1/data@get`, or `unknown`. */
+  /** light-4j's endpoint name, e.g. `/v1/data@get`, or `unknown`. */
   endpoint: unknown;
   /** client_id of the verified token, or `unknown`. */
   clientId: unknown;
@@ -45,15 +39,13 @@ export interface RequestSample {
 export interface Metrics {
   /** Whether anything is counted (metrics.yml `enabled`, or Prometheus on). */
   readonly enabled: boolean;
-  /** Whether `GET /metrics` is served (prometheus.yml `enabled`). */
-  readonly servesPrometheus: boolean;
-  /** The clock of `startedAt` (epoch milliseconds, fractions allowed). */
+  /** The clock of `startedAt`. */
   now(): number;
   /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
   record(sample: RequestSample): void;
   /** The client side's figures; undefined when nothing is counted. */
   readonly client: ClientMetrics | undefined;
-  /** The `GET /metrics` exposition text and its content type. */
+  /** `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
   /** Starts the periodic InfluxDB reporter. */
   start(): void;
@@ -75,10 +67,8 @@ const TIME_ORIGIN = performance.timeOrigin;
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
 /**
- * Per-request metrics in light-4j's names: the runtime records each request when its response
- * finishes (so requests refused by the spec or security count too); they are reported to
- * InfluxDB every interval and reset, and served to Prometheus. Nothing here waits on InfluxDB
- * inside a request, and nothing here knows HTTP.
+ * Per-request metrics in light-4j's names, reported to InfluxDB every interval and reset, and
+ * served to Prometheus. Nothing here waits on InfluxDB inside a request, or knows HTTP.
  */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
@@ -100,7 +90,6 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
 
   return {
     enabled,
-    servesPrometheus: prometheus !== undefined,
     now,
     record: ({ endpoint, clientId, statusCode, startedAt }) => {
       const elapsedMs = now() - startedAt;

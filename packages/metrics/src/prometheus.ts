@@ -29,19 +29,12 @@ const COUNTER_METRICS: Record<CounterName, [name: string, help: string]> = {
 };
 
 /**
- * The Prometheus face of the same figures, in light-4j's Prometheus names: `requests_total` and
- * one `<outcome>_total` counter per outcome, and the `response_time_seconds` histogram, labelled
- * by endpoint and clientId; plus, when asked, the default process metrics. One registry per
- * instance, so several apps in one process never clash.
- *
- * A request adds to plain numbers of its series; prom-client's metrics read them when `/metrics`
- * is asked for. prom-client's own `inc` and `observe` build and look up a label key string on
- * every call (README, "Why the request figures are counted here"). The exposition text and the
- * JSON the workers' aggregation reads are prom-client's own, byte for byte.
+ * The request figures on `/metrics` in light-4j's Prometheus names, one registry per instance. A
+ * request adds to plain numbers of its series, which prom-client's metrics read at scrape time
+ * (README, "Why the request figures are counted here"): prom-client's own text, byte for byte.
  */
 export class PrometheusMetrics {
   readonly registry = new Registry();
-  /** The series, in the order first seen (the order of the histogram's exposition). */
   private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
     labels: { endpoint, clientId },
     counts: zeroCounts(),
@@ -96,20 +89,9 @@ export class PrometheusMetrics {
     entry.buckets[i] += 1;
   }
 
-  /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
-}
-
-/** One value of a metric as prom-client's registry formats it (a histogram's shape). */
-interface MetricValue {
-  labels: Record<string, string | number>;
-  sharedLabels?: Labels;
-  value: number;
-  metricName: string;
-  /** prom-client's: null for a bucket, undefined for the sum and the count. */
-  exemplar: null | undefined;
 }
 
 /**
@@ -122,11 +104,12 @@ function responseTimeHistogram(series: readonly Series[], reset: () => void) {
   const bounds: readonly (number | '+Inf')[] = [...RESPONSE_TIME_BUCKETS, '+Inf'];
   const values = () =>
     series.flatMap(({ labels: sharedLabels, buckets, sum }) => {
-      const value = (suffix: string, labels: MetricValue['labels'], v: number): MetricValue => ({
+      const value = (suffix: string, labels: Record<string, string | number>, v: number) => ({
         labels,
         sharedLabels,
         value: v,
         metricName: name + suffix,
+        // prom-client's: null for a bucket, undefined for the sum and the count.
         exemplar: suffix === '_bucket' ? null : undefined,
       });
       // Cumulative counts per bound, the last (+Inf) the series' count.
