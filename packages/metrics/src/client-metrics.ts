@@ -38,8 +38,7 @@ export class ClientStats {
   private readonly gauges = new Map<string, Series<number>>();
 
   count(name: string, tags: Tags, value = 1): void {
-    const series = this.series(this.counters, name, tags, () => 0);
-    series.value += value;
+    this.series(this.counters, name, tags, () => 0).value += value;
   }
 
   time(name: string, tags: Tags, ms: number): void {

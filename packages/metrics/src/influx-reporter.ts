@@ -53,16 +53,14 @@ export class InfluxReporter {
   private readonly influx: InfluxDB;
   private readonly agent: http.Agent;
   private readonly buffer: IntervalBuffer;
-  private readonly options: InfluxReporterOptions;
   private readonly batchPoints: number;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<ReportResult> | undefined;
   private databaseReady = false;
   private lastTimestamp = -Infinity;
 
-  constructor(options: InfluxReporterOptions) {
+  constructor(private readonly options: InfluxReporterOptions) {
     const { config } = options;
-    this.options = options;
     this.intervalMs = reportIntervalMsOf(config);
     this.batchPoints = options.batchPoints ?? 5_000;
     this.target = `${config.influxdbProtocol}://${config.influxdbHost}:${config.influxdbPort}/${config.influxdbName}`;
