@@ -150,20 +150,17 @@ export class InfluxReporter {
     // Strictly increasing: two intervals sharing a timestamp would overwrite each other's points.
     const timestamp = Math.max(Math.floor(this.options.now()), this.lastTimestamp + 1);
     this.lastTimestamp = timestamp;
-    let points: IPoint[];
     try {
-      points = this.options.collect(timestamp);
+      const points = this.options.collect(timestamp);
+      for (const point of points) point.timestamp = timestamp;
+      if (points.length > 0) this.buffer.add(timestamp, points);
     } catch (err) {
       // Runs from a timer: a throw here would end the process.
       this.options.logger.warn(
         { reason: this.describe(err) },
         'metrics: cannot collect the interval; interval discarded',
       );
-      return;
     }
-    if (points.length === 0) return;
-    for (const point of points) point.timestamp = timestamp;
-    this.buffer.add(timestamp, points);
   }
 
   private flush(deadline?: AbortSignal): Promise<ReportResult> {

@@ -50,25 +50,13 @@ export class IntervalStats {
 
   /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
-    const out: SeriesSnapshot[] = [];
-    for (const entry of this.table.all) {
-      const { timer } = entry;
-      out.push({
-        endpoint: entry.endpoint,
-        clientId: entry.clientId,
-        counts: { ...entry.counts },
-        ...(timer.count > 0 && {
-          responseTime: {
-            count: timer.count,
-            min: timer.min,
-            max: timer.max,
-            mean: timer.sum / timer.count,
-          },
-        }),
-      });
+    return this.table.all.map((entry) => {
+      const { endpoint, clientId, counts, timer: t } = entry;
       entry.counts = zeroCounts();
       entry.timer = emptyTimer();
-    }
-    return out;
+      if (t.count === 0) return { endpoint, clientId, counts };
+      const responseTime = { count: t.count, min: t.min, max: t.max, mean: t.sum / t.count };
+      return { endpoint, clientId, counts, responseTime };
+    });
   }
 }
