@@ -24,9 +24,7 @@ function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
 /** The keys an object schema declares at a path of nested objects (none when it is not one). */
 export function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
   let def = objectOf(schema);
-  for (const part of path) {
-    def = objectOf(def?.shape?.[String(part)]);
-  }
+  for (const part of path) def = objectOf(def?.shape?.[String(part)]);
   return Object.keys(def?.shape ?? {});
 }
 
