@@ -33,9 +33,7 @@ export function toInfluxPoints(
       );
     for (const counter of COUNTERS) add(`${counter}.count`, counts[counter]);
     if (time) {
-      add('response_time.min', time.min);
-      add('response_time.max', time.max);
-      add('response_time.mean', time.mean);
+      for (const s of ['min', 'max', 'mean'] as const) add(`response_time.${s}`, time[s]);
     }
   }
   return points;
