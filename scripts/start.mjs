@@ -18,7 +18,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from './lib/processes.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
@@ -43,7 +42,7 @@ const services = [
   { name: 'petstore', urls: ['https://localhost:8443/v2/pet/1'] },
 ];
 
-/** @type {{ name: string, proc: import('./lib/processes.cjs').RunningProcess }[]} */
+/** @type {{ name: string, proc: import('@chain/testkit').RunningProcess }[]} */
 const running = [];
 let stopping = false;
 
@@ -95,9 +94,16 @@ function runnerLine(file, msg, extra = {}) {
 }
 
 /**
+ * The process helper of @chain/testkit, loaded once the build is done (its dist is part of the
+ * build): `import('@chain/testkit').startProcess`.
+ * @type {typeof import('@chain/testkit').startProcess}
+ */
+let startProcess;
+
+/**
  * The CONFIG_DIR of a service: config/local/<service> (security on), and with --mtls
- * config/local/mtls/<service> (with --dpop config/local/dpop/<service>) over it, file by file, copied together into .run/config/<service>
- * (a service reads one override folder). The bundled config only when neither applies.
+ * config/local/mtls/<service> (with --dpop config/local/dpop/<service>) over it, file by file,
+ * copied together into .run/config/<service> (a service reads one override folder). The bundled config only when neither applies.
  */
 function configDirOf(name) {
   const folders = [
@@ -171,6 +177,7 @@ async function main() {
     console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
     await build();
   }
+  ({ startProcess } = await import('@chain/testkit'));
   const modes = bindingModes.map((m) => `, ${m}`).join('');
   console.log(
     `starting the chain (security ${securityOff ? 'off' : 'on'}${modes}); logs in .run/logs/`,

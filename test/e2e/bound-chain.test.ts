@@ -4,30 +4,29 @@ import https from 'node:https';
 import path from 'node:path';
 import { DpopKey, credentialHeaders } from '@chain/oauth-client';
 import {
+  CERTS,
   EIGHT,
   LETTERS,
-  startChain,
-  type Letter,
-  type RunningChain,
-} from '../support/chain-processes';
-import {
   claimsOf,
+  configDir,
+  startChain,
+  startService,
   startTokenServer,
   tokenServerYml,
+  type Letter,
+  type RunningChain,
+  type ServiceProcess,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+} from '@chain/testkit';
 
 // Bound tokens along the chain, over real processes and sockets: every hop obtains its own
 // client-credentials token bound to its certificate (RFC 8705) or to its DPoP key (RFC 9449)
 // and presents it with its proof; a token lifted from one hop's traffic is refused at the first
 // hop and at a middle hop called directly.
 //
-// The checks of the binding are the resource-server side's (packages/security, branch
-// binding-verify): until that side is merged, the refusals below fail (the services accept a
-// bound token as a bearer token) and the DPoP chain answers ERR20004 (a `DPoP` X-Scope-Token is
-// not read yet). The header form of a bound X-Scope-Token is `boundScopeToken` of
-// @chain/oauth-client, which this test uses too.
+// The checks of the binding are the services' (@chain/security); the header form of a bound
+// X-Scope-Token is `boundScopeToken` of @chain/oauth-client (docs/zero-trust.md: the headers a
+// hop sends), which this test uses too.
 jest.setTimeout(90_000);
 
 const CLIENT_CERTS = path.join(CERTS, 'clients');

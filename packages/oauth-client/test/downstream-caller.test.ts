@@ -1,4 +1,4 @@
-import { isStatusCode, type StatusError } from '@chain/errors';
+import type { StatusError } from '@chain/errors';
 import { createHash } from 'node:crypto';
 import { EmbeddedJWK, jwtVerify } from 'jose';
 import {
@@ -198,9 +198,6 @@ describe('DownstreamCaller: the retry with a renewed token', () => {
   });
 });
 
-/** How ERR20004 names a 401 with our code: with the code once the catalogue has it. */
-const described = (code: string) => (isStatusCode(code) ? `HTTP 401 ${code}` : 'HTTP 401');
-
 describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
   const proofOf = async (r: TransportRequest, header: string) =>
     (await jwtVerify(r.headers[header], EmbeddedJWK, { typ: 'dpop+jwt' })).payload;
@@ -260,8 +257,8 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
   });
 
   it.each([
-    ['a binding mismatch (ERR20012)', answer(401, { code: 'ERR20012' }), described('ERR20012')],
-    ['an invalid proof (ERR20013)', answer(401, { code: 'ERR20013' }), described('ERR20013')],
+    ['a binding mismatch (ERR20012)', answer(401, { code: 'ERR20012' }), 'HTTP 401 ERR20012'],
+    ['an invalid proof (ERR20013)', answer(401, { code: 'ERR20013' }), 'HTTP 401 ERR20013'],
     [
       "any server's DPoP challenge naming the proof",
       answer(401, 'no', {
@@ -269,7 +266,7 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
       }),
       'HTTP 401',
     ],
-    ['a replayed proof, twice', answer(401, { code: 'ERR20014' }), described('ERR20014')],
+    ['a replayed proof, twice', answer(401, { code: 'ERR20014' }), 'HTTP 401 ERR20014'],
   ])('%s: the error, and never a renewal', async (_what, refusal, what) => {
     const { sent, downstream } = downstreamOf(refusal, refusal);
     const own = ownTokens(undefined, new DpopKey());

@@ -1,6 +1,8 @@
 import { createAuthorizer, type Authorizer } from './authorizer';
 import type { ClaimChecks } from './claims';
 import { systemClock, type Clock } from './clock';
+import { createDpopProofVerifier } from './dpop-proof';
+import { DpopReplayCache } from './dpop-replay-cache';
 import { createJwtVerifier, type VerifiedToken } from './jwt-verifier';
 import type { KeyPolicy } from './key-policy';
 import type { KeyEvents, KeySource } from './key-source';
@@ -8,6 +10,7 @@ import { KeyStore } from './key-store';
 import { assertMockJwtAllowed, MockTokenIssuer } from './mock-jwt';
 import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
 import type { SecurityConfig } from './security-config';
+import { createTokenBinding } from './token-binding';
 import { TokenCache } from './token-cache';
 
 export interface SecurityOptions {
@@ -33,7 +36,8 @@ export interface Security {
 
 /**
  * Builds everything security.yml asks for, once, at start: certificates parsed into keys, the
- * key store with its policy, the token cache, the verifier and the mock issuer. A bad option
+ * key store with its policy, the token cache, the verifier, the binding check of tokens with a
+ * `cnf` (with its DPoP proof verifier and replay cache) and the mock issuer. A bad option
  * throws a ConfigError naming security.yml and the key.
  */
 export function createSecurity(options: SecurityOptions): Security {
@@ -73,7 +77,21 @@ export function createSecurity(options: SecurityOptions): Security {
     algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
     claims,
   });
+  const { dpop } = config;
+  const confirm = createTokenBinding({
+    verifyProof: createDpopProofVerifier({
+      algorithms: dpop.algorithms,
+      iatWindowSeconds: dpop.iatWindowSeconds,
+      now,
+    }),
+    replays: new DpopReplayCache(dpop.replayCacheMaxEntries),
+    iatWindowSeconds: dpop.iatWindowSeconds,
+    origins: dpop.origins,
+    now,
+  });
   const authorize = createAuthorizer(verify, {
+    confirm,
+    dpopAlgorithms: dpop.algorithms,
     enableVerifyScope: config.enableVerifyScope,
     enableExtractScopeToken: config.enableExtractScopeToken,
     skipVerifyScopeWithoutSpec: config.skipVerifyScopeWithoutSpec,

@@ -1,5 +1,5 @@
 import { auditRecord } from './audit-log';
-import { verifiedCallerOf, type AuthInfo } from './authorizer';
+import { verifiedCallerOf, type AuthInfo, type AuthRequest } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
 import type { MockTokenIssuer } from './mock-jwt';
 import { StatusError } from '@chain/errors';
@@ -23,17 +23,12 @@ export interface RequestGuardOptions extends SecurityOptions {
   audit?: (fields: Record<string, unknown>) => void;
 }
 
-/** What the guard reads of a request: the two credential headers and what to log it under. */
-export interface GuardRequest {
-  authorization: string | string[] | undefined;
-  scopeToken: string | string[] | undefined;
-  /**
-   * Scopes of the matched operation (empty: none required); undefined when the request has no
-   * operation: ERR10007 unless security.yml `skipVerifyScopeWithoutSpec`.
-   */
-  requiredScopes: readonly string[] | undefined;
-  /** The request path, for security.yml `skipPathPrefixes`. */
-  path?: string;
+/**
+ * What the guard reads of a request: the two credential headers (and their DPoP proofs), the
+ * operation's scopes, what a token's binding is proven against (the connection's client
+ * certificate, the method and URI), and what to log it under.
+ */
+export interface GuardRequest extends AuthRequest {
   /** For the log lines only. */
   correlationId?: string;
   /** For the log lines only: the W3C trace-id of the request. */
@@ -119,7 +114,7 @@ function reasonOf(err: StatusError, request: GuardRequest): string {
   if (err.code === 'ERR10002') {
     return request.authorization === undefined
       ? 'no Authorization header'
-      : 'Authorization is not Bearer <token>';
+      : 'Authorization is not Bearer <token> or DPoP <token>';
   }
   return err.body.description;
 }

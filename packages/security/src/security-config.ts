@@ -42,6 +42,17 @@ export interface SecurityConfig {
     /** Longest a key fetched from the key server is used before it is fetched again (ours). */
     keyMaxAgeSeconds: number;
   };
+  /** Sender-constrained tokens (ours; RFC 9449 DPoP): how a DPoP proof is checked. */
+  dpop: {
+    /** The proof algorithms accepted, and announced in the `algs` of a DPoP challenge. */
+    algorithms: Algorithm[];
+    /** A proof's `iat` at most this many seconds from now, either way. */
+    iatWindowSeconds: number;
+    /** Bound of the per-process cache of used proof `jti`s. */
+    replayCacheMaxEntries: number;
+    /** The service's external origins (`https://host:port`) a proof's `htu` may name; empty: the request's Host. */
+    origins: string[];
+  };
   logJwtToken: boolean;
   logClientUserScope: boolean;
   oauthHttp2Support: boolean;
@@ -54,6 +65,8 @@ export const DEFAULT_CERTIFICATES = { '100': 'primary.crt', '101': 'secondary.cr
 const RESERVED_HEADERS = new Set([
   'authorization',
   'x-scope-token',
+  'dpop',
+  'x-scope-token-dpop',
   'host',
   'content-length',
   'content-type',
@@ -102,6 +115,43 @@ const passThroughClaims = mapOf(z.string()).superRefine((mapping, ctx) => {
   }
 });
 
+/** The algorithms a DPoP proof may use by default: every one supported, EC first. */
+export const DEFAULT_DPOP_ALGORITHMS: readonly Algorithm[] = ['ES256', 'EdDSA', 'PS256', 'RS256'];
+
+/**
+ * An origin as `dpop.origins` holds it: `http(s)://host[:port]`, nothing after it; kept in the
+ * form `htu` is compared in (lower case, no default port).
+ */
+const origins = listOf(z.string())
+  .superRefine((values, ctx) => {
+    values.forEach((value, i) => {
+      if (originOf(value) === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: 'is not an origin: http(s)://host[:port], without a path, query or user info',
+        });
+      }
+    });
+  })
+  .transform((values) => values.map((value) => originOf(value)!));
+
+function originOf(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const bare =
+    (url.protocol === 'https:' || url.protocol === 'http:') &&
+    !url.username &&
+    !url.password &&
+    url.pathname === '/' &&
+    !/[?#]/.test(value);
+  return bare ? `${url.protocol}//${url.host}` : undefined;
+}
+
 /** light-4j's security.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   enableVerifySwt: { same: false, note: 'simple web tokens are not verified here' },
@@ -134,6 +184,14 @@ export const securityConfigSchema = configFile<SecurityConfig>(
             algorithms: algorithms.default([...DEFAULT_ALGORITHMS]),
             keyResolver: z.enum(['X509Certificate', 'JsonWebKeySet']).optional(),
             keyMaxAgeSeconds: z.number().int().min(1).default(600),
+          })
+          .prefault({}),
+        dpop: z
+          .strictObject({
+            algorithms: algorithms.default([...DEFAULT_DPOP_ALGORITHMS]),
+            iatWindowSeconds: z.number().int().min(1).default(60),
+            replayCacheMaxEntries: z.number().int().min(1).default(100000),
+            origins: origins.default([]),
           })
           .prefault({}),
         logJwtToken: z.boolean().default(true),

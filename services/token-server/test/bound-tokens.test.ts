@@ -4,13 +4,15 @@ import https from 'node:https';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { HttpClient, TokenManager, clientConfigSchema } from '@chain/oauth-client';
-import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
+  CERTS,
   claimsOf,
+  configDir,
+  startExpectingFailure,
   startTokenServer,
   tokenServerYml,
   type TokenServerProcess,
-} from '../../../test/support/local-token-server';
+} from '@chain/testkit';
 
 // Sender-constrained tokens over real HTTPS against the built server (dist/): certificate-bound
 // (RFC 8705, tls_client_auth) and DPoP-bound (RFC 9449). The thumbprints and the proofs are made

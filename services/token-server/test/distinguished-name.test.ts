@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseDn, subjectMatches } from '../src/distinguished-name';
-import { CERTS } from '../../../test/support/service-process';
+import { CERTS } from '@chain/testkit';
 
 /** What subjectMatches reads of a certificate: Node's subject text. */
 const withSubject = (subject: string) => ({ subject }) as X509Certificate;
