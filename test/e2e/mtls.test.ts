@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import http2 from 'node:http2';
@@ -58,6 +59,50 @@ function get(
     req.end();
   });
 }
+
+/** A client-credentials request to the local token server: status and parsed body. */
+function tokenRequest(
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+  client?: { key: Buffer; cert: Buffer },
+): Promise<{ status?: number; body?: Record<string, unknown>; error?: string }> {
+  return new Promise((resolve) => {
+    const req = https.request(
+      'https://localhost:6882/oauth2/token',
+      {
+        method: 'POST',
+        ca: CA,
+        agent: false,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        ...client,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, body: JSON.parse(text) as Record<string, unknown> }),
+        );
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error(), { code: 'TIMEOUT' })));
+    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
+    req.end(new URLSearchParams({ grant_type: 'client_credentials', ...form }).toString());
+  });
+}
+const claims = (jwt: unknown) =>
+  JSON.parse(Buffer.from(String(jwt).split('.')[1], 'base64url').toString()) as Record<
+    string,
+    unknown
+  >;
+const listeningOf = (name: string) =>
+  JSON.parse(
+    fs
+      .readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"msg":"listening on https port'))
+      .pop() ?? '{}',
+  ) as Record<string, unknown>;
 
 describe('config/local/mtls: the bundled files with two-way TLS and certificate-bound own tokens, nothing else changed', () => {
   it.each(SERVICES)('%s: server.yml and client.yml', (name) => {
@@ -170,6 +215,28 @@ describe('pnpm start -- --mtls', () => {
     expect(curl.stderr).toContain('alert certificate required');
   });
 
+  it('the token server authenticates each hop by its certificate and binds its tokens to it', async () => {
+    expect(listeningOf('token-server')).toMatchObject({ mtls: true, dpop: false });
+    const bound = await tokenRequest({ client_id: 'api-b-client' }, {}, clientPem('api-b'));
+    expect(bound.status).toBe(200);
+    const thumbprint = Buffer.from(
+      new X509Certificate(fs.readFileSync(path.join(CLIENTS, 'api-b.crt'))).fingerprint256.replace(
+        /:/g,
+        '',
+      ),
+      'hex',
+    ).toString('base64url');
+    expect(claims(bound.body?.access_token).cnf).toEqual({ 'x5t#S256': thumbprint });
+    // Another hop's certificate, or the secret alone, is not api-b-client.
+    const other = await tokenRequest({ client_id: 'api-b-client' }, {}, clientPem('api-c'));
+    expect([other.status, other.body?.error]).toEqual([401, 'invalid_client']);
+    const secret = await tokenRequest(
+      {},
+      { Authorization: `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}` },
+    );
+    expect([secret.status, secret.body?.error]).toEqual([401, 'invalid_client']);
+  });
+
   it("a certificate of another CA (the development CA) is refused; the client CA's passes", async () => {
     const token = await clientCredentialsToken(
       'https://localhost:6882',
@@ -186,6 +253,61 @@ describe('pnpm start -- --mtls', () => {
       status: 200,
       body: JSON.stringify(EIGHT),
     });
+  });
+});
+
+describe('pnpm start -- --dpop', () => {
+  let run: ReturnType<typeof spawnNode>;
+  beforeAll(async () => {
+    run = spawnNode('pnpm start', path.join(ROOT, 'scripts', 'start.mjs'), {
+      args: ['--no-build', '--dpop'],
+      cwd: ROOT,
+    });
+    await run.waitForLine((l) => l.includes('Ctrl-C stops everything.'), 60_000);
+  });
+  afterAll(() => run.stop());
+
+  it('the curl lines it prints answer the 8 messages, every hop with DPoP-bound tokens', async () => {
+    expect(run.stdout()).toContain('starting the chain (security on, DPoP-bound tokens)');
+    expect(listeningOf('token-server')).toMatchObject({ mtls: false, dpop: true });
+    expect(listeningOf('api-a').twoWayTls).toBeUndefined(); // one-way TLS
+    const lines = run.stdout().split('\n');
+    const from = lines.findIndex((l) => l.startsWith('  TOKEN=$(curl'));
+    const chain = lines.find(
+      (l) => l.includes('https://localhost:7441/v1/data') && l.includes('$TOKEN'),
+    );
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'bash',
+        ['-euo', 'pipefail', '-c', `${lines.slice(from, from + 3).join('\n')}\n${chain}`],
+        { cwd: ROOT, timeout: 30_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    expect(out).toBe(JSON.stringify(EIGHT));
+  });
+
+  it('a hop’s client gets no token without a DPoP proof, its secret notwithstanding', async () => {
+    const answer = await tokenRequest(
+      {},
+      { Authorization: `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}` },
+    );
+    expect([answer.status, answer.body?.error]).toEqual([400, 'invalid_grant']);
+  });
+});
+
+describe('pnpm start -- --mtls --dpop', () => {
+  it('is refused before anything starts: one binding or the other', async () => {
+    const run = spawnNode('pnpm start', path.join(ROOT, 'scripts', 'start.mjs'), {
+      args: ['--no-build', '--mtls', '--dpop'],
+      cwd: ROOT,
+    });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain(
+      'cannot start: --mtls and --dpop each choose what the tokens are bound to: the certificate or a DPoP key; pass one',
+    );
+    expect(run.stdout()).not.toContain('starting');
   });
 });
 
