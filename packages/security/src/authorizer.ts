@@ -1,5 +1,6 @@
 import { parseBearer } from './bearer';
-import type { JwtVerifier, VerifiedToken } from './jwt-verifier';
+import type { JwtClaims } from './claims';
+import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
 import { StatusError } from '@chain/errors';
@@ -11,14 +12,29 @@ export interface AuthInfo {
   clientId?: string;
   userId?: string;
   scopes: string[];
-  claims: VerifiedToken['claims'];
+  claims: JwtClaims;
   /** The X-Scope-Token's caller and scopes, when the request carried one. */
   scopeToken?: { clientId?: string; scopes: string[] };
   /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
   passThrough: Record<string, string>;
+  /** The token was opaque, verified by introspection (security.yml `enableVerifySwt`). */
+  introspected?: true;
 }
 
-export interface AuthRequest {
+/** What verifying one token tells: a JWT's claims, or an introspection answer's members. */
+export interface VerifiedCaller {
+  clientId?: string;
+  userId?: string;
+  scopes: string[];
+  claims: JwtClaims;
+  /** Told by introspection, not by a JWT's signature. */
+  introspected?: true;
+}
+
+/** Verifies one token of a request (a JWT, or an opaque token by introspection). */
+export type TokenVerifier = (token: string, request: AuthRequest) => Promise<VerifiedCaller>;
+
+export interface AuthRequest extends IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
   /**
@@ -64,13 +80,14 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
 
 /**
  * One request: a path of `skipPathPrefixes` is not verified; otherwise the bearer token
- * (ERR10002), its verification (ERR10000/ERR10001), and with scope verification the
- * X-Scope-Token (ERR10003/ERR10004, unless `enableExtractScopeToken` is false) and the scope
+ * (ERR10002), its verification (ERR10000/ERR10001; an opaque token not active ERR10081), and
+ * with scope verification the X-Scope-Token (ERR10003/ERR10004, unless
+ * `enableExtractScopeToken` is false) and the scope
  * match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
  * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`
  * become headers.
  */
-export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions): Authorizer {
+export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions): Authorizer {
   const {
     enableVerifyScope,
     enableExtractScopeToken = true,
@@ -78,9 +95,9 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
     skipPathPrefixes = [],
     passThroughClaims = {},
   } = options;
-  const check = async (token: string, which: 'auth' | 'scope') => {
+  const check = async (token: string, which: 'auth' | 'scope', request: AuthRequest) => {
     try {
-      return await verify(token);
+      return await verify(token, request);
     } catch (err) {
       if (err instanceof TokenError) {
         throw new StatusError(REFUSAL_CODES[which][err.kind], [], { cause: err });
@@ -89,11 +106,12 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
     }
   };
 
-  return async ({ authorization, scopeToken, requiredScopes, path }) => {
+  return async (request) => {
+    const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
     const token = parseBearer(authorization);
     if (token === undefined) throw new StatusError('ERR10002');
-    const main = await check(token, 'auth');
+    const main = await check(token, 'auth', request);
     const auth: AuthInfo = {
       clientId: main.clientId,
       userId: main.userId,
@@ -101,6 +119,7 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
       claims: main.claims,
       passThrough: passThroughHeaders(main.claims, passThroughClaims),
     };
+    if (main.introspected) auth.introspected = true;
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };
@@ -114,7 +133,7 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
           cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token>'),
         });
       }
-      const scoped = await check(scopeJwt, 'scope');
+      const scoped = await check(scopeJwt, 'scope', request);
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
         throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth);

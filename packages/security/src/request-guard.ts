@@ -1,6 +1,7 @@
 import { auditRecord } from './audit-log';
 import { verifiedCallerOf, type AuthInfo } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
+import type { IntrospectionRequest } from './introspection';
 import type { MockTokenIssuer } from './mock-jwt';
 import { StatusError } from '@chain/errors';
 import { decodeJwt } from 'jose';
@@ -23,8 +24,11 @@ export interface RequestGuardOptions extends SecurityOptions {
   audit?: (fields: Record<string, unknown>) => void;
 }
 
-/** What the guard reads of a request: the two credential headers and what to log it under. */
-export interface GuardRequest {
+/**
+ * What the guard reads of a request: the two credential headers (and, for an opaque token, the
+ * introspection client it may bring and the connection's certificate) and what to log it under.
+ */
+export interface GuardRequest extends IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
   /**
@@ -46,8 +50,8 @@ export interface RequestGuard {
   /**
    * Verifies one request (README "Security"). Resolves with the verified caller, or undefined
    * for a path of `skipPathPrefixes` (not verified); rejects with the catalogue StatusError,
-   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` is
-   * false: there is nothing to check.
+   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` and
+   * `enableVerifySwt` are false: there is nothing to check.
    */
   check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
   /** The `enableMockJwt` token issuer. */

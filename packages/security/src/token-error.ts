@@ -10,7 +10,7 @@ export class TokenError extends Error {
   override readonly name = 'TokenError';
 
   constructor(
-    readonly kind: 'invalid' | 'expired',
+    readonly kind: 'invalid' | 'expired' | 'inactive',
     reason: string,
   ) {
     super(reason);
@@ -19,10 +19,14 @@ export class TokenError extends Error {
 
 export const invalidToken = (reason: string) => new TokenError('invalid', reason);
 
-/** The catalogue code of a refusal, by the header the token came in. */
+/**
+ * The catalogue code of a refusal, by the header the token came in. `inactive`: introspection
+ * said so (light-4j's ERR10081 for `Authorization`; an X-Scope-Token keeps its own code, as its
+ * invalid and expired JWTs do).
+ */
 export const REFUSAL_CODES: Record<'auth' | 'scope', Record<TokenError['kind'], StatusCode>> = {
-  auth: { invalid: 'ERR10000', expired: 'ERR10001' },
-  scope: { invalid: 'ERR10003', expired: 'ERR10004' },
+  auth: { invalid: 'ERR10000', expired: 'ERR10001', inactive: 'ERR10081' },
+  scope: { invalid: 'ERR10003', expired: 'ERR10004', inactive: 'ERR10003' },
 };
 
 /**
