@@ -7,15 +7,29 @@ import type { Stage } from '../exchange';
  * keeps its (verified) caller, so metrics count it under the client, as light-4j does.
  * security.yml `passThroughClaims`: the caller's own headers of those names are removed, then the
  * verified claims are set as request headers, for the handler and the downstream.
+ * `swtHeaders` (security.yml `enableVerifySwt`): the headers that may bring the client to
+ * introspect with (`swtClientIdHeader`, `swtClientSecretHeader`), read, then removed: the secret
+ * goes no further than the introspection server.
  */
 export function securityStage(
   check: NonNullable<RequestGuard['check']>,
   passThroughClaims: Readonly<Record<string, string>>,
+  swtHeaders?: { clientId: string; clientSecret: string },
 ): Stage {
+  const idHeader = swtHeaders?.clientId.toLowerCase();
+  const secretHeader = swtHeaders?.clientSecret.toLowerCase();
   return async (x) => {
     applyPassThrough(x.req.headers, passThroughClaims);
+    const { headers } = x.req;
+    const swtClientId = idHeader ? headers[idHeader] : undefined;
+    const swtClientSecret = secretHeader ? headers[secretHeader] : undefined;
+    if (idHeader) delete headers[idHeader];
+    if (secretHeader) delete headers[secretHeader];
     try {
       const caller = await check({
+        swtClientId,
+        swtClientSecret,
+        clientCertThumbprint: x.context.clientCertThumbprint,
         authorization: x.req.headers.authorization,
         scopeToken: x.req.headers['x-scope-token'],
         requiredScopes: x.context.operation?.scopes,
