@@ -12,7 +12,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from './lib/processes.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
@@ -36,7 +35,7 @@ const services = [
   { name: 'petstore', urls: ['https://localhost:8443/v2/pet/1'] },
 ];
 
-/** @type {{ name: string, proc: import('./lib/processes.cjs').RunningProcess }[]} */
+/** @type {{ name: string, proc: import('@chain/testkit').RunningProcess }[]} */
 const running = [];
 let stopping = false;
 
@@ -86,6 +85,13 @@ function runnerLine(file, msg, extra = {}) {
   const line = { level: 30, time: new Date().toISOString(), service: 'pnpm-start', ...extra, msg };
   fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
 }
+
+/**
+ * The process helper of @chain/testkit, loaded once the build is done (its dist is part of the
+ * build): `import('@chain/testkit').startProcess`.
+ * @type {typeof import('@chain/testkit').startProcess}
+ */
+let startProcess;
 
 /**
  * The CONFIG_DIR of a service: config/local/<service> (security on), and with --mtls
@@ -151,6 +157,7 @@ async function main() {
     console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
     await build();
   }
+  ({ startProcess } = await import('@chain/testkit'));
   console.log(
     `starting the chain (security ${securityOff ? 'off' : 'on'}${mtls ? ', two-way TLS' : ''}); logs in .run/logs/`,
   );

@@ -4,18 +4,23 @@
 // "API X: Message 2"]` like api-x, over the same TLS certificates, calling its downstream with a
 // keep-alive agent that trusts the dev CA. Logs its port as the runtime does.
 //
-//   node scripts/bench/bare-hop.mjs --letter A [--downstream https://localhost:N/v1/data]
+//   CERTS_DIR=certs node scripts/bench/bare-hop.mjs --letter A [--downstream https://localhost:N/v1/data]
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { CERTS } from './lib/paths.mjs';
-import { optionOf } from './lib/args.mjs';
+import { readOptions } from './lib/args.mjs';
+import { certsFromEnv } from './lib/env-certs.mjs';
 
-const args = process.argv.slice(2);
-const option = optionOf(args);
-const letter = option('letter') ?? 'D';
-const downstream = option('downstream');
+const { values } = readOptions(
+  {
+    letter: { kind: 'text', choices: ['A', 'B', 'C', 'D'], default: 'D' },
+    downstream: { kind: 'url' },
+  },
+  'CERTS_DIR=certs node scripts/bench/bare-hop.mjs --letter A|B|C|D [--downstream URL]',
+);
+const { letter, downstream } = values;
+const CERTS = certsFromEnv();
 const own = [`API ${letter}: Message 1`, `API ${letter}: Message 2`];
 const agent = new https.Agent({
   keepAlive: true,

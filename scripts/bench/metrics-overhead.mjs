@@ -11,30 +11,32 @@
 //                                           [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { scriptOptions } from './lib/options.mjs';
-import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { freePort, outputOf, readCpuMs, readRss, startProcess } from './lib/processes.mjs';
+import { CERTS, ROOT, freePort, runToExit, serverYml, serviceEntry } from '@chain/testkit';
+import { readOptions } from './lib/args.mjs';
+import { startBenchService } from './lib/chain.mjs';
+import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
+import { checkPrerequisites } from './lib/paths.mjs';
+import { readCpuMs, readRss } from './lib/proc-stats.mjs';
+import { median } from './lib/report.mjs';
 
-const { durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
-  durationS: 2,
-  connections: 10,
-  rounds: 7,
-});
+const {
+  values: { duration: durationS, connections, rounds, json: jsonFile },
+} = readOptions(
+  subBenchOptions({ durationS: 2, connections: 10, rounds: 7 }),
+  subBenchUsage('metrics-overhead.mjs'),
+);
 const AUTOCANNON = createRequire(path.join(ROOT, 'package.json')).resolve(
   'autocannon/autocannon.js',
 );
 const PASSWORD = 'bench-secret-never-logged';
 
 /** One autocannon run in its own process; resolves with its JSON result. */
-function load(port, seconds) {
-  const child = spawn(
-    process.execPath,
-    [
-      AUTOCANNON,
+async function load(port, seconds) {
+  const { code, stdout, stderr } = await runToExit(AUTOCANNON, {
+    args: [
       '-j',
       '-n',
       '-c',
@@ -43,27 +45,19 @@ function load(port, seconds) {
       String(seconds),
       `https://localhost:${port}/v1/data`,
     ],
-    {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  return outputOf(child).then(({ code, out, err }) => {
-    if (code !== 0) throw new Error(`autocannon exited with ${code}: ${err.slice(-2000)}`);
-    return JSON.parse(out);
+    env: { NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
+    timeoutMs: (seconds + 60) * 1000,
   });
+  if (code !== 0) throw new Error(`autocannon exited with ${code}: ${stderr.slice(-2000)}`);
+  return JSON.parse(stdout);
 }
 
 function startApiD(name, metricsYml) {
-  return startProcess(name, serviceEntry('api-d'), {
-    env: {
-      CERTS_DIR: CERTS,
-      CONFIG_DIR: configDir({
-        'server.yml': `serviceId: com.networknt.apid-1.0.0\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
-        'metrics.yml': metricsYml,
-      }),
-    },
-  });
+  return startBenchService(
+    name,
+    { 'server.yml': serverYml('com.networknt.apid-1.0.0'), 'metrics.yml': metricsYml },
+    { script: serviceEntry('api-d') },
+  );
 }
 
 checkPrerequisites(['api-d']);
@@ -107,11 +101,6 @@ try {
   await Promise.all([...runs.keys()].map((service) => service.stop()));
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const round3 = (x) => Number(x.toFixed(3));
 const cpuPer1k = ({ result, cpuMs }) => (cpuMs * 1000) / result.requests.total;
 const summary = (service) => {

@@ -8,8 +8,8 @@
 // client-credentials token as X-Scope-Token, X-Correlation-Id passed on or generated, and the
 // same messages. No log line per request (Fastify's logger off): what the issue's peer is.
 //
-//   node scripts/bench/peer-hop.mjs --letter A [--downstream https://localhost:N/v1/data]
-//        [--token-url https://localhost:N] [--h2]
+//   CERTS_DIR=certs node scripts/bench/peer-hop.mjs --letter A
+//        [--downstream https://localhost:N/v1/data] [--token-url https://localhost:N] [--h2]
 //
 // --h2: Fastify serves HTTP/2 with HTTP/1.1 fallback (ALPN) and undici calls downstream over h2.
 import crypto, { randomUUID } from 'node:crypto';
@@ -18,15 +18,20 @@ import path from 'node:path';
 import { createVerifier } from 'fast-jwt';
 import Fastify from 'fastify';
 import { Pool, request } from 'undici';
-import { CERTS } from './lib/paths.mjs';
-import { optionOf } from './lib/args.mjs';
+import { readOptions } from './lib/args.mjs';
+import { certsFromEnv } from './lib/env-certs.mjs';
 
-const args = process.argv.slice(2);
-const option = optionOf(args);
-const letter = option('letter') ?? 'D';
-const downstream = option('downstream');
-const tokenUrl = option('token-url');
-const h2 = args.includes('--h2');
+const { values } = readOptions(
+  {
+    letter: { kind: 'text', choices: ['A', 'B', 'C', 'D'], default: 'D' },
+    downstream: { kind: 'url' },
+    'token-url': { kind: 'url' },
+    h2: { kind: 'flag' },
+  },
+  'CERTS_DIR=certs node scripts/bench/peer-hop.mjs --letter A|B|C|D [--downstream URL] [--token-url URL] [--h2]',
+);
+const { letter, downstream, 'token-url': tokenUrl, h2 } = values;
+const CERTS = certsFromEnv();
 const lower = letter.toLowerCase();
 const next = { a: 'b', b: 'c', c: 'd' }[lower];
 const own = [`API ${letter}: Message 1`, `API ${letter}: Message 2`];

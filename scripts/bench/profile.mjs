@@ -5,7 +5,7 @@
 // The .cpuprofile files stay in the printed folder (open them in Chrome DevTools).
 //
 //   node scripts/bench/profile.mjs [--system bare|peer|open|cache|nocache|shipped|shipped-no-audit]
-//                                  [--duration S] [--connections N] [--base DIR]
+//                                  [--duration S] [--connections N] [--base DIR] [--no-profile]
 //
 // `--base DIR` with `--system shipped-base`: the built services of another checkout.
 //
@@ -15,16 +15,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { clientCredentialsToken, startInfluxd, startTokenServer, stopAll } from '@chain/testkit';
 import { autocannon } from './lib/autocannon.mjs';
-import { closeLogs, fetchToken, startTokenServer } from './lib/chain.mjs';
+import { closeLogs } from './lib/chain.mjs';
 import { splitProfile } from './lib/cpu-profile.mjs';
-import { startInfluxd } from './lib/influxd.mjs';
-import { readCpuMs, stopAll } from './lib/processes.mjs';
+import { readCpuMs } from './lib/proc-stats.mjs';
+import { readOptions } from './lib/args.mjs';
 import { NEEDS_BASE, SYSTEMS, SYSTEM_NAMES, needsOf } from './lib/systems.mjs';
-import { optionOf } from './lib/args.mjs';
 
-const args = process.argv.slice(2);
-const option = optionOf(args);
 // Earlier names of the cases: open, cache, nocache, bare.
 const ALIASES = {
   bare: 'baseline',
@@ -32,19 +30,28 @@ const ALIASES = {
   cache: 'chain-cache',
   nocache: 'chain-nocache',
 };
-const system = ALIASES[option('system', 'shipped')] ?? option('system', 'shipped');
-if (!SYSTEMS[system] || SYSTEMS[system].petstore) {
-  console.error(
-    `--system must be one of ${SYSTEM_NAMES.filter((n) => !SYSTEMS[n].petstore).join(', ')}`,
-  );
+const USAGE = `node scripts/bench/profile.mjs [--system S] [--duration S] [--connections N] [--base DIR] [--no-profile]
+  --system: ${[...SYSTEM_NAMES, ...Object.keys(ALIASES)].join(', ')} (default shipped)`;
+const { values: options } = readOptions(
+  {
+    system: {
+      kind: 'text',
+      choices: [...SYSTEM_NAMES, ...Object.keys(ALIASES)],
+      default: 'shipped',
+    },
+    duration: { kind: 'seconds', default: 10 },
+    connections: { kind: 'count', default: 32 },
+    base: { kind: 'text' },
+    'no-profile': { kind: 'flag' },
+  },
+  USAGE,
+);
+const system = ALIASES[options.system] ?? options.system;
+if (system === 'shipped-base' && options.base === undefined) {
+  console.error(`${NEEDS_BASE}\n${USAGE}`);
   process.exit(2);
 }
-if (system === 'shipped-base' && option('base') === undefined) {
-  console.error(NEEDS_BASE);
-  process.exit(2);
-}
-const durationS = Number(option('duration', 10));
-const connections = Number(option('connections', 32));
+const { duration: durationS, connections } = options;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-profile-${system}-`));
 
 let tokenServer;
@@ -54,7 +61,7 @@ try {
   const headers = {};
   if (needsOf(system).includes('tokens')) {
     tokenServer = await startTokenServer();
-    headers.Authorization = `Bearer ${await fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
+    headers.Authorization = `Bearer ${await clientCredentialsToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
   }
   if (needsOf(system).includes('influx')) influx = await startInfluxd();
   chain.push(
@@ -63,8 +70,8 @@ try {
       influx,
       logDir: fs.mkdtempSync(path.join(dir, 'logs-')),
       // shipped-base: the services of another built checkout.
-      baseRoot: option('base') === undefined ? undefined : path.resolve(option('base')),
-      nodeArgs: args.includes('--no-profile')
+      baseRoot: options.base === undefined ? undefined : path.resolve(options.base),
+      nodeArgs: options['no-profile']
         ? []
         : ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'profiles')}`],
     }),

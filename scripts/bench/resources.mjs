@@ -16,17 +16,22 @@ import './lib/temp-root.mjs'; // first: every temporary folder under one, remove
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { clientCredentialsToken, serverYml, startTokenServer, stopAll } from '@chain/testkit';
+import { readOptions } from './lib/args.mjs';
 import { autocannon } from './lib/autocannon.mjs';
-import { fetchToken, securityYml, startServiceChain, startTokenServer } from './lib/chain.mjs';
-import { CERTS, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { readCpuMs, readRss, sampleRss, startProcess, stopAll } from './lib/processes.mjs';
-import { optionOf } from './lib/args.mjs';
+import { securityYml, startBenchService, startServiceChain } from './lib/chain.mjs';
+import { checkPrerequisites } from './lib/paths.mjs';
+import { readCpuMs, readRss, sampleRss } from './lib/proc-stats.mjs';
 
-const args = process.argv.slice(2);
-const option = optionOf(args);
-const durationS = Number(option('duration', 15));
-const connections = Number(option('connections', 32));
-const jsonFile = option('json', undefined);
+const { values } = readOptions(
+  {
+    duration: { kind: 'seconds', default: 15 },
+    connections: { kind: 'count', default: 32 },
+    json: { kind: 'text' },
+  },
+  'node scripts/bench/resources.mjs [--duration S] [--connections N] [--json FILE]',
+);
+const { duration: durationS, connections, json: jsonFile } = values;
 
 checkPrerequisites(['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server']);
 
@@ -36,18 +41,13 @@ try {
   started.push(tokenServer);
   const chain = await startServiceChain({ security: 'cache', tokenServer });
   started.push(...chain.processes);
-  const petstore = await startProcess('petstore', serviceEntry('petstore'), {
-    env: {
-      CERTS_DIR: CERTS,
-      CONFIG_DIR: configDir({
-        'server.yml': `serviceId: com.networknt.petstore-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
-        'security.yml': securityYml('cache'),
-        'metrics.yml': 'enabled: false\n',
-      }),
-    },
+  const petstore = await startBenchService('petstore', {
+    'server.yml': serverYml('com.networknt.petstore-1.0.0'),
+    'security.yml': securityYml('cache'),
+    'metrics.yml': 'enabled: false\n',
   });
   started.push(petstore);
-  const user = await fetchToken(
+  const user = await clientCredentialsToken(
     tokenServer.tokenUrl,
     'chain-user',
     'chain-user-secret',

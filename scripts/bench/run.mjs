@@ -7,13 +7,12 @@ import './lib/temp-root.mjs'; // first: every temporary folder under one, remove
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startInfluxd, startTokenServer, stopAll } from '@chain/testkit';
 import * as chainCases from './lib/chain-cases.mjs';
-import { startTokenServer } from './lib/chain.mjs';
 import { chartSvg } from './lib/chart.mjs';
-import { startInfluxd } from './lib/influxd.mjs';
-import { parseOptions, USAGE } from './lib/options.mjs';
+import { UsageError } from './lib/args.mjs';
+import { runOptions, USAGE } from './lib/options.mjs';
 import { checkPrerequisites, DOCS_CHART, RESULTS_DIR } from './lib/paths.mjs';
-import { stopAll } from './lib/processes.mjs';
 import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
 import { metrics, route, telemetry, workers } from './lib/route-cases.mjs';
 import { tokens } from './lib/token-case.mjs';
@@ -29,8 +28,9 @@ const RUNNERS = {
 
 let opts;
 try {
-  opts = parseOptions(process.argv.slice(2));
+  opts = runOptions(process.argv.slice(2));
 } catch (err) {
+  if (!(err instanceof UsageError)) throw err;
   console.error(`${err.message}\n${USAGE}`);
   process.exit(2);
 }
@@ -70,7 +70,7 @@ const ctx = {
     tokenServer ??= startTokenServer();
     return tokenServer;
   },
-  /** A real InfluxDB for the shipped configuration's metrics (scripts/influxdb.sh). */
+  /** A real InfluxDB for the shipped configuration's metrics (@chain/testkit's influxd). */
   async influx() {
     influx ??= startInfluxd();
     return influx;

@@ -7,31 +7,42 @@
 //   express-oauth2-jwt-bearer  auth() + requiredScopes(), keys from a local JWKS
 // Each app is loaded in turn by autocannon in a separate process on loopback, in rounds whose
 // case order rotates (a shared 2-core machine is noisy); the script prints the median req/s and
-// p99 latency per case and its ratio to express-oauth2-jwt-bearer. Needs `pnpm build`.
+// p99 latency per case and its ratio to express-oauth2-jwt-bearer, and writes the rows to the
+// `--json` file (the row contract of scripts/bench/README.md). Needs `pnpm build`.
 //
-//   node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N] [--rounds N]
+//   node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N]
+//                                         [--rounds N] [--json FILE]
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { optionOf } from './lib/args.mjs';
+import {
+  createSigningKey,
+  LOCAL_AUDIENCE,
+  LOCAL_ISSUER,
+  ROOT as root,
+  runToExit,
+  signToken,
+  standardClaims,
+  writeCertificate,
+} from '@chain/testkit';
+import { readOptions } from './lib/args.mjs';
+import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
+import { median } from './lib/report.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => Number(optionOf(args)(name, fallback));
-const quick = args.includes('--quick');
-const duration = option('duration', quick ? 1 : 5);
-const connections = option('connections', 20);
-const rounds = option('rounds', quick ? 1 : 3);
+const {
+  values: { duration, connections, rounds, quick, json: jsonFile },
+} = readOptions(
+  subBenchOptions({ durationS: 5, connections: 20, rounds: 3 }),
+  subBenchUsage('security-route.mjs'),
+);
 
 const requireRoot = createRequire(path.join(root, 'package.json'));
 const requireRuntime = createRequire(path.join(root, 'packages', 'runtime', 'package.json'));
 const dist = (pkg) => path.join(root, 'packages', pkg, 'dist', 'index.js');
-for (const pkg of ['config', 'security', 'testkit']) {
+for (const pkg of ['config', 'security']) {
   if (!fs.existsSync(dist(pkg))) {
     console.error(`${dist(pkg)} is missing: run pnpm build first`);
     process.exit(2);
@@ -41,14 +52,6 @@ const express = requireRuntime('express');
 const { auth, requiredScopes } = requireRoot('express-oauth2-jwt-bearer');
 const { createRequestGuard, securityConfigSchema, toStatusError } = requireRoot(dist('security'));
 const { ConfigLoader } = requireRoot(dist('config'));
-const {
-  createSigningKey,
-  writeCertificate,
-  signToken,
-  standardClaims,
-  LOCAL_ISSUER,
-  LOCAL_AUDIENCE,
-} = requireRoot(dist('testkit'));
 const autocannon = requireRoot.resolve('autocannon/autocannon.js');
 
 // The claims testkit puts in a token: the local token server's issuer and audience.
@@ -165,32 +168,23 @@ async function status(port, headers) {
   });
 }
 
-function load(port, seconds) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        autocannon,
-        '-j',
-        '-c',
-        String(connections),
-        '-d',
-        String(seconds),
-        '-H',
-        `Authorization=Bearer ${token}`,
-        `http://127.0.0.1:${port}/v2/pet/1`,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err}`));
-      resolve(JSON.parse(out));
-    });
+/** One autocannon run in its own process; resolves with its JSON result. */
+async function load(port, seconds) {
+  const { code, stdout, stderr } = await runToExit(autocannon, {
+    args: [
+      '-j',
+      '-c',
+      String(connections),
+      '-d',
+      String(seconds),
+      '-H',
+      `Authorization=Bearer ${token}`,
+      `http://127.0.0.1:${port}/v2/pet/1`,
+    ],
+    timeoutMs: (seconds + 60) * 1000,
   });
+  if (code !== 0) throw new Error(`autocannon exited ${code}: ${stderr}`);
+  return JSON.parse(stdout);
 }
 
 const running = [];
@@ -217,13 +211,13 @@ for (let round = 0; round < rounds; round++) {
       );
       process.exit(1);
     }
-    c.runs.push({ rps: r.requests.average, p99: r.latency.p99 });
+    c.runs.push({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 });
   }
 }
-const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const results = running.map((c) => ({
   name: c.name,
   rps: median(c.runs.map((r) => r.rps)),
+  p50: median(c.runs.map((r) => r.p50)),
   p99: median(c.runs.map((r) => r.p99)),
   all: c.runs.map((r) => r.rps.toFixed(0)).join(' '),
 }));
@@ -233,7 +227,8 @@ for (const c of running) {
 }
 jwks.close();
 
-const baseline = results.find((r) => r.name === 'express-oauth2-jwt-bearer').rps;
+const BASELINE = 'express-oauth2-jwt-bearer';
+const baseline = results.find((r) => r.name === BASELINE).rps;
 console.log(
   `\nGET /v2/pet/1 with a verified RS256 token, ${connections} connections, ${duration} s each, ` +
     `${rounds} round(s), ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}, ` +
@@ -247,4 +242,17 @@ for (const r of results) {
     `${r.name.padEnd(26)} ${r.rps.toFixed(0).padStart(14)} ${String(r.p99).padStart(7)} ` +
       `${((r.rps / baseline).toFixed(2) + 'x').padStart(29)}  ${r.all}`,
   );
+}
+if (jsonFile) {
+  const rows = results.map((r) => ({
+    case: r.name,
+    rps: r.rps,
+    p50: r.p50,
+    p99: r.p99,
+    rssMb: null,
+    failed: 0,
+    baseline: r.name === BASELINE ? null : BASELINE,
+    ratio: r.name === BASELINE ? null : r.rps / baseline,
+  }));
+  fs.writeFileSync(jsonFile, JSON.stringify(rows, null, 2));
 }

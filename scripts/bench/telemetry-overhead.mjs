@@ -13,16 +13,21 @@
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import fs from 'node:fs';
 import http from 'node:http';
+import { serverYml, serviceEntry } from '@chain/testkit';
+import { readOptions } from './lib/args.mjs';
 import { autocannon } from './lib/autocannon.mjs';
-import { scriptOptions } from './lib/options.mjs';
-import { CERTS, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
+import { startBenchService } from './lib/chain.mjs';
+import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
+import { checkPrerequisites } from './lib/paths.mjs';
+import { readCpuMs, readRss } from './lib/proc-stats.mjs';
+import { median } from './lib/report.mjs';
 
-const { durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
-  durationS: 3,
-  connections: 10,
-  rounds: 5,
-});
+const {
+  values: { duration: durationS, connections, rounds, json: jsonFile },
+} = readOptions(
+  subBenchOptions({ durationS: 3, connections: 10, rounds: 5 }),
+  subBenchUsage('telemetry-overhead.mjs'),
+);
 
 /** The collector stand-in: accepts OTLP/HTTP JSON exports and counts the spans. */
 let spansReceived = 0;
@@ -47,25 +52,23 @@ const endpoint = `http://127.0.0.1:${collector.address().port}/v1/traces`;
 const load = (port, seconds) =>
   autocannon(`https://localhost:${port}/v1/data`, { connections, durationS: seconds });
 
-const serverYml = (letter) =>
-  `serviceId: bench-api${letter}\nhttpsPort: 0\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
-
 /** api-d, then api-c calling it; `telemetry` is telemetry.yml (or none). */
 async function startSystem(name, telemetry) {
   const extra = telemetry ? { 'telemetry.yml': telemetry } : {};
-  const d = await startProcess(`${name} api-d`, serviceEntry('api-d'), {
-    env: { CERTS_DIR: CERTS, CONFIG_DIR: configDir({ 'server.yml': serverYml('d'), ...extra }) },
-  });
-  const c = await startProcess(`${name} api-c`, serviceEntry('api-c'), {
-    env: {
-      CERTS_DIR: CERTS,
-      CONFIG_DIR: configDir({
-        'server.yml': serverYml('c'),
-        'api_c.yml': `api_d_host: https://localhost:${d.port}\napi_d_path: /v1/data\n`,
-        ...extra,
-      }),
+  const d = await startBenchService(
+    `${name} api-d`,
+    { 'server.yml': serverYml('bench-apid'), ...extra },
+    { script: serviceEntry('api-d') },
+  );
+  const c = await startBenchService(
+    `${name} api-c`,
+    {
+      'server.yml': serverYml('bench-apic'),
+      'api_c.yml': `api_d_host: https://localhost:${d.port}\napi_d_path: /v1/data\n`,
+      ...extra,
     },
-  });
+    { script: serviceEntry('api-c') },
+  );
   return { name, c, d, pids: [c.pid, d.pid], stop: () => Promise.all([c.stop(), d.stop()]) };
 }
 
@@ -112,11 +115,6 @@ try {
   collector.close();
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const round3 = (x) => Number(x.toFixed(3));
 const cpuPerRequestUs = ({ result, cpuMs }) => (cpuMs * 1000) / result.total;
 const summary = (s) => {

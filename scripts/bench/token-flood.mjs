@@ -6,7 +6,7 @@
 // Progress lines on stdout: {"progress":true,"sent":n,"ok":n,"failed":n}; the last line:
 // {"done":true,"sent":n,"ok":n,"failed":n,"rps":x,"p50":ms,"p99":ms,"statuses":{...}}.
 //
-//   node scripts/bench/token-flood.mjs --url https://localhost:N/v1/data --tokens 1000000
+//   CERTS_DIR=certs node scripts/bench/token-flood.mjs --url https://localhost:N/v1/data --tokens 1000000
 //     [--connections 16] [--workers 2] [--scope api_d.r]
 import { randomUUID, createPrivateKey, sign } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,7 +15,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { optionOf } from './lib/args.mjs';
+import { readOptions } from './lib/args.mjs';
+import { certsFromEnv } from './lib/env-certs.mjs';
 
 const BATCH = 256;
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -46,16 +47,19 @@ function signer({ keyFile, scope, workerIndex }) {
 }
 
 async function main() {
-  const args = process.argv.slice(2);
-  const option = optionOf(args);
-  const url = option('url');
-  const total = Number(option('tokens', 1_000_000));
-  const connections = Number(option('connections', 16));
-  const workers = Number(option('workers', 2));
-  const certs =
-    process.env.CERTS_DIR ?? path.resolve(fileURLToPath(import.meta.url), '../../../certs');
+  const { values } = readOptions(
+    {
+      url: { kind: 'url', required: true },
+      tokens: { kind: 'count', default: 1_000_000 },
+      connections: { kind: 'count', default: 16 },
+      workers: { kind: 'count', default: 2 },
+      scope: { kind: 'text', default: 'api_d.r' },
+    },
+    'CERTS_DIR=certs node scripts/bench/token-flood.mjs --url URL [--tokens N] [--connections N] [--workers N] [--scope S]',
+  );
+  const { url, tokens: total, connections, workers, scope } = values;
+  const certs = certsFromEnv();
   const keyFile = path.join(certs, 'primary.key');
-  const scope = option('scope', 'api_d.r');
 
   // Signing: each worker keeps at most two batches in flight; the senders take from `ready`.
   const ready = [];

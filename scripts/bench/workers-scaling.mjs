@@ -12,41 +12,35 @@
 //                                          [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
-import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ROOT, devSigningKey, mintToken, serverYml, serviceEntry } from '@chain/testkit';
+import { readOptions } from './lib/args.mjs';
 import { autocannon } from './lib/autocannon.mjs';
+import { startBenchService } from './lib/chain.mjs';
+import { subBenchOptions, subBenchUsage } from './lib/options.mjs';
+import { checkPrerequisites } from './lib/paths.mjs';
+import { readCpuMs, readRss } from './lib/proc-stats.mjs';
+import { median } from './lib/report.mjs';
 import { wrk, wrkAvailable } from './lib/wrk.mjs';
-import { scriptOptions } from './lib/options.mjs';
-import { CERTS, ROOT, checkPrerequisites, configDir, serviceEntry } from './lib/paths.mjs';
-import { readCpuMs, readRss, startProcess } from './lib/processes.mjs';
 
-const { quick, durationS, connections, rounds, jsonFile } = scriptOptions(process.argv.slice(2), {
-  durationS: 5,
-  connections: 32,
-  rounds: 5,
-});
+const {
+  values: { quick, duration: durationS, connections, rounds, json: jsonFile },
+} = readOptions(
+  subBenchOptions({ durationS: 5, connections: 32, rounds: 5 }),
+  subBenchUsage('workers-scaling.mjs'),
+);
 const warmupS = quick ? 0 : 2;
 const cores = os.availableParallelism();
 
 /** One valid token for the petstore's `read:pets` scope, as the local token server signs them. */
-function token() {
-  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const input = `${b64({ alg: 'RS256', typ: 'JWT', kid: '100' })}.${b64({
-    iss: 'https://localhost:6882',
-    aud: 'urn:chain:api',
-    iat: now,
-    nbf: now - 60,
-    exp: now + 7200,
-    jti: randomUUID(),
-    client_id: 'bench-client',
+const token = () =>
+  mintToken(devSigningKey('100'), {
+    expiresIn: 7200,
+    clientId: 'bench-client',
     scope: ['read:pets'],
-  })}`;
-  const key = createPrivateKey(fs.readFileSync(path.join(CERTS, 'primary.key')));
-  return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
-}
+  });
 
 /** The petstore with `workers` processes; its pids (the primary's and the workers'). */
 async function startPetstore(workers) {
@@ -57,18 +51,10 @@ async function startPetstore(workers) {
       .filter((f) => f.endsWith('.yml'))
       .map((f) => [f, fs.readFileSync(path.join(local, f), 'utf8')]),
   );
-  const proc = await startProcess(
+  const proc = await startBenchService(
     `petstore, ${workers} worker${workers > 1 ? 's' : ''}`,
-    serviceEntry('petstore'),
-    {
-      env: {
-        CERTS_DIR: CERTS,
-        CONFIG_DIR: configDir({
-          ...files,
-          'server.yml': `serviceId: com.networknt.petstore-1.0.0\nhttpsPort: 0\nip: 127.0.0.1\nworkers: ${workers}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`,
-        }),
-      },
-    },
+    { ...files, 'server.yml': serverYml('com.networknt.petstore-1.0.0', { workers }) },
+    { script: serviceEntry('petstore') },
   );
   const workerPids = proc.lines
     .filter((l) => /"msg":"worker \d+ serving"/.test(l))
@@ -126,11 +112,6 @@ try {
   fs.rmSync(logDir, { recursive: true, force: true });
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const pct = (x) => Math.round(x * 100);
 const rowOf = (load, s, base) => {
   const rs = runs.get(load).get(s);

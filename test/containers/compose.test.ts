@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { readCompose } from '../support/compose';
 import {
+  readCompose,
   compose,
   docker,
   inspect,
@@ -15,14 +15,13 @@ import {
   waitHealthy,
   type ContainerState,
   type SavedImage,
-} from '../support/docker';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
-import {
+  httpsRequest,
+  type Answer,
   claimsOf,
   clientCredentialsToken,
   tokenRequestCounts,
-} from '../support/local-token-server';
-import { ROOT } from '../support/service-process';
+  ROOT,
+} from '@chain/testkit';
 
 // README.md "Run with Docker Compose", done as a user does it, on a real Docker engine
 // (scripts/test-containers.sh starts one when none answers and makes the base images): the

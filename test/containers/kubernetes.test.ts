@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { docker } from '../support/docker';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
-import { ClusterSimulation, SIM_LABEL, type SimPod } from '../support/kubelet';
 import {
+  docker,
+  httpsRequest,
+  type Answer,
+  ClusterSimulation,
+  SIM_LABEL,
+  type SimPod,
   allProblems,
   configFiles,
   OVERLAYS,
@@ -12,11 +15,11 @@ import {
   scriptSecrets,
   workloads,
   type K8sObject,
-} from '../support/kubernetes';
-import { claimsOf } from '../support/local-token-server';
+  claimsOf,
+} from '@chain/testkit';
 
 // The local Kubernetes overlay run as the cluster would run it, simulated on the Docker engine
-// of the container test (test/support/kubelet.ts says what is and is not simulated): every pod
+// of the container test (packages/testkit/src/kubernetes/cluster-simulation.ts says what is and is not simulated): every pod
 // a container with exactly the image, environment, mounts, security context, limits and
 // probes the rendered manifests give, the Secrets those of scripts/kubernetes-secrets.mjs, on a
 // network of this test's own where the Service names resolve to the pods. The test talks to the

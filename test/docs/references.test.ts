@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../support/service-process';
+import { ROOT } from '@chain/testkit';
 
 // A clone of the repository must explain itself: every document a file refers to is in it, and
 // nothing refers to documents a clone does not have.

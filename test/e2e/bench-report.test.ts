@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT } from '../support/service-process';
+import { ROOT } from '@chain/testkit';
 
 // The ratios the bench's targets are judged on (scripts/bench/lib/report.mjs, an ES module: run
 // in a Node process of its own). Rows measured in the same rotating rounds are compared round by

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { runToExit } from '../../scripts/lib/processes.cjs';
-import { ROOT } from '../support/service-process';
+import { runToExit, ROOT } from '@chain/testkit';
 
 // Smoke of `pnpm bench`: the quick mode starts the bare chain, the Fastify peer and the service
 // chain in its shipped configuration (with a real InfluxDB) as processes, loads them for a

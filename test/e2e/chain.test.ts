@@ -1,15 +1,16 @@
 import path from 'node:path';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { httpsStub, json } from '../support/https-stub';
 import {
+  httpsRequest,
+  httpsStub,
+  json,
   CERTS,
   configDir,
   startExpectingFailure,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
-import { SECURITY_ON } from '../support/service-config';
-import { deferred } from '../support/signals';
+  SECURITY_ON,
+  deferred,
+} from '@chain/testkit';
 
 jest.setTimeout(60000);
 

@@ -18,8 +18,8 @@ import {
   readDockerfile,
   type ComposeFile,
   type ComposeService,
-} from '../support/compose';
-import { ROOT } from '../support/service-process';
+  ROOT,
+} from '@chain/testkit';
 
 // The compose files without a Docker engine: docker-compose validates both files, and the
 // files, the Dockerfiles and the externalized config folders agree with each other and with

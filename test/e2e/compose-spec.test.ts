@@ -2,14 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Scalar, YAMLMap, YAMLSeq } from 'yaml';
-import { COMPOSE_FILES, YAML, composeCerts, parseCompose, readCompose } from '../support/compose';
 import {
+  COMPOSE_FILES,
+  YAML,
+  composeCerts,
+  parseCompose,
+  readCompose,
   composeSpecErrors,
   composeSpecSchema,
   composeV1Config,
   composeV1ConfigOf,
-} from '../support/compose-spec';
-import { ROOT } from '../support/service-process';
+  ROOT,
+} from '@chain/testkit';
 
 // The compose files as Compose v2 reads them, without Docker. v2 (the `docker compose` plugin
 // most users run) loads a file with compose-go, which validates it against the compose

@@ -1,8 +1,17 @@
 import path from 'node:path';
-import { COMPOSE_FILES, composeCerts, configFolder, readCompose } from '../support/compose';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
-import { clientCredentialsToken, tokenRequestCounts } from '../support/local-token-server';
-import { ROOT, startService, type ServiceProcess } from '../support/service-process';
+import {
+  COMPOSE_FILES,
+  composeCerts,
+  configFolder,
+  readCompose,
+  httpsRequest,
+  type Answer,
+  clientCredentialsToken,
+  tokenRequestCounts,
+  ROOT,
+  startService,
+  type ServiceProcess,
+} from '@chain/testkit';
 
 // The compose topology without Docker: every built service of the two compose files as a real
 // process, each with CONFIG_DIR set to its compose config folder (security on, certificates

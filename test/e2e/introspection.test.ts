@@ -1,10 +1,14 @@
-import { clientCredentialsToken, httpsRequest } from '../../scripts/lib/https-request.cjs';
 import {
+  CERTS,
+  clientCredentialsToken,
+  configDir,
+  httpsRequest,
+  startService,
   startTokenServer,
   tokenServerYml,
+  type ServiceProcess,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+} from '@chain/testkit';
 
 // Opaque tokens by introspection over real processes: the token server issues an opaque token
 // to a client configured for them and introspects it (oidc-provider); the petstore, with
@@ -92,6 +96,15 @@ oauth:
     ts.lines
       .filter((l) => l.includes('"msg":"token introspected"'))
       .map((l) => JSON.parse(l) as { time: string; clientId: string; active: boolean });
+  /**
+   * How many introspections the token server counted, once its log has the line of each (a line
+   * comes when the server's logger writes its buffer, maybe after the answer).
+   */
+  const introspectionsLogged = async () => {
+    const total = Object.values(await introspections()).reduce((sum, n) => sum + n, 0);
+    await ts.waitForLine(() => introspected().length >= total);
+    return total;
+  };
   /** The next introspection line after the `seen` first ones, once the token server wrote it. */
   const nextIntrospection = async (seen: number) => {
     await ts.waitForLine(() => introspected().length > seen);
@@ -153,7 +166,7 @@ oauth:
 
   it('refuses a revoked token once its cached answer expires: 401 ERR10081', async () => {
     const token = await opaqueToken();
-    const seen = introspected().length;
+    const seen = await introspectionsLogged();
     expect((await get(token)).status).toBe(200);
     const asked = await nextIntrospection(seen);
     expect([asked.clientId, asked.active]).toEqual(['petstore-client', true]);

@@ -7,14 +7,15 @@ import {
   loadSigningKey,
   mintToken,
   type SigningKey,
-} from '@chain/testkit';
-import {
   clientCredentialsToken,
   startTokenServer,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+  httpsRequest,
+  CERTS,
+  configDir,
+  startService,
+  type ServiceProcess,
+} from '@chain/testkit';
 
 /**
  * Key rotation against the real local token and key server while the chain runs: the server

@@ -5,10 +5,8 @@ import path from 'node:path';
 import { ConfigError } from '@chain/errors';
 import { loadServiceConfig } from '@chain/runtime';
 import { createApp as createChainApp } from '../../services/api-a/src/app';
-import { loadSigningKey, mintToken } from '@chain/testkit';
+import { loadSigningKey, mintToken, httpsRequest, CERTS, ROOT, startService } from '@chain/testkit';
 import { silentLogger } from '../support/service-config';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { CERTS, ROOT, startService } from '../support/service-process';
 
 /**
  * light-4j's own config files, and light-example-4j's ms_chain and petstore, dropped into

@@ -2,9 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { clientCredentialsToken, httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { spawnNode } from '../../scripts/lib/processes.cjs';
-import { ROOT } from '../support/service-process';
+import { clientCredentialsToken, httpsRequest, spawnNode, ROOT } from '@chain/testkit';
 
 // `pnpm start` (scripts/start.mjs, with --no-build: the test command has built) on the local
 // run's fixed ports: how it ends when a service cannot start, or stops by itself.

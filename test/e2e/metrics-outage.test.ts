@@ -1,10 +1,18 @@
 import net from 'node:net';
 import path from 'node:path';
-import { loadSigningKey, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { metricsYml, startInfluxd, type Influxd } from '../support/influxd';
-import { SECURITY_ON } from '../support/service-config';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+import {
+  loadSigningKey,
+  mintToken,
+  httpsRequest,
+  metricsYml,
+  startInfluxd,
+  type Influxd,
+  SECURITY_ON,
+  CERTS,
+  configDir,
+  startService,
+  type ServiceProcess,
+} from '@chain/testkit';
 
 jest.setTimeout(90_000);
 

@@ -1,11 +1,21 @@
 import os from 'node:os';
 import path from 'node:path';
-import { loadSigningKey, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { httpsStub, json, type Stub } from '../support/https-stub';
-import { metricsYml, startInfluxd, type Influxd } from '../support/influxd';
-import { SECURITY_ON } from '../support/service-config';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+import {
+  loadSigningKey,
+  mintToken,
+  httpsRequest,
+  httpsStub,
+  json,
+  type Stub,
+  metricsYml,
+  startInfluxd,
+  type Influxd,
+  SECURITY_ON,
+  CERTS,
+  configDir,
+  startService,
+  type ServiceProcess,
+} from '@chain/testkit';
 
 jest.setTimeout(60_000);
 

@@ -5,17 +5,19 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import path from 'node:path';
 import { loadServiceConfig } from '@chain/runtime';
-import { clientCredentialsToken } from '../../scripts/lib/https-request.cjs';
-import { spawnNode } from '../../scripts/lib/processes.cjs';
-import { args, composeCerts, readDockerfile } from '../support/compose';
 import {
+  args,
+  clientCredentialsToken,
+  composeCerts,
+  readDockerfile,
+  spawnNode,
   CERTS,
   ROOT,
   configDir,
   startExpectingFailure,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
+} from '@chain/testkit';
 
 // Two-way TLS over real processes: `pnpm start -- --mtls` (scripts/start.mjs on the local run's
 // fixed ports), a service with workers and HTTP/2 on it, and the start-up refusal of a

@@ -6,16 +6,15 @@ import {
   tokenRequestCounts,
   tokenServerYml,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import {
   CERTS,
   ROOT,
   configDir,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
-import { at, jsonLines } from '../support/chain-processes';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
+  at,
+  jsonLines,
+  httpsRequest,
+} from '@chain/testkit';
 
 // light-4j's multipleAuthServers, everything real: a service of its own calls two downstreams,
 // api-d and the petstore, whose tokens come from two token server processes (each its own

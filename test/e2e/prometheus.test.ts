@@ -1,27 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
-import { startChain, type Letter, type RunningChain } from '../support/chain-processes';
-import { YAML } from '../support/compose';
 import {
+  httpsRequest,
+  type Answer,
+  startChain,
+  type Letter,
+  type RunningChain,
+  YAML,
   clientCredentialsToken,
   startTokenServer,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import {
   promtoolCheckMetrics,
   requireProgram,
   startPrometheus,
   type PrometheusServer,
   type Sample,
-} from '../support/prometheus';
-import {
   CERTS,
   ROOT,
   configDir,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
+} from '@chain/testkit';
 
 // A real Prometheus (Debian's `prometheus` package, installed by scripts/test-infra.sh) against
 // the services as processes: promtool parses every service's /metrics, and a Prometheus server

@@ -1,17 +1,23 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSigningKey, type SigningKey } from '@chain/testkit';
-import type { Answer } from '../../scripts/lib/https-request.cjs';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import {
+  createSigningKey,
+  type SigningKey,
+  type Answer,
+  httpsRequest,
   clientCredentialsToken,
   startTokenServer,
   tokenRequestCounts,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { CERTS, configDir } from '../support/service-process';
-import { EIGHT, at, jsonLines, startChain, type RunningChain } from '../support/chain-processes';
+  CERTS,
+  configDir,
+  EIGHT,
+  at,
+  jsonLines,
+  startChain,
+  type RunningChain,
+} from '@chain/testkit';
 
 // Failures that heal by themselves, everything real: a downstream killed under load (the
 // breaker opens, calls fail fast and are counted, it closes when the downstream is back), and

@@ -1,16 +1,20 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
 import {
+  httpsRequest,
+  type Answer,
   claimsOf,
   clientCredentialsToken,
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { CERTS, configDir, startService, type ServiceProcess } from '../support/service-process';
+  CERTS,
+  configDir,
+  startService,
+  type ServiceProcess,
+} from '@chain/testkit';
 
 // Everything real: the token server and api-a ... api-d as processes over HTTPS, security on.
 jest.setTimeout(60000);

@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { rawRequest } from '../support/raw-http';
 import {
+  httpsRequest,
+  rawRequest,
   CERTS,
   configDir,
   startExpectingFailure,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
+} from '@chain/testkit';
 
 // A built service as the process users run, at its HTTP edges and at its end.
 jest.setTimeout(60000);

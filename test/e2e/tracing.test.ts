@@ -2,15 +2,14 @@ import {
   clientCredentialsToken,
   startTokenServer,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { startOtlpCollector, type OtlpCollector } from '../support/otlp-collector';
-import {
+  startOtlpCollector,
+  type OtlpCollector,
   EIGHT,
   LETTERS,
   jsonLines,
   startChain,
   type RunningChain,
-} from '../support/chain-processes';
+} from '@chain/testkit';
 
 // W3C Trace Context across the chain, everything real: one trace id in every hop's log lines
 // and in the token server's, and (telemetry.yml on) the spans of all four services exported over

@@ -1,21 +1,20 @@
 import { HttpClient, TokenManager, clientConfigSchema, type UserToken } from '@chain/oauth-client';
 import { ConfigLoader } from '@chain/config';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
 import {
+  httpsRequest,
   claimsOf,
   startTokenServer,
   tokenServerYml,
   type TokenServerProcess,
-} from '../support/local-token-server';
-import { CERTS, configDir } from '../support/service-process';
-import {
+  CERTS,
+  configDir,
   EIGHT,
   LETTERS,
   at,
   jsonLines,
   startChain,
   type RunningChain,
-} from '../support/chain-processes';
+} from '@chain/testkit';
 
 // Everything real: the token server issues a code to a user (Basic credentials, no login
 // page), a client of ours exchanges it with @chain/oauth-client as client.yml says, and the

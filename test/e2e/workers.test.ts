@@ -3,20 +3,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { EventEmitter } from 'node:events';
 import { createLogger, loadServiceConfig, runPrimary } from '@chain/runtime';
-import { loadSigningKey, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { httpsStub, json } from '../support/https-stub';
-import { metricsYml, startInfluxd, type Influxd } from '../support/influxd';
-import { SECURITY_ON } from '../support/service-config';
 import {
+  loadSigningKey,
+  mintToken,
+  httpsRequest,
+  httpsStub,
+  json,
+  metricsYml,
+  startInfluxd,
+  type Influxd,
+  SECURITY_ON,
   CERTS,
   ROOT,
   configDir,
   startExpectingFailure,
   startService,
   type ServiceProcess,
-} from '../support/service-process';
-import { deferred } from '../support/signals';
+  deferred,
+} from '@chain/testkit';
 
 jest.setTimeout(60_000);
 

@@ -37,8 +37,9 @@ import {
   writeVolume,
   type K8sObject,
   type Workload,
-} from '../support/kubernetes';
-import { CERTS, ROOT } from '../support/service-process';
+  CERTS,
+  ROOT,
+} from '@chain/testkit';
 
 // deploy/kubernetes without a cluster: each overlay rendered by kubectl's kustomize, every
 // object validated against the Kubernetes API schemas, and the manifests checked against the

@@ -4,15 +4,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import {
+  CERTS,
   createSigningKey,
+  devSigningKey,
   hostileTokens,
-  loadSigningKey,
+  jwtSecurityYml,
   mintToken,
   startKeyServer,
   type KeyServer,
   type SigningKey,
 } from '@chain/testkit';
-import { CERTS } from './service-process';
 
 /**
  * The service-level security walk, shared by the petstore and api-a suites: every
@@ -39,27 +40,17 @@ export interface SecuredServiceCase {
   ): http.RequestListener;
 }
 
-export const primary: SigningKey = loadSigningKey(
-  '100',
-  path.join(CERTS, 'primary.key'),
-  path.join(CERTS, 'primary.crt'),
-);
-export const secondary: SigningKey = loadSigningKey(
-  '101',
-  path.join(CERTS, 'secondary.key'),
-  path.join(CERTS, 'secondary.crt'),
-);
+export const primary: SigningKey = devSigningKey('100');
+export const secondary: SigningKey = devSigningKey('101');
 
-export const securityYml = (extra = '') => `enableVerifyJwt: true
-enableVerifyScope: true
-jwt:
-  certificate:
-    '100': ${CERTS}/primary.crt
-    '101': ${CERTS}/secondary.crt
-  clockSkewInSeconds: 60
-logJwtToken: true
-logClientUserScope: false
-${extra}`;
+/** security.yml of the walk: scopes checked, both dev certificates, the token logged. */
+export const securityYml = (extra = '') =>
+  jwtSecurityYml({
+    scope: true,
+    clockSkewInSeconds: 60,
+    keys: { logJwtToken: true, logClientUserScope: false },
+    extra,
+  });
 
 const INVALID = {
   'WWW-Authenticate':

@@ -5,7 +5,7 @@ import {
   type Framework,
   type ServiceConfig,
 } from '@chain/runtime';
-import { CERTS, configDir, ROOT } from './service-process';
+import { configDir, ROOT } from '@chain/testkit';
 
 /**
  * The host the service suites run on. jest.config.js runs every service suite twice: on the
@@ -35,11 +35,3 @@ export function serviceConfig(
 
 /** A logger that writes nowhere (tests assert on answers, not on log noise). */
 export const silentLogger = () => createLogger('test', 'silent');
-
-/** security.yml with JWT verification on, certificates from the generated dev set. */
-export const SECURITY_ON = `enableVerifyJwt: true
-jwt:
-  certificate:
-    '100': ${CERTS}/primary.crt
-    '101': ${CERTS}/secondary.crt
-`;

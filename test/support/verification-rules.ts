@@ -5,17 +5,20 @@ import path from 'node:path';
 import request from 'supertest';
 import {
   b64url,
+  CERTS,
+  configDir,
   createSigningKey,
+  devSigningKey,
+  jwtSecurityYml,
   mintToken,
   signWith,
   standardClaims,
+  startExpectingFailure,
   startKeyServer,
   writeCertificate,
   type KeyServer,
-  type SigningKey,
 } from '@chain/testkit';
 import type http from 'node:http';
-import { CERTS, configDir, startExpectingFailure } from './service-process';
 
 /**
  * The service-level walk of the verification rules around keys and configuration, shared by the
@@ -53,12 +56,8 @@ const INVALID_CHALLENGE =
  * security.yml with verification on and kid 100 (the dev primary certificate): `jwt` lines go
  * in the jwt map (indented two spaces), `certificates` after kid 100, `top` at the end.
  */
-export const securityOn = ({ jwt = '', certificates = '', top = '' } = {}) => `enableVerifyJwt: true
-enableVerifyScope: true
-jwt:
-${jwt}  certificate:
-    '100': ${CERTS}/primary.crt
-${certificates}${top}`;
+export const securityOn = ({ jwt = '', certificates = '', top = '' } = {}) =>
+  jwtSecurityYml({ scope: true, jwt, kids: ['100'], certificates, extra: top });
 
 const tlsOptions = () => ({
   key: fs.readFileSync(path.join(CERTS, 'server.key')),
@@ -68,23 +67,8 @@ const tlsOptions = () => ({
 /** A made-up token for a kid (its signature is whatever: the kid is unknown). */
 function withKid(kid: string, scope: string[]): string {
   const header = b64url({ alg: 'RS256', typ: 'JWT', kid });
-  const [, payload, signature] = mintToken(devPrimary(), { scope }).split('.');
+  const [, payload, signature] = mintToken(devSigningKey('100'), { scope }).split('.');
   return `${header}.${payload}.${signature}`;
-}
-
-let cachedPrimary: SigningKey | undefined;
-function devPrimary(): SigningKey {
-  if (!cachedPrimary) {
-    const key = crypto.createPrivateKey(fs.readFileSync(path.join(CERTS, 'primary.key')));
-    cachedPrimary = {
-      kid: '100',
-      alg: 'RS256',
-      privateKey: key,
-      publicKey: crypto.createPublicKey(key),
-      certificatePem: fs.readFileSync(path.join(CERTS, 'primary.crt'), 'utf8'),
-    };
-  }
-  return cachedPrimary;
 }
 
 /** Polls `check` until it is true, at most `ms`; resolves the time it took. */
@@ -213,7 +197,7 @@ export function describeVerificationRules(service: RulesCase): void {
       await within(3000, async () => keyServer.requests.includes('/oauth2/key'));
       expect(await answer(a, bearer(mintToken(inSet, { scope })))).toEqual(ok());
       // certificates of security.yml are not read with bootstrapFromKeyService
-      expect(await answer(a, bearer(mintToken(devPrimary(), { scope })))).toEqual(refused);
+      expect(await answer(a, bearer(mintToken(devSigningKey('100'), { scope })))).toEqual(refused);
       expect(keyServer.requests).toEqual(['/oauth2/key']);
     });
   });
@@ -230,7 +214,7 @@ export function describeVerificationRules(service: RulesCase): void {
       });
     });
     const token = (claims: Record<string, unknown>) =>
-      mintToken(devPrimary(), {
+      mintToken(devSigningKey('100'), {
         scope,
         claims: { aud: 'urn:chain:api', iss: 'https://localhost:6882', ...claims },
       });
@@ -289,7 +273,7 @@ export function describeVerificationRules(service: RulesCase): void {
     });
 
     it.each([
-      ['RS256', () => devPrimary()],
+      ['RS256', () => devSigningKey('100')],
       ['PS256', () => pss],
       ['ES256', () => ec],
       ['EdDSA', () => ed],
@@ -313,7 +297,11 @@ export function describeVerificationRules(service: RulesCase): void {
     });
 
     it.each([
-      ['an RS256 header on the kid of an EC key', { alg: 'RS256', kid: 'ec' }, () => devPrimary()],
+      [
+        'an RS256 header on the kid of an EC key',
+        { alg: 'RS256', kid: 'ec' },
+        () => devSigningKey('100'),
+      ],
       ['an ES256 header on the kid of an RSA key', { alg: 'ES256', kid: '100' }, () => ec],
       ['an EdDSA header on the kid of an RSA key', { alg: 'EdDSA', kid: '100' }, () => ed],
       ['HS256 keyed with the RSA certificate', { alg: 'HS256', kid: '100' }, undefined],
@@ -326,7 +314,7 @@ export function describeVerificationRules(service: RulesCase): void {
       } else {
         const input = `${b64url({ typ: 'JWT', ...header })}.${b64url(claims)}`;
         const mac = crypto
-          .createHmac('sha256', devPrimary().certificatePem)
+          .createHmac('sha256', devSigningKey('100').certificatePem)
           .update(input)
           .digest('base64url');
         token = `${input}.${header.alg === 'none' ? '' : mac}`;
@@ -341,7 +329,8 @@ export function describeVerificationRules(service: RulesCase): void {
         'security.yml': securityOn({ top }),
         'client.yml': service.clientYml('https://localhost:1'),
       });
-    const good = () => mintToken(devPrimary(), { scope, clientId: 'caller', userId: 'u-1' });
+    const good = () =>
+      mintToken(devSigningKey('100'), { scope, clientId: 'caller', userId: 'u-1' });
 
     it('skipPathPrefixes: the operation answers without a token; other paths still need one', async () => {
       const prefix = '/' + service.path.split('/')[1];
@@ -379,7 +368,7 @@ export function describeVerificationRules(service: RulesCase): void {
 
     it('passThroughClaims: a claim that would inject a header line is left out; the request is served', async () => {
       const app = build('passThroughClaims:\n  user_id: X-User-Id\n');
-      const token = mintToken(devPrimary(), { scope, userId: 'u\r\nX-Admin: true' });
+      const token = mintToken(devSigningKey('100'), { scope, userId: 'u\r\nX-Admin: true' });
       expect(await answer(app, { ...bearer(token), 'X-User-Id': 'admin' })).toEqual(ok());
     });
   });

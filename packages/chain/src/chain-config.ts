@@ -2,12 +2,10 @@ import { ConfigLoader, z } from '@chain/config';
 
 export type ChainLetter = 'A' | 'B' | 'C' | 'D';
 
+/** e.g. `api-b` (named in descriptions of its failures), `https://api-b:7442`, `/v1/data`. */
 export interface DownstreamConfig {
-  /** The downstream service's name in descriptions of its failures, e.g. `api-b`. */
   name: string;
-  /** e.g. `https://api-b:7442` */
   host: string;
-  /** e.g. `/v1/data` */
   path: string;
 }
 

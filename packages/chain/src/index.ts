@@ -1,2 +1,2 @@
 export { loadDownstreamConfig, type ChainLetter, type DownstreamConfig } from './chain-config';
-export { createChainApp, ownMessages, type ChainAppOptions } from './chain-app';
+export { createChainApp, type ChainAppOptions } from './chain-app';

@@ -1,12 +1,19 @@
 import path from 'node:path';
 import request from 'supertest';
-import { loadSigningKey, mintToken } from '@chain/testkit';
+import {
+  loadSigningKey,
+  mintToken,
+  httpsStub,
+  json,
+  type Stub,
+  startOtlpCollector,
+  type OtlpCollector,
+  SECURITY_ON,
+  CERTS,
+} from '@chain/testkit';
 import { createLogger } from '@chain/runtime';
 import { createChainApp } from '../src';
-import { httpsStub, json, type Stub } from '../../../test/support/https-stub';
-import { startOtlpCollector, type OtlpCollector } from '../../../test/support/otlp-collector';
-import { SECURITY_ON, serviceConfig, silentLogger } from '../../../test/support/service-config';
-import { CERTS } from '../../../test/support/service-process';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config';
 
 const primary = loadSigningKey(
   '100',

@@ -9,53 +9,42 @@ import {
   prepareKeys,
   type ConfigWarning,
   type FileKeys,
+  type PreparedKeys,
 } from './file-keys';
 import { interpolate } from './interpolate';
 import { closestKey, schemaKeysAt } from './key-suggest';
 import { parseYamlDocument } from './yaml-text';
 
-export const DEFAULT_CONFIG_DIR = '/config';
 const EXTENSIONS = ['.yml', '.yaml'];
 
 export interface ConfigLoaderOptions {
-  /** The service's bundled config folder (shipped with the service). */
   bundledDir: string;
-  /**
-   * The externalized folder that overrides the bundled one file by file. Defaults to
-   * `CONFIG_DIR`, else `/config`; skipped when it does not exist.
-   */
+  /** Overrides the bundled folder file by file; default `CONFIG_DIR`, else `/config`. */
   overrideDir?: string;
   env?: NodeJS.ProcessEnv;
 }
 
-/** Where one config file was found. */
+/** Where one config file was found (`file` undefined: nowhere); `dir` resolves its paths. */
 export interface ConfigSource {
   name: string;
-  /** Absolute path of the file, or undefined when no folder has it. */
   file: string | undefined;
-  /** Folder that relative paths inside the file resolve against. */
   dir: string;
 }
 
 /** Helpers a schema factory gets for the file being loaded. */
 export interface SchemaHelpers {
   /**
-   * A path to an existing file, resolved against the folder the config file came from.
-   * Use `.prefault('name')` (not `.default`) so a default path is resolved too.
+   * A path to an existing file, resolved against the folder the config file came from. Use
+   * `.prefault('name')` (not `.default`) so a default path is resolved too.
    */
   file(): z.ZodType<string, string>;
   /** A path resolved against the folder the config file came from, not checked. */
   path(): z.ZodType<string, string>;
-  /** The folder relative paths resolve against. */
-  dir: string;
-  /** A start-up warning about a key of this file (a key whose value is not used as written). */
+  /** A start-up warning about a key of this file. */
   warn(key: string, message: string): void;
 }
 
-/**
- * The schema of one config file, built for the folder it came from. `keys` (see `configFile`)
- * names the light-4j keys it accepts with a warning and the other names of its keys.
- */
+/** The schema of one config file, built for the folder it came from, and its FileKeys. */
 export type SchemaFactory<T> = ((helpers: SchemaHelpers) => z.ZodType<T>) & {
   readonly keys?: FileKeys;
 };
@@ -68,27 +57,23 @@ export function configFile<T>(
   return Object.assign((helpers: SchemaHelpers) => factory(helpers), { keys });
 }
 
-/** Files of the override folder that a service reads without a schema of its own. */
-const SUPPORT_FILES = new Set(['values']);
-
 export class ConfigLoader {
   readonly bundledDir: string;
-  /** The override folder in use, or undefined when it does not exist. */
+  /** The override folder in use. */
   readonly overrideDir: string | undefined;
-  /** An override folder that was named (option or CONFIG_DIR) but does not exist. */
+  /** An override folder named (option or CONFIG_DIR) but missing: a typo should be visible. */
   readonly missingOverride: string | undefined;
-  /** Start-up warnings of the files loaded so far (light-4j keys that do nothing here). */
+  /** Start-up warnings of the files loaded so far. */
   readonly warnings: ConfigWarning[] = [];
   private readonly env: NodeJS.ProcessEnv;
-  private readonly read = new Set<string>();
+  /** Names asked for; values.yml is read by every `${…}` expansion. */
+  private readonly read = new Set<string>(['values']);
   private valuesMap?: Record<string, unknown>;
 
   constructor(options: ConfigLoaderOptions) {
     this.env = options.env ?? process.env;
     this.bundledDir = path.resolve(options.bundledDir);
-    const wanted = path.resolve(options.overrideDir ?? this.env.CONFIG_DIR ?? DEFAULT_CONFIG_DIR);
-    // The override folder is skipped when absent. A folder that was named explicitly
-    // but is missing is reported so the service can warn about it (a typo should be visible).
+    const wanted = path.resolve(options.overrideDir ?? this.env.CONFIG_DIR ?? '/config');
     this.overrideDir = isDir(wanted) ? wanted : undefined;
     this.missingOverride =
       !this.overrideDir && (options.overrideDir !== undefined || this.env.CONFIG_DIR !== undefined)
@@ -116,30 +101,22 @@ export class ConfigLoader {
     return { name: names[0], file: undefined, dir: this.bundledDir };
   }
 
-  /**
-   * YAML files of the override folder that no load asked for (light-4j's handler.yml, say):
-   * a service warns about each once it has read its config.
-   */
+  /** YAML files of the override folder that no load asked for (light-4j's handler.yml, say). */
   unreadFiles(): string[] {
     if (!this.overrideDir) return [];
     return fs
       .readdirSync(this.overrideDir)
       .filter((f) => EXTENSIONS.includes(path.extname(f)))
       .filter((f) => !this.read.has(path.basename(f, path.extname(f))))
-      .filter((f) => !SUPPORT_FILES.has(path.basename(f, path.extname(f))))
       .map((f) => path.join(this.overrideDir!, f));
   }
 
-  /**
-   * values.yml (light-4j's centralized values): `name: value` pairs that `${name}` expressions
-   * of every other file read after the environment. Read once, not expanded itself.
-   */
-  values(): Readonly<Record<string, unknown>> {
+  /** values.yml (light-4j's centralized values) for `${name}` expressions; read once, as is. */
+  private values(): Readonly<Record<string, unknown>> {
     if (this.valuesMap) return this.valuesMap;
     const source = this.locate('values');
-    let values: unknown = {};
-    if (source.file) values = this.parse(source.file) ?? {};
-    if (values === null || typeof values !== 'object' || Array.isArray(values)) {
+    const values = source.file ? (this.parse(source.file) ?? {}) : {};
+    if (typeof values !== 'object' || Array.isArray(values)) {
       throw new ConfigError(source.file!, undefined, 'is not a map of names to values');
     }
     this.valuesMap = values as Record<string, unknown>;
@@ -175,11 +152,9 @@ export class ConfigLoader {
   }
 
   /**
-   * Loads and checks one file. A file that no folder has is checked as an empty map, so the
-   * schema's defaults apply; pass `required` to make its absence an error instead. A file that
-   * is there but empty, or not a map of keys, is an error: an empty security.yml must not mean
-   * "verification off". light-4j keys the schema does not implement are taken out with a
-   * warning each (`warnings`); any other unknown key is an error naming the closest known key.
+   * Loads and checks one file. A file that no folder has is checked as an empty map (the
+   * defaults apply) unless `required`. A file that is there but empty, or not a map of keys, is
+   * an error: an empty security.yml must not mean "verification off".
    */
   load<T>(
     name: string | readonly string[],
@@ -198,10 +173,7 @@ export class ConfigLoader {
         'is empty; give its keys, or remove the file to use the defaults',
       );
     }
-    if (
-      value !== undefined &&
-      (value === null || typeof value !== 'object' || Array.isArray(value))
-    ) {
+    if (value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
       throw new ConfigError(label, undefined, 'is not a map of keys (is the file cut short?)');
     }
     const prepared = prepareKeys(label, value ?? {}, schema.keys);
@@ -211,17 +183,7 @@ export class ConfigLoader {
     );
     const result = zod.safeParse(prepared.value);
     if (!result.success) {
-      throw toConfigError(
-        label,
-        result.error,
-        (at, unknown) => {
-          const key = keyAsWritten([...at, unknown].join('.'), prepared.moved);
-          const parent = key.split('.').slice(0, -1);
-          const known = [...schemaKeysAt(zod, at), ...extraKeysAt(schema.keys, parent)];
-          return { key, suggestion: closestKey(unknown, known) };
-        },
-        prepared.moved,
-      );
+      throw toConfigError(label, result.error.issues, zod, schema.keys, prepared.moved);
     }
     this.warnings.push(...prepared.warnings, ...notes);
     return result.data;
@@ -230,7 +192,6 @@ export class ConfigLoader {
 
 function helpersFor(dir: string, warn: SchemaHelpers['warn']): SchemaHelpers {
   return {
-    dir,
     warn,
     path: () => z.string().transform((p) => path.resolve(dir, p)),
     file: () =>
@@ -245,22 +206,21 @@ function helpersFor(dir: string, warn: SchemaHelpers['warn']): SchemaHelpers {
   };
 }
 
-type UnknownKey = (
-  at: string[],
-  unknown: string,
-) => { key: string; suggestion: string | undefined };
-
+/** zod's first issue, at the key as the file wrote it; an unknown key with the closest known one. */
 function toConfigError(
   file: string,
-  error: z.ZodError,
-  unknownKey: UnknownKey,
-  moved: [string, string][],
+  issues: z.core.$ZodIssue[],
+  zod: z.ZodType,
+  keys: FileKeys | undefined,
+  moved: PreparedKeys['moved'],
 ): ConfigError {
-  const issue = error.issues[0];
+  const [issue] = issues;
   const at = issue.path.map(String);
-  const extra = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem(s))` : '';
+  const extra = issues.length > 1 ? ` (and ${issues.length - 1} more problem(s))` : '';
   if (issue.code === 'unrecognized_keys') {
-    const { key, suggestion } = unknownKey(at, issue.keys[0]);
+    const key = keyAsWritten([...at, issue.keys[0]].join('.'), moved);
+    const known = [...schemaKeysAt(zod, at), ...extraKeysAt(keys, key.split('.').slice(0, -1))];
+    const suggestion = closestKey(issue.keys[0], known);
     const hint = suggestion ? `; did you mean "${suggestion}"?` : '';
     return new ConfigError(file, key, `unknown key${hint}${extra}`);
   }

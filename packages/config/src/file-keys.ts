@@ -1,25 +1,17 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '@chain/errors';
 
-/** A light-4j key that this project reads but does not implement. */
+/** A light-4j key read but not implemented: `note` goes in the warning; `same` loads silently. */
 export interface Light4jKey {
-  /** What to do instead, added to the warning. */
   note?: string;
-  /** A value that means what this project does anyway: that value loads without a warning. */
   same?: unknown;
 }
 
-/**
- * The keys of one config file beyond those its schema implements: light-4j's keys that load
- * with one start-up warning each, and other names of implemented keys.
- */
+/** The keys of a config file beyond its schema's: light-4j's keys and other names of keys. */
 export interface FileKeys {
   /** Dotted path -> light-4j key. A path names its whole subtree (`oauth.sign`). */
   light4j?: Readonly<Record<string, Light4jKey>>;
-  /**
-   * Other name -> the name the schema reads (`serverHost` -> `influxdbHost`,
-   * `oauth.token.key` -> `oauth.key`). Both set with different values is an error.
-   */
+  /** Other name -> the name the schema reads (`oauth.token.key` -> `oauth.key`). */
   aliases?: Readonly<Record<string, string>>;
 }
 
@@ -78,18 +70,16 @@ function merge(a: unknown, b: unknown, at: string[], conflict: (path: string[]) 
   return a;
 }
 
-/** What `prepareKeys` did: the value to give the schema, and how to name its keys back. */
+/** The value to give the schema, and the paths aliases moved (to name errors as written). */
 export interface PreparedKeys {
   value: unknown;
   warnings: ConfigWarning[];
-  /** Paths moved by an alias, schema name -> name in the file, to name errors as written. */
   moved: [to: string, from: string][];
 }
 
 /**
- * Applies a file's FileKeys to its parsed value before the schema checks it: light-4j keys are
- * taken out (each a warning unless its value is `same`), then aliases are moved to the name the
- * schema reads. The parsed value is not changed.
+ * A copy of a file's parsed value for its schema: light-4j keys taken out (each a warning unless
+ * its value is `same`), then aliases moved to the name the schema reads.
  */
 export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined): PreparedKeys {
   if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved: [] };
@@ -125,7 +115,7 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
   return { value, warnings, moved };
 }
 
-/** The name of a key as the file wrote it, for a key the schema names after an alias moved it. */
+/** A key as the file wrote it, for a key an alias moved. */
 export function keyAsWritten(key: string, moved: PreparedKeys['moved']): string {
   for (const [to, from] of moved) {
     if (key === to || key.startsWith(to + '.')) return from + key.slice(to.length);

@@ -1,17 +1,16 @@
 import { ConfigError } from '@chain/errors';
 import { parseYamlValue } from './yaml-text';
 
-/** Where `${name}` values come from: the environment first, then values.yml (as light-4j). */
+/** Where `${name}` values come from: the environment first, then values.yml (typed by YAML). */
 export interface ValueSources {
   env: NodeJS.ProcessEnv;
-  /** values.yml of the config folders: `name -> value`, already typed by YAML. */
   values?: Readonly<Record<string, unknown>>;
 }
 
 const EXPRESSION = /\$\{([^}]*)\}/g;
 const WHOLE = /^\$\{([^}]*)\}$/;
 
-/** No value at all: the key is treated as absent, so its default applies. */
+/** No value: the key is left out, so its default applies. */
 const ABSENT = Symbol('absent');
 
 /** light-4j's name of the environment variable of `${security.enableVerifyJwt}`: SECURITY_ENABLEVERIFYJWT. */
@@ -20,13 +19,9 @@ export function environmentName(name: string): string {
 }
 
 /**
- * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection, applied to every string
- * value of a parsed file. The name is looked up in the environment (as written, then as
- * light-4j converts it, `client.timeout` -> `CLIENT_TIMEOUT`), then in values.yml. A value that
- * is nothing but one expression takes the type of what it expands to (`${PORT:7441}` is the
- * number 7441, a values.yml list stays a list); inside a longer string it is text. An empty
- * default (`${client.tokenServerUrl:}`) with nothing found leaves the key out, as light-4j's
- * null does, so the key's own default applies.
+ * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection in every string of a
+ * parsed file (README). A value that is one expression takes the type of what it expands to;
+ * inside a longer string it is text.
  */
 export function interpolate(
   value: unknown,

@@ -1,3 +1,4 @@
+import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 
 interface Def {
@@ -23,31 +24,11 @@ function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
 /** The keys an object schema declares at a path of nested objects (none when it is not one). */
 export function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
   let def = objectOf(schema);
-  for (const part of path) {
-    def = objectOf(def?.shape?.[String(part)]);
-  }
+  for (const part of path) def = objectOf(def?.shape?.[String(part)]);
   return Object.keys(def?.shape ?? {});
 }
 
-/** Levenshtein distance, case-insensitive. */
-export function editDistance(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
-  let previous = Array.from({ length: t.length + 1 }, (_v, j) => j);
-  for (let i = 1; i <= s.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= t.length; j++) {
-      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-    }
-    previous = current;
-  }
-  return previous[t.length];
-}
-
-function commonPrefix(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
+function commonPrefix(s: string, t: string): number {
   let i = 0;
   while (i < s.length && i < t.length && s[i] === t[i]) i++;
   return i;
@@ -62,9 +43,11 @@ export function closestKey(unknown: string, known: readonly string[]): string | 
   const limit = Math.max(2, Math.floor(unknown.length / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
+  const wrong = unknown.toLowerCase();
   for (const candidate of new Set(known)) {
-    const d = editDistance(unknown, candidate);
-    const close = d <= limit || commonPrefix(unknown, candidate) * 2 >= unknown.length;
+    const right = candidate.toLowerCase();
+    const d = distance(wrong, right);
+    const close = d <= limit || commonPrefix(wrong, right) * 2 >= unknown.length;
     if (close && d < bestDistance) {
       best = candidate;
       bestDistance = d;

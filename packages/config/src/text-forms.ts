@@ -1,40 +1,25 @@
 import { z } from 'zod';
 
-/**
- * Text that YAML or `${ENV}` may have typed: a number or a boolean written unquoted is taken as
- * the text it was written as (integers that would lose digits are already kept as text), so
- * `clientCredentialsClientSecret: 123456` is the secret "123456", not a type error.
- */
+/** Text that YAML or `${ENV}` typed as a number or boolean is the text written (`secret: 123`). */
 export const text = () =>
   z.preprocess(
     (v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v),
     z.string(),
   );
 
-/**
- * A list as light-4j reads one: a YAML list, a JSON list in a string (`["/a","/b"]`), or
- * comma-separated text (`/a, /b`); empty text is an empty list.
- */
+/** A list as light-4j reads one: a YAML list, a JSON list in text, or `/a, /b`; '' is none. */
 export function listOf<T>(item: z.ZodType<T>) {
-  return z.preprocess((v) => (typeof v === 'string' ? splitList(v) : v), z.array(item));
+  const split = (s: string) =>
+    s === '' ? [] : s.startsWith('[') ? parseJson(s) : s.split(/\s*,\s*/);
+  return z.preprocess((v) => (typeof v === 'string' ? split(v.trim()) : v), z.array(item));
 }
 
-/**
- * A map as light-4j reads one: a YAML map, a JSON map in a string (`{"a":"b"}`), or
- * `key=value&key2=value2` text; empty text is an empty map.
- */
+/** A map as light-4j reads one: a YAML map, a JSON map in text, or `a=b&c=d`; '' is none. */
 export function mapOf<T>(value: z.ZodType<T>) {
   return z.preprocess(
     (v) => (typeof v === 'string' ? splitMap(v) : v),
     z.record(z.string(), value),
   );
-}
-
-function splitList(raw: string): unknown {
-  const s = raw.trim();
-  if (s === '') return [];
-  if (s.startsWith('[')) return parseJson(s);
-  return s.split(/\s*,\s*/);
 }
 
 function splitMap(raw: string): unknown {

@@ -1,11 +1,9 @@
 import { parseDocument, type Document, type LineCounter, type ScalarTag, type Tags } from 'yaml';
 
 /**
- * YAML's core schema reads the plain scalar `0012345` as the number 12345 and
- * `98765432109876543210` as a float that has lost its last digits: a secret or an id written
- * unquoted (or coming from `${ENV}`) would silently change. An integer is kept a number only
- * when the number prints back as the same text; otherwise it stays the text as written, and a
- * key that wants a number says so by name.
+ * YAML's core schema reads `0012345` as 12345 and `98765432109876543210` as a float that lost
+ * digits: a secret written unquoted would silently change. An integer stays a number only when
+ * it prints back as the same text.
  */
 const losslessIntegers = (tags: Tags): Tags =>
   tags.map((tag) => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@chain/errors';
 import { ConfigLoader, configFile, listOf, mapOf, text, z } from '../src';
-import { closestKey, editDistance } from '../src/key-suggest';
+import { closestKey } from '../src/key-suggest';
 import { keyAsWritten, prepareKeys } from '../src/file-keys';
 
 function folder(files: Record<string, string>): string {
@@ -160,10 +160,12 @@ describe('light-4j keys and aliases (configFile)', () => {
 });
 
 describe('closestKey', () => {
-  it('measures edits case-insensitively', () => {
-    expect(editDistance('abc', 'ABC')).toBe(0);
-    expect(editDistance('kitten', 'sitting')).toBe(3);
-    expect(editDistance('', 'ab')).toBe(2);
+  it('takes the fewest edits, case-insensitively', () => {
+    expect(closestKey('ENABLEVERIFYJWT', ['enableVerifyJwx', 'enableVerifyJwt'])).toBe(
+      'enableVerifyJwt',
+    );
+    expect(closestKey('sittin', ['kitten', 'sitting'])).toBe('sitting');
+    expect(closestKey('ab', ['', 'abc'])).toBe('abc');
   });
 
   it('suggests only a slip, not any key', () => {

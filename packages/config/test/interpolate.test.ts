@@ -1,5 +1,6 @@
 import { ConfigError } from '@chain/errors';
-import { environmentName, interpolate, z } from '../src';
+import { z } from '../src';
+import { environmentName, interpolate } from '../src/interpolate';
 import { schemaKeysAt } from '../src/key-suggest';
 
 const expand = (value: unknown, env: NodeJS.ProcessEnv = {}, values?: Record<string, unknown>) =>

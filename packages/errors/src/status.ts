@@ -173,6 +173,24 @@ export const STATUS = {
     description: (name = '') =>
       `Downstream service ${name} is not called for now: it failed too often in a row`,
   },
+  ERR20012: {
+    statusCode: 401,
+    message: 'TOKEN_BINDING_MISMATCH',
+    description: (header = 'authorization') =>
+      `Token in ${header} header is bound to a client certificate or DPoP key that the request does not prove`,
+  },
+  ERR20013: {
+    statusCode: 401,
+    message: 'INVALID_DPOP_PROOF',
+    description: (header = 'authorization') =>
+      `DPoP proof of the token in ${header} header is missing or invalid`,
+  },
+  ERR20014: {
+    statusCode: 401,
+    message: 'DPOP_PROOF_REPLAYED',
+    description: (header = 'authorization') =>
+      `DPoP proof of the token in ${header} header was already used`,
+  },
 } as const satisfies Record<string, Row>;
 
 export type StatusCode = keyof typeof STATUS;

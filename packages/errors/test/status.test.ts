@@ -24,6 +24,21 @@ describe('the catalogue', () => {
     ['ERR20007', ['No Host header'], 'No Host header'],
     ['ERR20008', ['131072'], 'The request headers are larger than the limit of 131072 bytes'],
     [
+      'ERR20012',
+      ['X-Scope-Token'],
+      'Token in X-Scope-Token header is bound to a client certificate or DPoP key that the request does not prove',
+    ],
+    [
+      'ERR20013',
+      ['X-Scope-Token'],
+      'DPoP proof of the token in X-Scope-Token header is missing or invalid',
+    ],
+    [
+      'ERR20014',
+      ['X-Scope-Token'],
+      'DPoP proof of the token in X-Scope-Token header was already used',
+    ],
+    [
       'ERR20005',
       ['101'],
       'The verification key for kid 101 could not be fetched from the key distribution server',

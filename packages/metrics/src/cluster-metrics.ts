@@ -1,24 +1,16 @@
-import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { ClientStats, type ClientSnapshot } from './client-metrics';
-import { hostIdentity, type HostIdentity } from './host-identity';
+import { hostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter } from './influx-reporter';
 import { IntervalStats, type SeriesSnapshot } from './interval-stats';
-import type { MetricsConfig, PrometheusConfig } from './metrics-config';
+import type { MetricsOptions } from './metrics';
+import type { MetricsConfig } from './metrics-config';
 
-/**
- * Metrics of a service that runs as several worker processes (server.yml `workers`). Each worker
- * counts its own requests; the primary process, which serves nothing, is the one writer:
- *
- * - InfluxDB: every interval (and once more when it stops) a worker hands its interval over to
- *   the primary as plain data (a WorkerSnapshot) and resets it; the primary adds the workers'
- *   intervals up (counts summed, timers combined) and writes one set of points per interval,
- *   with one timestamp. A figure is written once: no point of one worker overwrites another's
- *   (same tags, same timestamp), and none is counted twice.
- * - Prometheus: whichever worker answers `GET /metrics` asks the primary, which gathers every
- *   worker's registry (prom-client's AggregatorRegistry) and answers with the sums.
- */
+// A service of several workers (server.yml `workers`): each worker counts its own requests and
+// hands each interval to the primary, the one writer, which adds them up and writes one set of
+// points per interval (one timestamp: no worker's point overwrites another's). `GET /metrics` on
+// a worker asks the primary, which sums every worker's registry (prom-client's AggregatorRegistry).
 
 /** One worker's interval. */
 export interface WorkerSnapshot {
@@ -26,44 +18,33 @@ export interface WorkerSnapshot {
   client: ClientSnapshot;
 }
 
-/** How a worker's metrics reach the primary (the runtime carries them over the IPC channel). */
+/** How a worker's metrics reach the primary (the runtime's IPC channel). */
 export interface WorkerLink {
-  /** Hands one interval to the primary; resolves once it is sent. */
   send(snapshot: WorkerSnapshot): Promise<void>;
-  /** The whole service's `GET /metrics` text, from the primary. */
+  /** The whole service's `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
 }
 
-/**
- * A worker's side of the InfluxDB report: hands its interval to the primary every interval and,
- * on stop, the last partial one.
- */
-export class SnapshotForwarder {
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly intervalMs: number,
-    private readonly take: () => WorkerSnapshot,
-    private readonly link: WorkerLink,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.forward(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (!this.timer) return;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.forward();
-  }
-
-  private async forward(): Promise<void> {
-    // A primary gone (the channel closed) has nobody to write the figures: they are dropped.
-    await this.link.send(this.take()).catch(() => undefined);
-  }
+/** A worker's side: hands its interval over every interval and, on stop, the last partial one. */
+export function snapshotForwarder(
+  intervalMs: number,
+  take: () => WorkerSnapshot,
+  link: WorkerLink,
+) {
+  let timer: NodeJS.Timeout | undefined;
+  // A primary gone (the channel closed) has nobody to write the figures: they are dropped.
+  const forward = () => link.send(take()).catch(() => undefined);
+  return {
+    start() {
+      timer ??= setInterval(() => void forward(), intervalMs).unref();
+    },
+    async stop() {
+      if (!timer) return;
+      clearInterval(timer);
+      timer = undefined;
+      await forward();
+    },
+  };
 }
 
 /** Makes a worker's registry the one the primary's AggregatorRegistry gathers. */
@@ -73,44 +54,43 @@ export function shareRegistry(registry: Registry): void {
   new AggregatorRegistry();
 }
 
-export interface MetricsMergerOptions {
-  serviceId: string;
-  logger: Logger;
-  prometheus?: PrometheusConfig;
-  host?: HostIdentity;
+/** The InfluxDB reporter of a service's interval: its request and client-side figures. */
+export function intervalReporter(
+  config: MetricsConfig,
+  { serviceId, logger, host = hostIdentity() }: MetricsOptions,
+  stats: IntervalStats,
+  clientStats: ClientStats,
+  now: () => number,
+): InfluxReporter {
+  const context = { serviceId, ...host };
+  return new InfluxReporter({
+    config,
+    logger,
+    now,
+    collect: (timestamp) => [
+      ...toInfluxPoints(stats.drain(), context, timestamp),
+      ...clientStats.drain(context, timestamp),
+    ],
+  });
 }
 
-/** The primary's side: adds the workers' intervals up, writes them, answers `/metrics`. */
-export interface MetricsMerger {
-  add(snapshot: WorkerSnapshot): void;
-  prometheus(): Promise<{ contentType: string; body: string }>;
-  start(): void;
-  /** Writes what the workers handed over since the last report (call once they have all stopped). */
-  stop(): Promise<void>;
-}
-
+/**
+ * The primary's side: adds the workers' intervals up, writes them, answers `/metrics`. `stop`
+ * writes what they handed over since the last report: call it once they have all stopped.
+ */
 export function createMetricsMerger(
   config: MetricsConfig,
-  options: MetricsMergerOptions,
-): MetricsMerger {
-  const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
+  options: Omit<MetricsOptions, 'now' | 'worker'>,
+) {
   const stats = new IntervalStats();
   const clientStats = new ClientStats();
-  const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
   const reporter = config.enabled
-    ? new InfluxReporter({
-        config,
-        logger: options.logger,
-        now: () => Date.now(),
-        collect: (timestamp) => [
-          ...toInfluxPoints(stats.drain(), context, timestamp),
-          ...clientStats.drain(context, timestamp),
-        ],
-      })
+    ? intervalReporter(config, options, stats, clientStats, () => Date.now())
     : undefined;
-  const aggregator = promConfig.enabled ? new AggregatorRegistry() : undefined;
+  const { enabled } = options.prometheus ?? config;
+  const aggregator = enabled ? new AggregatorRegistry() : undefined;
   return {
-    add(snapshot) {
+    add(snapshot: WorkerSnapshot) {
       stats.merge(snapshot.series);
       clientStats.merge(snapshot.client);
     },

@@ -11,12 +11,8 @@ export function hostIdentity(
   interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces(),
   hostname: string = os.hostname(),
 ): HostIdentity {
-  for (const addresses of Object.values(interfaces)) {
-    for (const address of addresses ?? []) {
-      if (address.family === 'IPv4' && !address.internal) {
-        return { hostname, ipAddress: address.address };
-      }
-    }
-  }
-  return { hostname, ipAddress: '127.0.0.1' };
+  const found = Object.values(interfaces)
+    .flat()
+    .find((address) => address?.family === 'IPv4' && !address.internal);
+  return { hostname, ipAddress: found?.address ?? '127.0.0.1' };
 }

@@ -5,24 +5,6 @@ export {
   type MetricsConfig,
   type PrometheusConfig,
 } from './metrics-config';
-export {
-  createMetrics,
-  highResolutionNow,
-  type Metrics,
-  type MetricsOptions,
-  type RequestSample,
-} from './metrics';
-export { type ReportResult } from './influx-reporter';
-export { type HostIdentity } from './host-identity';
-export {
-  CIRCUIT_STATE_VALUE,
-  ClientStats,
-  clientMetrics,
-  type ClientMetrics,
-} from './client-metrics';
-export {
-  createMetricsMerger,
-  type MetricsMerger,
-  type WorkerLink,
-  type WorkerSnapshot,
-} from './cluster-metrics';
+export { createMetrics, highResolutionNow, type Metrics } from './metrics';
+export { ClientStats, clientMetrics } from './client-metrics';
+export { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from './cluster-metrics';

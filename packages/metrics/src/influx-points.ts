@@ -1,4 +1,5 @@
 import { escape, type IPoint } from 'influx';
+import type { ClientSnapshot } from './client-metrics';
 import type { HostIdentity } from './host-identity';
 import type { SeriesSnapshot } from './interval-stats';
 import { COUNTERS } from './outcome';
@@ -7,49 +8,52 @@ export interface PointContext extends HostIdentity {
   serviceId: string;
 }
 
-/**
- * One interval as InfluxDB points, named and tagged as light-4j's InfluxDbReporter does:
- *
- * - service view `<serviceId>.<metric>.<suffix>`, tags endpoint, clientId, hostname, ipAddress;
- * - client view `<clientId>.<metric>.<suffix>`, tags endpoint, apiName (the serviceId),
- *   hostname, ipAddress.
- *
- * Counters have the suffix `count`; the `response_time` timer has `min`, `max` and `mean` in
- * milliseconds (only for a series that saw requests in the interval). One field, `value`.
- * Measurement names are escaped here: the influx package escapes tags but not measurements.
- */
+// The influx package escapes tags but not measurements.
+const point = (measurement: string, tags: IPoint['tags'], value: number, timestamp: number) => ({
+  measurement: escape.measurement(measurement),
+  tags,
+  fields: { value },
+  timestamp,
+});
+
+/** One interval's request figures as light-4j's InfluxDbReporter writes them: two views. */
 export function toInfluxPoints(
   snapshot: readonly SeriesSnapshot[],
-  context: PointContext,
+  { serviceId, hostname, ipAddress }: PointContext,
   timestamp: number,
 ): IPoint[] {
-  const { serviceId, hostname, ipAddress } = context;
   const points: IPoint[] = [];
-  for (const series of snapshot) {
-    const { endpoint, clientId } = series;
+  for (const { endpoint, clientId, counts, responseTime: time } of snapshot) {
     const serviceTags = { endpoint, clientId, hostname, ipAddress };
     const clientTags = { endpoint, apiName: serviceId, hostname, ipAddress };
-    const add = (name: string, value: number) => {
-      points.push({
-        measurement: escape.measurement(`${serviceId}.${name}`),
-        tags: serviceTags,
-        fields: { value },
-        timestamp,
-      });
-      points.push({
-        measurement: escape.measurement(`${clientId}.${name}`),
-        tags: clientTags,
-        fields: { value },
-        timestamp,
-      });
-    };
-    for (const counter of COUNTERS) add(`${counter}.count`, series.counts[counter]);
-    const time = series.responseTime;
+    const add = (name: string, value: number) =>
+      points.push(
+        point(`${serviceId}.${name}`, serviceTags, value, timestamp),
+        point(`${clientId}.${name}`, clientTags, value, timestamp),
+      );
+    for (const counter of COUNTERS) add(`${counter}.count`, counts[counter]);
     if (time) {
-      add('response_time.min', time.min);
-      add('response_time.max', time.max);
-      add('response_time.mean', time.mean);
+      for (const s of ['min', 'max', 'mean'] as const) add(`response_time.${s}`, time[s]);
     }
   }
   return points;
+}
+
+/** One interval's client-side figures, service view only; gauges without a suffix (light-4j). */
+export function clientPoints(
+  { counters, timers, gauges }: ClientSnapshot,
+  { serviceId, hostname, ipAddress }: PointContext,
+  timestamp: number,
+): IPoint[] {
+  const add = (name: string, tags: Record<string, string>, value: number) =>
+    point(`${serviceId}.${name}`, { ...tags, hostname, ipAddress }, value, timestamp);
+  return [
+    ...counters.map((s) => add(`${s.name}.count`, s.tags, s.value)),
+    ...timers.flatMap(({ name, tags, value: t }) => [
+      add(`${name}.min`, tags, t.min),
+      add(`${name}.max`, tags, t.max),
+      add(`${name}.mean`, tags, t.sum / t.count),
+    ]),
+    ...gauges.map((s) => add(s.name, s.tags, s.value)),
+  ];
 }

@@ -1,15 +1,14 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-/** One reporting interval: its points, each stamped with the interval's own timestamp. */
+/** One reporting interval; `late` once a write of it failed. */
 export interface HeldInterval {
   timestamp: number;
   points: IPoint[];
-  /** A write of it failed: when it is written, it is written late. */
   late: boolean;
 }
 
-/** From the first failed write (or the first interval dropped) until the buffer is empty again. */
+/** From the first failed write or dropped interval until the buffer is empty again. */
 interface Outage {
   since: number;
   late: number;
@@ -22,12 +21,8 @@ const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
 
 /**
  * The intervals not yet written to InfluxDB, oldest first, at most `capacity` (metrics.yml
- * `bufferIntervals`): past it the oldest is dropped. It also keeps the account of an outage and
- * says it in three lines at most: when the first write fails, when the first interval is dropped,
- * and when the buffer is empty again (how many intervals were written late, how many dropped).
- * Each later failed write is a debug line.
- *
- * A plain array: it holds a few dozen entries, taken from the front once per write.
+ * `bufferIntervals`; past it the oldest is dropped), and the account of an outage in three lines
+ * at most: the first failed write, the first interval dropped, the buffer empty again.
  */
 export class IntervalBuffer {
   private readonly held: HeldInterval[] = [];
@@ -36,16 +31,13 @@ export class IntervalBuffer {
   constructor(
     readonly capacity: number,
     private readonly logger: Logger,
-    /** Epoch milliseconds: how long an outage lasted. */
     private readonly now: () => number,
   ) {}
 
-  /** Intervals held. */
   get size(): number {
     return this.held.length;
   }
 
-  /** Adds the interval that just ended; past the capacity, the oldest is dropped and counted. */
   add(timestamp: number, points: IPoint[]): void {
     this.held.push({ timestamp, points, late: false });
     while (this.held.length > this.capacity) {
@@ -62,10 +54,7 @@ export class IntervalBuffer {
     }
   }
 
-  /**
-   * The next intervals to write, oldest first: as many whole ones as hold at most `maxPoints`
-   * points together, and at least one.
-   */
+  /** The next intervals to write: as many whole ones as hold `maxPoints`, at least one. */
   next(maxPoints: number): HeldInterval[] {
     let points = 0;
     let count = 0;
@@ -85,10 +74,7 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /**
-   * InfluxDB answered, but refused the first `count` intervals' points (a bad request, which
-   * sending again cannot mend): they leave the buffer, said in a line.
-   */
+  /** InfluxDB refused the first `count` intervals' points (a bad request): they are dropped. */
   refused(count: number, reason: string): void {
     this.held.splice(0, count);
     this.logger.warn(
@@ -98,7 +84,7 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** A write failed: every interval held is late; the first failure of an outage is said. */
+  /** A write failed: every interval held is late. */
   failed(reason: string): void {
     for (const interval of this.held) interval.late = true;
     const outage = this.begin();
@@ -116,7 +102,7 @@ export class IntervalBuffer {
     );
   }
 
-  /** The service stops before InfluxDB answered: what is held is lost, said in a line. */
+  /** The service stops before InfluxDB answered: what is held is lost. */
   abandon(): void {
     if (this.held.length === 0) return;
     this.logger.warn(

@@ -2,12 +2,11 @@ import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome';
 import { SeriesTable } from './series-table';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
-/** The figures of one series (endpoint x client) over one reporting interval. */
+/** One series (endpoint x client) over one interval; `responseTime` in ms, if it had requests. */
 export interface SeriesSnapshot {
   endpoint: string;
   clientId: string;
   counts: Record<CounterName, number>;
-  /** Response times in milliseconds; absent when the series saw no request this interval. */
   responseTime?: { count: number; min: number; max: number; mean: number };
 }
 
@@ -19,9 +18,8 @@ interface Series {
 }
 
 /**
- * Counters and the response-time timer of the current interval, per endpoint and client.
- * `drain()` hands the interval over and resets it, as light-4j's reporter does: a series once
- * seen keeps being reported, with zero counts, in later intervals.
+ * Counters and the response-time timer of the current interval, per endpoint and client. As
+ * light-4j's reporter, a series once seen keeps being reported, with zero counts.
  */
 export class IntervalStats {
   private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
@@ -39,10 +37,7 @@ export class IntervalStats {
     observe(entry.timer, elapsedMs);
   }
 
-  /**
-   * Adds another process's interval (a worker's `drain()`) to this one: counts add up, the
-   * timers combine (min of the mins, max of the maxes, the mean weighted by the counts).
-   */
+  /** Adds a worker's `drain()`: counts add up, timers combine (the means weighted). */
   merge(snapshot: readonly SeriesSnapshot[]): void {
     for (const { endpoint, clientId, counts, responseTime } of snapshot) {
       const entry = this.table.get(endpoint, clientId);
@@ -55,25 +50,13 @@ export class IntervalStats {
 
   /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
-    const out: SeriesSnapshot[] = [];
-    for (const entry of this.table.all) {
-      const { timer } = entry;
-      out.push({
-        endpoint: entry.endpoint,
-        clientId: entry.clientId,
-        counts: { ...entry.counts },
-        ...(timer.count > 0 && {
-          responseTime: {
-            count: timer.count,
-            min: timer.min,
-            max: timer.max,
-            mean: timer.sum / timer.count,
-          },
-        }),
-      });
+    return this.table.all.map((entry) => {
+      const { endpoint, clientId, counts, timer: t } = entry;
       entry.counts = zeroCounts();
       entry.timer = emptyTimer();
-    }
-    return out;
+      if (t.count === 0) return { endpoint, clientId, counts };
+      const responseTime = { count: t.count, min: t.min, max: t.max, mean: t.sum / t.count };
+      return { endpoint, clientId, counts, responseTime };
+    });
   }
 }

@@ -1,35 +1,6 @@
 import { configFile, text, z, type Light4jKey } from '@chain/config';
 
-/**
- * metrics.yml: light-4j's InfluxDB keys under both their names (`influxdbHost`, and the newer
- * `serverHost`, ...), plus `bufferIntervals` and `reportIntervalMs`.
- *
- * `reportIntervalMs` (integer, milliseconds, optional) is for tests only: when present it wins
- * over `reportInMinutes`, so a test can report every second without changing what
- * `reportInMinutes` means. Leave it out in a real deployment.
- */
-export interface MetricsConfig {
-  enabled: boolean;
-  influxdbProtocol: 'http' | 'https';
-  influxdbHost: string;
-  influxdbPort: number;
-  influxdbName: string;
-  influxdbUser?: string;
-  /** Never logged. */
-  influxdbPass?: string;
-  reportInMinutes: number;
-  reportIntervalMs?: number;
-  /**
-   * The most intervals held while InfluxDB does not answer, written late (oldest first, with
-   * their own timestamps) when it answers again; past it the oldest are dropped.
-   */
-  bufferIntervals: number;
-}
-
-/**
- * An hour at the default interval (`reportInMinutes: 1`): an outage of up to 59 intervals loses
- * nothing (the interval that ends once InfluxDB answers again is one of the 60).
- */
+/** An hour at the default interval (`reportInMinutes: 1`). */
 export const DEFAULT_BUFFER_INTERVALS = 60;
 
 /** light-4j's metrics.yml keys this project does not implement. */
@@ -46,55 +17,47 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   issuerRegex: { note: 'no issuer tag is sent' },
 };
 
-export const metricsConfigSchema = configFile<MetricsConfig>(
-  () =>
-    z.strictObject({
-      enabled: z.boolean().default(false),
-      influxdbProtocol: z.enum(['http', 'https']).default('http'),
-      influxdbHost: z.string().min(1).default('localhost'),
-      influxdbPort: z.number().int().min(1).max(65535).default(8086),
-      influxdbName: z.string().min(1).default('metrics'),
-      influxdbUser: text().optional(),
-      influxdbPass: text().optional(),
-      reportInMinutes: z.number().positive().default(1),
-      reportIntervalMs: z.number().int().min(10).optional(),
-      bufferIntervals: z.number().int().min(1).default(DEFAULT_BUFFER_INTERVALS),
-    }) as z.ZodType<MetricsConfig>,
-  {
-    light4j: LIGHT4J_KEYS,
-    // light-4j's newer names of the same keys.
-    aliases: {
-      serverProtocol: 'influxdbProtocol',
-      serverHost: 'influxdbHost',
-      serverPort: 'influxdbPort',
-      serverName: 'influxdbName',
-      serverUser: 'influxdbUser',
-      serverPass: 'influxdbPass',
-    },
-  },
-);
-
 /**
- * prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch, so Prometheus
- * works without InfluxDB and InfluxDB without Prometheus.
+ * metrics.yml: light-4j's InfluxDB keys (`influxdbPass` is never logged), plus `bufferIntervals`
+ * and `reportIntervalMs` (tests only: it wins over `reportInMinutes`).
  */
-export interface PrometheusConfig {
-  /** Serve `GET /metrics` (default false, as light-4j). */
-  enabled: boolean;
-  /** Add the process metrics (light-4j's JVM "hotspot" metrics; here Node's, from prom-client). */
-  enableHotspot: boolean;
-}
+const metricsShape = z.strictObject({
+  enabled: z.boolean().default(false),
+  influxdbProtocol: z.enum(['http', 'https']).default('http'),
+  influxdbHost: z.string().min(1).default('localhost'),
+  influxdbPort: z.number().int().min(1).max(65535).default(8086),
+  influxdbName: z.string().min(1).default('metrics'),
+  influxdbUser: text().optional(),
+  influxdbPass: text().optional(),
+  reportInMinutes: z.number().positive().default(1),
+  reportIntervalMs: z.number().int().min(10).optional(),
+  bufferIntervals: z.number().int().min(1).default(DEFAULT_BUFFER_INTERVALS),
+});
+export type MetricsConfig = z.output<typeof metricsShape>;
 
-export const prometheusConfigSchema = configFile<PrometheusConfig>(
-  () =>
-    z.strictObject({
-      enabled: z.boolean().default(false),
-      enableHotspot: z.boolean().default(false),
-    }),
-  {},
-);
+export const metricsConfigSchema = configFile(() => metricsShape, {
+  light4j: LIGHT4J_KEYS,
+  // light-4j's newer names of the same keys.
+  aliases: {
+    serverProtocol: 'influxdbProtocol',
+    serverHost: 'influxdbHost',
+    serverPort: 'influxdbPort',
+    serverName: 'influxdbName',
+    serverUser: 'influxdbUser',
+    serverPass: 'influxdbPass',
+  },
+});
 
-/** The reporting interval in milliseconds: `reportIntervalMs` when present, else the minutes. */
+/** prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch. */
+const prometheusShape = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** The process metrics (light-4j's JVM "hotspot" metrics; here Node's, from prom-client). */
+  enableHotspot: z.boolean().default(false),
+});
+export type PrometheusConfig = z.output<typeof prometheusShape>;
+
+export const prometheusConfigSchema = configFile(() => prometheusShape, {});
+
 export function reportIntervalMsOf(config: MetricsConfig): number {
   return config.reportIntervalMs ?? Math.round(config.reportInMinutes * 60_000);
 }

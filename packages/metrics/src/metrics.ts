@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
-import { ClientPrometheus, ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
-import { hostIdentity, type HostIdentity } from './host-identity';
-import { toInfluxPoints } from './influx-points';
-import { InfluxReporter, type ReportResult } from './influx-reporter';
-import { shareRegistry, SnapshotForwarder, type WorkerLink } from './cluster-metrics';
+import { ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
+import {
+  intervalReporter,
+  shareRegistry,
+  snapshotForwarder,
+  type WorkerLink,
+} from './cluster-metrics';
+import type { HostIdentity } from './host-identity';
+import type { ReportResult } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
 import { reportIntervalMsOf, type MetricsConfig, type PrometheusConfig } from './metrics-config';
 import { PrometheusMetrics } from './prometheus';
@@ -11,25 +15,19 @@ import { PrometheusMetrics } from './prometheus';
 export interface MetricsOptions {
   serviceId: string;
   logger: Logger;
-  /** Clock in epoch milliseconds (fractions allowed): response times and point timestamps. */
+  /** Epoch milliseconds (fractions allowed). */
   now?: () => number;
-  /** The `hostname` and `ipAddress` tags; found from the machine when absent. */
+  /** The `hostname` and `ipAddress` tags; the machine's when absent. */
   host?: HostIdentity;
-  /**
-   * prometheus.yml: `GET /metrics` and its own switch. Without it, `/metrics` (with process
-   * metrics) follows metrics.yml `enabled`.
-   */
+  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
   prometheus?: PrometheusConfig;
-  /**
-   * In a worker process of a service with several (server.yml `workers`): the interval goes to
-   * the primary instead of InfluxDB, and `/metrics` is the whole service's, from the primary.
-   */
+  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
   worker?: WorkerLink;
 }
 
 /** One finished request, as the runtime's metrics stage reports it. */
 export interface RequestSample {
-  /** light-4j endpoint name of the request, e.g. `/v1/data@get`, or `unknown`. */
+  /** light-4j's endpoint name, e.g. `/v1/data@get`, or `unknown`. */
   endpoint: unknown;
   /** client_id of the verified token, or `unknown`. */
   clientId: unknown;
@@ -41,25 +39,17 @@ export interface RequestSample {
 export interface Metrics {
   /** Whether anything is counted (metrics.yml `enabled`, or Prometheus on). */
   readonly enabled: boolean;
-  /** Whether `GET /metrics` is served (prometheus.yml `enabled`). */
-  readonly servesPrometheus: boolean;
-  /** The clock of `startedAt` (epoch milliseconds, fractions allowed). */
+  /** The clock of `startedAt`. */
   now(): number;
   /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
   record(sample: RequestSample): void;
-  /**
-   * The client side's figures (tokens, keys, downstream circuits and retries); undefined when
-   * nothing is counted, so the client side reports to nothing at no cost.
-   */
+  /** The client side's figures; undefined when nothing is counted. */
   readonly client: ClientMetrics | undefined;
-  /** The `GET /metrics` exposition text and its content type. */
+  /** `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
   /** Starts the periodic InfluxDB reporter. */
   start(): void;
-  /**
-   * Stops the reporter, writing the last partial interval and the intervals held while InfluxDB
-   * did not answer (trying again for at most 5 s).
-   */
+  /** Stops the reporter, writing the last partial interval and the held ones (for at most 5 s). */
   stop(): Promise<void>;
   /** Ends the current interval now and writes it with the held ones (tests). */
   report(): Promise<ReportResult>;
@@ -71,41 +61,19 @@ const tagValue = (value: unknown): string => {
   return text === '' ? 'unknown' : text;
 };
 
-// Read once: `performance.timeOrigin` is a getter that calls into Node on every read (1.4 samples
-// per 1,000 requests of the chain's 1,302 in the perf measurement, docs/benchmarks.md), and it
-// never changes in a process.
+// Read once: `performance.timeOrigin` is a getter that calls into Node on every read.
 const TIME_ORIGIN = performance.timeOrigin;
 /** Epoch milliseconds with fractions: the clock of response times and of spans. */
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
-const NOTHING = { contentType: 'text/plain', body: '' };
-
-/** Neither InfluxDB nor Prometheus: nothing is counted and `/metrics` is not served. */
-function disabledMetrics(): Metrics {
-  return {
-    enabled: false,
-    servesPrometheus: false,
-    now: highResolutionNow,
-    record: () => undefined,
-    client: undefined,
-    prometheus: async () => NOTHING,
-    start: () => undefined,
-    stop: async () => undefined,
-    report: async () => ({ written: 0, held: 0 }),
-  };
-}
-
 /**
- * Per-request metrics in light-4j's names: the runtime records each request when its response
- * finishes (so requests refused by the spec or security count too); they are reported to
- * InfluxDB every interval and reset, and served to Prometheus. Nothing here waits on InfluxDB
- * inside a request, and nothing here knows HTTP.
+ * Per-request metrics in light-4j's names, reported to InfluxDB every interval and reset, and
+ * served to Prometheus. Nothing here waits on InfluxDB inside a request, or knows HTTP.
  */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
-  if (!config.enabled && !promConfig.enabled) return disabledMetrics();
+  const enabled = config.enabled || promConfig.enabled;
   const now = options.now ?? highResolutionNow;
-  const context = { serviceId: options.serviceId, ...(options.host ?? hostIdentity()) };
   const stats = config.enabled ? new IntervalStats() : undefined;
   const clientStats = config.enabled ? new ClientStats() : undefined;
   const prometheus = promConfig.enabled
@@ -113,46 +81,26 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     : undefined;
   const { worker } = options;
   if (worker && prometheus) shareRegistry(prometheus.registry);
-  const forwarder =
-    worker && stats
-      ? new SnapshotForwarder(
-          reportIntervalMsOf(config),
-          () => ({ series: stats.drain(), client: clientStats!.take() }),
-          worker,
-        )
-      : undefined;
+  const take = () => ({ series: stats!.drain(), client: clientStats!.take() });
+  const forwarder = worker && stats && snapshotForwarder(reportIntervalMsOf(config), take, worker);
   const reporter =
     stats && !worker
-      ? new InfluxReporter({
-          config,
-          logger: options.logger,
-          now: () => Math.round(now()),
-          collect: (timestamp) => [
-            ...toInfluxPoints(stats.drain(), context, timestamp),
-            ...clientStats!.drain(context, timestamp),
-          ],
-        })
+      ? intervalReporter(config, options, stats, clientStats!, () => Math.round(now()))
       : undefined;
 
-  const record = ({ endpoint, clientId, statusCode, startedAt }: RequestSample): void => {
-    const elapsedMs = now() - startedAt;
-    const endpointTag = tagValue(endpoint);
-    const clientTag = tagValue(clientId);
-    stats?.record(endpointTag, clientTag, statusCode, elapsedMs);
-    prometheus?.record(endpointTag, clientTag, statusCode, elapsedMs);
-  };
-
   return {
-    enabled: true,
-    servesPrometheus: prometheus !== undefined,
+    enabled,
     now,
-    record,
-    client: clientMetrics(
-      clientStats,
-      prometheus ? new ClientPrometheus(prometheus.registry) : undefined,
-    ),
+    record: ({ endpoint, clientId, statusCode, startedAt }) => {
+      const elapsedMs = now() - startedAt;
+      const endpointTag = tagValue(endpoint);
+      const clientTag = tagValue(clientId);
+      stats?.record(endpointTag, clientTag, statusCode, elapsedMs);
+      prometheus?.record(endpointTag, clientTag, statusCode, elapsedMs);
+    },
+    client: enabled ? clientMetrics(clientStats, prometheus?.registry) : undefined,
     prometheus: async () => {
-      if (!prometheus) return NOTHING;
+      if (!prometheus) return { contentType: 'text/plain', body: '' };
       return worker ? worker.prometheus() : prometheus.render();
     },
     start: () => (forwarder ?? reporter)?.start(),

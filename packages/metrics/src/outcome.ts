@@ -8,7 +8,6 @@ export const COUNTERS = [
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 
-/** Every counter at zero: a series' counts before its first request. */
 export const zeroCounts = (): Record<CounterName, number> => ({
   request: 0,
   success: 0,

@@ -1,7 +1,6 @@
 /**
- * The series of request figures by endpoint, then by client, each made on its first request:
- * a request builds no key string and allocates nothing once its series exists. `all` keeps
- * every series in the order first seen (the order they are reported in).
+ * The series by endpoint, then by client: a request builds no key string. `all` keeps them in
+ * the order first seen (the order they are reported in).
  */
 export class SeriesTable<T> {
   private readonly byEndpoint = new Map<string, Map<string, T>>();
@@ -24,7 +23,6 @@ export class SeriesTable<T> {
     return entry;
   }
 
-  /** Forgets every series. */
   clear(): void {
     this.byEndpoint.clear();
     this.all.length = 0;

@@ -8,7 +8,6 @@ export interface Timer {
 
 export const emptyTimer = (): Timer => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
 
-/** Adds one measurement. */
 export function observe(timer: Timer, ms: number): void {
   timer.count += 1;
   timer.sum += ms;
@@ -16,7 +15,7 @@ export function observe(timer: Timer, ms: number): void {
   if (ms > timer.max) timer.max = ms;
 }
 
-/** Adds another process's timer of the same interval: min of the mins, max of the maxes. */
+/** Adds another process's timer of the same interval. */
 export function combine(timer: Timer, other: Timer): void {
   timer.count += other.count;
   timer.sum += other.sum;

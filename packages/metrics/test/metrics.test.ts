@@ -255,7 +255,7 @@ describe('createMetrics', () => {
         enabled: true,
         enableHotspot: false,
       });
-      expect([built.metrics.enabled, built.metrics.servesPrometheus]).toEqual([true, true]);
+      expect(built.metrics.enabled).toBe(true);
       built.hit('/v1/data@get', 200, 1);
       const { body: text } = await built.metrics.prometheus();
       expect(text).toContain('requests_total{endpoint="/v1/data@get",clientId="unknown"} 1');
@@ -279,7 +279,6 @@ describe('createMetrics', () => {
         enableHotspot: false,
       });
       metrics = built.metrics;
-      expect(built.metrics.servesPrometheus).toBe(false);
       built.hit('/v1/data@get', 200, 1);
       await expect(built.metrics.prometheus()).resolves.toEqual({
         contentType: 'text/plain',

@@ -1,8 +1,2 @@
-export {
-  OpenApiSpec,
-  type Operation,
-  type PathParam,
-  type ParamType,
-  type SpecMatch,
-} from './spec';
+export { OpenApiSpec, type Operation } from './spec';
 export { coerceParams, type ParamValue } from './params';

@@ -23,7 +23,6 @@ export interface Operation {
 }
 
 interface CompiledPath {
-  template: string;
   regex: RegExp;
   names: string[];
   operations: Map<string, Operation>;
@@ -68,7 +67,7 @@ export class OpenApiSpec {
           params: pathParams([...shared, ...own]),
         });
       }
-      compiled.allow = allowHeader(compiled.operations);
+      compiled.allow = allowHeader(compiled.operations.keys());
       if (compiled.names.length === 0) this.exact.set(full, compiled);
       else this.templated.push(compiled);
     }
@@ -76,9 +75,7 @@ export class OpenApiSpec {
 
   /** The `Allow` header of `OPTIONS *`: every method of the spec. */
   get allow(): string {
-    const all = new Map<string, Operation>();
-    for (const op of this.operations()) all.set(op.method, op);
-    return allowHeader(all);
+    return allowHeader(this.operations().map((op) => op.method));
   }
 
   /** Every operation, in spec order. */
@@ -117,8 +114,8 @@ function pick(compiled: CompiledPath, method: string, params: Record<string, str
 }
 
 /** RFC 9110: the methods of a resource, HEAD wherever GET is, and OPTIONS, which every path answers. */
-function allowHeader(operations: Map<string, Operation>): string {
-  const methods = new Set([...operations.keys()].map((m) => m.toUpperCase()));
+function allowHeader(lowerCase: Iterable<string>): string {
+  const methods = new Set([...lowerCase].map((m) => m.toUpperCase()));
   if (methods.has('GET')) methods.add('HEAD');
   methods.add('OPTIONS');
   return [...methods].join(', ');
@@ -137,7 +134,7 @@ function compile(template: string): CompiledPath {
       return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('');
-  return { template, regex: new RegExp(`^${source}$`), names, operations: new Map(), allow: '' };
+  return { regex: new RegExp(`^${source}$`), names, operations: new Map(), allow: '' };
 }
 
 function serverBasePath(servers: unknown): string {

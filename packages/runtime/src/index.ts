@@ -1,6 +1,5 @@
 export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
-export { createLogger, flushLogger, infoLineWriter, logLastLine, type Logger } from './logger';
-export { LogStream, type LogStreamOptions } from './log-stream';
+export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger';
 export { parseTraceparent, parseTracestate, readTrace, Trace } from './correlation';
 export { newSpanId, newTraceId } from './trace-ids';
 export {

@@ -1,111 +1,95 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { isoTimeClock } from './iso-time';
-import { LogStream } from './log-stream';
+import { flushLogDestination, openLogDestination } from './log-destination';
 import { workerNumber } from './workers';
 
-/** The log stream and the service of each logger made here on a file descriptor. */
-const outputs = new WeakMap<Logger, { stream: LogStream; service: string }>();
+/** The request headers that carry a token. */
+const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
+/** The OAuth 2.0 form field and the config keys that hold a secret. */
+const SECRETS = ['client_secret', 'password', 'influxdbPass'];
 
 /**
- * One JSON line per event on stdout, written in batches by a LogStream (never blocking the event
- * loop, flushed on exit). Headers that carry credentials are redacted wherever a log call passes
- * them, so a token or a secret cannot reach a log line by accident. `destination` replaces
- * stdout: another file descriptor, or a stream (tests).
+ * Where a log call can hold a credential: a secret at the top of the line, headers (`headers`,
+ * `req.headers`), an error (pino's `err` serializer keeps an error's own properties). Named
+ * paths, not wildcards (`*.password`): pino's redaction walks every wildcard path for every field
+ * of every line, the audit line of each request included, while a named path costs nothing to a
+ * line without its first key (README "Logs"). A header's name at the top of a line is not one of
+ * them: the chain's trace line puts a token's summary there (fingerprint and client id).
+ */
+const REDACT_PATHS = [
+  ...SECRETS.map((name) => path('', name)),
+  ...TOKEN_HEADERS.flatMap((name) => [path('headers', name), path('req.headers', name)]),
+  ...[...TOKEN_HEADERS, ...SECRETS].map((name) => path('err', name)),
+];
+
+function path(container: string, name: string): string {
+  return `${container}[${JSON.stringify(name)}]`;
+}
+
+/**
+ * One JSON line per event on stdout: pino, its ISO time, `service` (and `worker` in a worker
+ * process) in every line, credentials redacted in every line (the audit line's `jwt`, which
+ * security.yml `logJwtToken` asks for, is not a redacted name). On a file descriptor, lines go
+ * through pino's destination (./log-destination: buffered, never blocking, flushed on exit);
+ * `destination` replaces stdout: another file descriptor, or a stream (tests).
  */
 export function createLogger(
   serviceId: string,
   level = process.env.LOG_LEVEL ?? 'info',
   destination: DestinationStream | number = 1,
 ): Logger {
-  // In a service with several worker processes (server.yml `workers`), each line names its worker,
-  // and the workers share one pipe: writes of at most PIPE_BUF keep their lines whole. A process
-  // alone on its output writes larger batches (fewer writes, fewer wake-ups of the reader).
   const worker = workerNumber();
-  const stream =
+  const opened =
     typeof destination === 'number'
-      ? new LogStream(destination, { maxWriteBytes: worker === undefined ? 65536 : 4096 })
+      ? openLogDestination(destination, {
+          shared: worker !== undefined,
+          onDropped: (dropped) =>
+            logger.warn({ dropped }, 'log lines dropped: the reader of the log did not keep up'),
+        })
       : undefined;
-  const logger = pino(
+  const logger: Logger = pino(
     {
       level,
       base: worker === undefined ? { service: serviceId } : { service: serviceId, worker },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: {
-        paths: [
-          'headers.authorization',
-          'headers["x-scope-token"]',
-          'req.headers.authorization',
-          'req.headers["x-scope-token"]',
-          '*.client_secret',
-          '*.password',
-          '*.influxdbPass',
-        ],
-        censor: '[redacted]',
-      },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      ...(opened && { hooks: { streamWrite: opened.streamWrite } }),
     },
-    stream ?? (destination as DestinationStream),
+    opened?.destination ?? (destination as DestinationStream),
   );
-  if (stream) outputs.set(logger, { stream, service: serviceId });
   return logger;
 }
 
 /**
- * Logs a last line and waits until every line logged so far has been written, or could not be:
- * a reader that went away (EPIPE) ends logging, not the process, and a reader that does not read
- * is given up on after `timeoutMs`. Call it before `process.exit`.
+ * Writes every line the logger holds now, waiting at most `timeoutMs` for a reader that does not
+ * keep up; at once when the reader is gone. (On exit this happens by itself.)
  */
-export async function logLastLine(
-  logger: Logger,
-  message: string,
-  timeoutMs = 2000,
-): Promise<void> {
-  logger.info(message);
-  await outputs.get(logger)?.stream.drained(timeoutMs);
+export function flushLogger(logger: Logger, timeoutMs = 1000): void {
+  flushLogDestination(
+    (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym],
+    timeoutMs,
+  );
 }
 
-/** Writes every pending line of the logger now (a fatal error, before the process ends). */
-export function flushLogger(logger: Logger): void {
-  outputs.get(logger)?.stream.flushSync();
-}
-
-const INFO = 30;
+let fatalErrorsHandled = false;
 
 /**
- * A writer of one info line with a fixed message, the same JSON line pino writes for
- * `logger.info(fields, message)` (level, time, service, the fields in their order without the
- * undefined ones, msg), for the line logged on every request: the audit line of a verified
- * request. pino's general path (serializers, redaction, hooks) costs more per line (with
- * LogStream, about twice in all: docs/benchmarks.md); the audit fields are plain values that no redaction
- * path names. On a logger without a file descriptor (tests), it is `logger.info`.
+ * An uncaught exception or unhandled rejection ends the process as Node would (exit code 1), after
+ * a fatal line with the error: with the lines logged before it, it is written before the exit.
+ * Once per process.
  */
-export function infoLineWriter(
-  logger: Logger,
-  message: string,
-): (fields: Record<string, unknown>) => void {
-  const output = outputs.get(logger);
-  if (!output) return (fields) => logger.info(fields, message);
-  const { stream } = output;
-  const worker = workerNumber();
-  const service = `","service":${JSON.stringify(output.service)}${worker === undefined ? '' : `,"worker":${worker}`}`;
-  const end = `,"msg":${JSON.stringify(message)}}\n`;
-  const time = isoTimeClock();
-  // `,"key":` per field name: the audit line has the same few names on every request.
-  const keys = new Map<string, string>();
-  return (fields) => {
-    if (logger.levelVal > INFO) return;
-    let line = `{"level":${INFO},"time":"${time()}${service}`;
-    for (const key in fields) {
-      const value = fields[key];
-      if (value === undefined) continue;
-      let name = keys.get(key);
-      if (name === undefined) {
-        name = `,${JSON.stringify(key)}:`;
-        if (keys.size < 64) keys.set(key, name);
-      }
-      line += name + JSON.stringify(value);
+export function exitOnFatalError(logger: Logger): void {
+  if (fatalErrorsHandled) return;
+  fatalErrorsHandled = true;
+  process.on('uncaughtException', (err, origin) => {
+    try {
+      logger.fatal(
+        { err },
+        origin === 'unhandledRejection' ? 'unhandled promise rejection' : 'uncaught exception',
+      );
+    } finally {
+      process.exit(1);
     }
-    stream.write(line + end);
-  };
+  });
 }
 
 export type { Logger };

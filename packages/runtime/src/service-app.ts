@@ -14,7 +14,6 @@ import { createRequestGuard, type IntrospectionSource, type KeySource } from '@c
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client';
 import { createErrorRenderer } from './error-renderer';
-import { infoLineWriter } from './logger';
 import type { Handler, Stage } from './exchange';
 import { expressApplication, type ExpressExtensions } from './hosts/express';
 import { nativeListener } from './hosts/native';
@@ -144,7 +143,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
     events: logger,
-    audit: infoLineWriter(logger, 'jwt verified'),
   });
   const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.

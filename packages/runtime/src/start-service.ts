@@ -9,7 +9,7 @@ import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { clientAuthOptions } from './client-certificate';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server';
-import { createLogger, flushLogger, logLastLine } from './logger';
+import { createLogger, exitOnFatalError, flushLogger } from './logger';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
 import {
@@ -67,6 +67,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
       ...definition.loaderOptions,
     });
     logger = createLogger(config.server.serviceId, undefined, definition.logDestination);
+    exitOnFatalError(logger);
     const primary = worker === undefined && config.server.workers > 1;
     // Said once per service: by the primary, or by the first worker for what only it sees.
     if (config.loader.missingOverride && worker === undefined) {
@@ -231,9 +232,7 @@ async function listen(
   };
   function onSignal(signal: NodeJS.Signals) {
     log.info({ signal }, 'signal received');
-    void close()
-      .then(() => logLastLine(log, 'stopped'))
-      .then(() => process.exit(0));
+    void close().then(() => stopped(log));
   }
   if (worker === undefined) {
     process.once('SIGTERM', onSignal);
@@ -246,9 +245,7 @@ async function listen(
       if (stopping) return;
       stopping = true;
       if (signal) log.info({ signal }, 'signal received');
-      void close()
-        .then(() => logLastLine(log, 'stopped'))
-        .then(() => process.exit(0));
+      void close().then(() => stopped(log));
     };
     process.on('SIGINT', () => undefined);
     process.on('SIGTERM', stop);
@@ -261,4 +258,10 @@ async function listen(
   }
 
   return { config, logger: log, app, ports, close };
+}
+
+/** The end of a graceful stop: the last line (written on exit, or given up on with the reader gone), exit 0. */
+function stopped(log: Logger): void {
+  log.info('stopped');
+  process.exit(0);
 }

@@ -1,7 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chain/metrics';
-import { logLastLine } from './logger';
 import type { ServiceConfig } from './service-config';
 
 /**
@@ -337,9 +336,9 @@ export function runPrimaryProcess(options: PrimaryOptions): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  void primary.done.then(async (code) => {
-    if (code === 0) await logLastLine(logger, 'stopped');
-    else await logLastLine(logger, 'stopped after a failure').catch(() => undefined);
+  // The last line is written on exit (./log-destination), or given up on with the reader gone.
+  void primary.done.then((code) => {
+    logger.info(code === 0 ? 'stopped' : 'stopped after a failure');
     process.exit(code);
   });
 }

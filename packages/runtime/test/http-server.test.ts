@@ -4,8 +4,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createHttpServer, ShutdownGate, type ServerConfig } from '../src';
-import { rawRequest } from '../../../test/support/raw-http';
-import { CERTS } from '../../../test/support/service-process';
+import { rawRequest, CERTS } from '@chain/testkit';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
 
 const tlsFiles = {

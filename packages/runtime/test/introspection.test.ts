@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import { ConfigError } from '@chain/errors';
+import { CERTS } from '@chain/testkit';
 import { createServiceApp } from '../src';
-import { CERTS } from '../../../test/support/service-process';
 import { captureLogger, fixtureConfig, FRAMEWORKS } from './support';
 
 // security.yml enableVerifySwt wired by the runtime: client.yml's introspection server over the

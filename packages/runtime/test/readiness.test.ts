@@ -2,7 +2,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { StatusError } from '@chain/errors';
 import { createReadiness, createServiceApp, type ReadinessCheck } from '../src';
-import { CERTS } from '../../../test/support/service-process';
+import { CERTS } from '@chain/testkit';
 import { captureLogger, deferred, fixtureConfig, FRAMEWORKS } from './support';
 
 // GET /ready, the Kubernetes readiness probe: 200 while every readiness check of the service

@@ -6,7 +6,7 @@ import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { loadServiceConfig } from '../src';
 import { serverConfigSchema } from '../src/server-config';
-import { configDir } from '../../../test/support/service-process';
+import { configDir } from '@chain/testkit';
 import { FIXTURE } from './support';
 
 const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');

@@ -2,9 +2,8 @@ import http from 'node:http';
 import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { loadSigningKey, mintToken } from '@chain/testkit';
+import { loadSigningKey, mintToken, CERTS } from '@chain/testkit';
 import { contextOf, createExpressApp, createServiceApp } from '../src';
-import { CERTS } from '../../../test/support/service-process';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
 
 const primary = loadSigningKey(

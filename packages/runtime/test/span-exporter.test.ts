@@ -1,6 +1,6 @@
 import { encodeSpan, exportTraceBody, SpanExporter, unixNano, type SpanRecord } from '../src';
 import { HttpClient } from '@chain/oauth-client';
-import { startOtlpCollector, type OtlpCollector } from '../../../test/support/otlp-collector';
+import { startOtlpCollector, type OtlpCollector } from '@chain/testkit';
 import { captureLogger } from './support';
 
 const span = (n: number, overrides: Partial<SpanRecord> = {}): SpanRecord => ({

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { loadServiceConfig, loadTls, startService, type RunningService } from '../src';
-import { configDir, CERTS } from '../../../test/support/service-process';
+import { configDir, CERTS } from '@chain/testkit';
 import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support';
 
 /** A keep-alive GET on its own agent (one connection), resolved with status, headers and body. */

@@ -9,8 +9,7 @@ import {
   type ServiceApp,
   type ServiceConfig,
 } from '../src';
-import { configDir } from '../../../test/support/service-process';
-import { deferred } from '../../../test/support/signals';
+import { configDir, deferred } from '@chain/testkit';
 
 export { deferred };
 

@@ -13,7 +13,7 @@ import {
   type RunningService,
   type ServiceConfig,
 } from '../src';
-import { CERTS, configDir } from '../../../test/support/service-process';
+import { CERTS, configDir } from '@chain/testkit';
 import { FIXTURE, FRAMEWORKS } from './support';
 
 // server.yml enableTwoWayTls over real sockets: what a client without a certificate, with one of

@@ -1,11 +1,13 @@
-import { parseBearer } from './bearer';
+import { parseBearer, parseDpop } from './bearer';
+import { bindingChallenge, type Scheme } from './challenge';
 import type { JwtClaims } from './claims';
 import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
-import { StatusError } from '@chain/errors';
+import { errorBody, StatusError } from '@chain/errors';
 import type { StatusCode } from '@chain/errors';
-import { REFUSAL_CODES, TokenError } from './token-error';
+import type { Binding, RequestFacts, TokenBindingCheck } from './token-binding';
+import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */
 export interface AuthInfo {
@@ -27,6 +29,11 @@ export interface VerifiedCaller {
   userId?: string;
   scopes: string[];
   claims: JwtClaims;
+  /**
+   * What a JWT's `cnf` binds it to (`bindingOf`), proven by every request, cached or not.
+   * Undefined for a token without `cnf`.
+   */
+  binding?: Binding;
   /** Told by introspection, not by a JWT's signature. */
   introspected?: true;
 }
@@ -34,7 +41,7 @@ export interface VerifiedCaller {
 /** Verifies one token of a request (a JWT, or an opaque token by introspection). */
 export type TokenVerifier = (token: string, request: AuthRequest) => Promise<VerifiedCaller>;
 
-export interface AuthRequest extends IntrospectionRequest {
+export interface AuthRequest extends RequestFacts, IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
   /**
@@ -42,8 +49,12 @@ export interface AuthRequest extends IntrospectionRequest {
    * operation in a spec: refused with ERR10007 unless `skipVerifyScopeWithoutSpec`.
    */
   requiredScopes: readonly string[] | undefined;
-  /** The request path, for `skipPathPrefixes`. */
+  /** The request path, for `skipPathPrefixes` (and a DPoP proof's `htu`). */
   path?: string;
+  /** The `DPoP` header: the proof of a token in Authorization with the DPoP scheme. */
+  dpop?: string | string[];
+  /** The `X-Scope-Token-DPoP` header: the proof of a token in X-Scope-Token with the DPoP scheme. */
+  scopeTokenDpop?: string | string[];
 }
 
 export interface Authorized {
@@ -66,6 +77,10 @@ export interface AuthorizerOptions {
   skipPathPrefixes?: readonly string[];
   /** claim -> header name. */
   passThroughClaims?: Readonly<Record<string, string>>;
+  /** The binding check of a token with a `cnf` or the DPoP scheme; without it, such a token is refused. */
+  confirm?: TokenBindingCheck;
+  /** security.yml `dpop.algorithms`, for the `algs` of a DPoP challenge. */
+  dpopAlgorithms?: readonly string[];
 }
 
 /**
@@ -79,13 +94,16 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
 }
 
 /**
- * One request: a path of `skipPathPrefixes` is not verified; otherwise the bearer token
- * (ERR10002), its verification (ERR10000/ERR10001; an opaque token not active ERR10081), and
- * with scope verification the X-Scope-Token (ERR10003/ERR10004, unless
- * `enableExtractScopeToken` is false) and the scope
- * match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
+ * One request: a path of `skipPathPrefixes` is not verified; otherwise the token of
+ * Authorization, `Bearer` or `DPoP` (ERR10002), its verification (a JWT: ERR10000/ERR10001; an
+ * opaque token by introspection: not active ERR10081) and the proof of its binding
+ * (ERR20012-ERR20014, `token-binding.ts`, for a JWT with a `cnf` or a token sent with the
+ * DPoP scheme, cached or not), and with scope verification the X-Scope-Token, the same
+ * way (ERR10003/ERR10004, ERR20012-ERR20014, unless `enableExtractScopeToken` is false) and the
+ * scope match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
  * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`
- * become headers.
+ * become headers. A refusal of a token sent with the DPoP scheme, or of a DPoP-bound one sent as
+ * Bearer, carries the DPoP challenge (`challenge.ts`).
  */
 export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions): Authorizer {
   const {
@@ -94,24 +112,70 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     skipVerifyScopeWithoutSpec = false,
     skipPathPrefixes = [],
     passThroughClaims = {},
+    confirm,
+    dpopAlgorithms = [],
   } = options;
-  const check = async (token: string, which: 'auth' | 'scope', request: AuthRequest) => {
+
+  const refusal = (
+    code: StatusCode,
+    which: TokenHeader,
+    scheme: Scheme,
+    extra: { cause?: unknown; dpopBound?: boolean; requiredScopes?: readonly string[] },
+    args: string[] = [HEADER_NAMES[which]],
+  ) =>
+    new StatusError(code, args, {
+      cause: extra.cause,
+      requiredScopes: extra.requiredScopes,
+      headers: bindingChallenge(scheme, errorBody(code, ...args), dpopAlgorithms, extra),
+    });
+
+  /** A TokenError as the catalogue code of its header, with the challenge of its scheme. */
+  const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
+    if (!(err instanceof TokenError)) return err;
+    const dpopBound = verified?.binding?.jkt !== undefined;
+    return refusal(REFUSAL_CODES[which][err.kind], which, scheme, { cause: err, dpopBound });
+  };
+
+  /**
+   * That the request proves the binding of a verified token with a `cnf` or sent with the DPoP
+   * scheme. Called only for such a token: a bearer token without `cnf` costs no call and no await
+   * (its verification is awaited in the request's own function, as before binding existed).
+   */
+  const prove = async (
+    verified: VerifiedCaller,
+    token: string,
+    which: TokenHeader,
+    scheme: Scheme,
+    proof: string | string[] | undefined,
+    request: AuthRequest,
+  ): Promise<void> => {
     try {
-      return await verify(token, request);
+      if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
+      await confirm(verified.binding, { scheme, token, proof }, request);
     } catch (err) {
-      if (err instanceof TokenError) {
-        throw new StatusError(REFUSAL_CODES[which][err.kind], [], { cause: err });
-      }
-      throw err;
+      throw refused(err, which, scheme, verified);
     }
   };
 
   return async (request) => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
-    const token = parseBearer(authorization);
-    if (token === undefined) throw new StatusError('ERR10002');
-    const main = await check(token, 'auth', request);
+    let scheme: Scheme = 'bearer';
+    let token = parseBearer(authorization);
+    if (token === undefined) {
+      scheme = 'dpop';
+      token = parseDpop(authorization);
+      if (token === undefined) throw new StatusError('ERR10002');
+    }
+    let main: VerifiedCaller;
+    try {
+      main = await verify(token, request);
+    } catch (err) {
+      throw refused(err, 'auth', scheme);
+    }
+    if (main.binding !== undefined || scheme === 'dpop') {
+      await prove(main, token, 'auth', scheme, request.dpop, request);
+    }
     const auth: AuthInfo = {
       clientId: main.clientId,
       userId: main.userId,
@@ -127,33 +191,46 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
 
     if (scopeToken !== undefined && enableExtractScopeToken) {
-      const scopeJwt = parseBearer(scopeToken);
+      let scopeScheme: Scheme = 'bearer';
+      let scopeJwt = parseBearer(scopeToken);
+      if (scopeJwt === undefined) {
+        scopeScheme = 'dpop';
+        scopeJwt = parseDpop(scopeToken);
+      }
       if (scopeJwt === undefined) {
         throw new StatusError('ERR10003', [], {
-          cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token>'),
+          cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token> or DPoP <token>'),
         });
       }
-      const scoped = await check(scopeJwt, 'scope', request);
+      let scoped: VerifiedCaller;
+      try {
+        scoped = await verify(scopeJwt, request);
+      } catch (err) {
+        throw refused(err, 'scope', scopeScheme);
+      }
+      if (scoped.binding !== undefined || scopeScheme === 'dpop') {
+        await prove(scoped, scopeJwt, 'scope', scopeScheme, request.scopeTokenDpop, request);
+      }
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
-        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth);
+        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, scopeScheme);
       }
     } else if (!hasAnyScope(main.scopes, requiredScopes)) {
-      throw mismatch('ERR10005', main.scopes, requiredScopes, auth);
+      throw mismatch('ERR10005', main.scopes, requiredScopes, auth, scheme);
     }
     return { auth, token };
   };
-}
 
-function mismatch(
-  code: StatusCode,
-  held: readonly string[],
-  required: readonly string[],
-  caller: AuthInfo,
-) {
-  const error = new StatusError(code, [formatScopes(held), formatScopes(required)], {
-    requiredScopes: required,
-  });
-  refusedCallers.set(error, caller);
-  return error;
+  function mismatch(
+    code: StatusCode,
+    held: readonly string[],
+    required: readonly string[],
+    caller: AuthInfo,
+    scheme: Scheme,
+  ) {
+    const args = [formatScopes(held), formatScopes(required)];
+    const error = refusal(code, 'auth', scheme, { requiredScopes: required }, args);
+    refusedCallers.set(error, caller);
+    return error;
+  }
 }

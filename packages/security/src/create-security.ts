@@ -1,6 +1,8 @@
 import { createAuthorizer, type Authorizer, type TokenVerifier } from './authorizer';
 import type { ClaimChecks } from './claims';
 import { systemClock, type Clock } from './clock';
+import { createDpopProofVerifier } from './dpop-proof';
+import { DpopReplayCache } from './dpop-replay-cache';
 import { createIntrospectionVerifier, type IntrospectionVerifier } from './introspection';
 import { IntrospectionCache } from './introspection-cache';
 import type { IntrospectionSource } from './introspection-source';
@@ -11,6 +13,7 @@ import { KeyStore } from './key-store';
 import { assertMockJwtAllowed, MockTokenIssuer } from './mock-jwt';
 import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
 import type { SecurityConfig } from './security-config';
+import { createTokenBinding, type TokenBindingCheck } from './token-binding';
 import { TokenCache } from './token-cache';
 
 export interface SecurityOptions {
@@ -42,7 +45,8 @@ export interface Security {
 
 /**
  * Builds everything security.yml asks for, once, at start: certificates parsed into keys, the
- * key store with its policy, the token cache, the verifiers (JWT, introspection) and the mock
+ * key store with its policy, the token cache, the verifiers (JWT, introspection), the binding
+ * check of tokens with a `cnf` (with its DPoP proof verifier and replay cache) and the mock
  * issuer. A bad option throws a ConfigError naming security.yml and the key.
  */
 export function createSecurity(options: SecurityOptions): Security {
@@ -65,6 +69,8 @@ export function createSecurity(options: SecurityOptions): Security {
   }
   const jwt = config.enableVerifyJwt ? jwtVerifier(options, now, mockIssuer) : undefined;
   const authorize = createAuthorizer(chooseVerifier(jwt, swt), {
+    confirm: tokenBinding(config.dpop, now),
+    dpopAlgorithms: config.dpop.algorithms,
     enableVerifyScope: config.enableVerifyScope,
     enableExtractScopeToken: config.enableExtractScopeToken,
     skipVerifyScopeWithoutSpec: config.skipVerifyScopeWithoutSpec,
@@ -85,6 +91,21 @@ function chooseVerifier(jwt?: JwtVerifier, swt?: IntrospectionVerifier): TokenVe
   if (!jwt) return swt;
   return (token, request) =>
     token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
+}
+
+/** The binding check of a JWT with a `cnf`, or of a token sent with a DPoP proof. */
+function tokenBinding(dpop: SecurityConfig['dpop'], now: Clock): TokenBindingCheck {
+  return createTokenBinding({
+    verifyProof: createDpopProofVerifier({
+      algorithms: dpop.algorithms,
+      iatWindowSeconds: dpop.iatWindowSeconds,
+      now,
+    }),
+    replays: new DpopReplayCache(dpop.replayCacheMaxEntries),
+    iatWindowSeconds: dpop.iatWindowSeconds,
+    origins: dpop.origins,
+    now,
+  });
 }
 
 /** With `enableVerifySwt` and a source: the introspection verifier and its cache. */

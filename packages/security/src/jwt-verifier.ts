@@ -5,6 +5,7 @@ import type { Clock } from './clock';
 import type { KeyStore } from './key-store';
 import type { VerificationKey } from './public-key';
 import { tokenScopes } from './scopes';
+import { bindingOf, type Binding } from './token-binding';
 import type { TokenCache } from './token-cache';
 import { invalidToken, refusalOf, TokenError } from './token-error';
 
@@ -18,6 +19,11 @@ export interface VerifiedToken {
   /** The kid and the key that verified it: a cached token is served only while that key is. */
   kid: string;
   key: VerificationKey;
+  /**
+   * What its `cnf` binds it to (a certificate, a DPoP key), kept with the cached entry: every
+   * request proves it again (`token-binding.ts`). Undefined for a token without `cnf`.
+   */
+  binding?: Binding;
 }
 
 export interface JwtVerifierOptions {
@@ -113,6 +119,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       exp,
       kid,
       key: key!,
+      binding: bindingOf(claims),
     };
     cache?.set(token, verified, now() / 1000);
     return verified;

@@ -1,7 +1,6 @@
 import { auditRecord } from './audit-log';
-import { verifiedCallerOf, type AuthInfo } from './authorizer';
+import { verifiedCallerOf, type AuthInfo, type AuthRequest } from './authorizer';
 import { createSecurity, type SecurityOptions } from './create-security';
-import type { IntrospectionRequest } from './introspection';
 import type { MockTokenIssuer } from './mock-jwt';
 import { StatusError } from '@chain/errors';
 import { decodeJwt } from 'jose';
@@ -25,19 +24,12 @@ export interface RequestGuardOptions extends SecurityOptions {
 }
 
 /**
- * What the guard reads of a request: the two credential headers (and, for an opaque token, the
- * introspection client it may bring and the connection's certificate) and what to log it under.
+ * What the guard reads of a request: the two credential headers (and their DPoP proofs), the
+ * operation's scopes, what a token's binding is proven against (the connection's client
+ * certificate, the method and URI), the introspection client an opaque token may bring, and what
+ * to log it under.
  */
-export interface GuardRequest extends IntrospectionRequest {
-  authorization: string | string[] | undefined;
-  scopeToken: string | string[] | undefined;
-  /**
-   * Scopes of the matched operation (empty: none required); undefined when the request has no
-   * operation: ERR10007 unless security.yml `skipVerifyScopeWithoutSpec`.
-   */
-  requiredScopes: readonly string[] | undefined;
-  /** The request path, for security.yml `skipPathPrefixes`. */
-  path?: string;
+export interface GuardRequest extends AuthRequest {
   /** For the log lines only. */
   correlationId?: string;
   /** For the log lines only: the W3C trace-id of the request. */
@@ -123,7 +115,7 @@ function reasonOf(err: StatusError, request: GuardRequest): string {
   if (err.code === 'ERR10002') {
     return request.authorization === undefined
       ? 'no Authorization header'
-      : 'Authorization is not Bearer <token>';
+      : 'Authorization is not Bearer <token> or DPoP <token>';
   }
   return err.body.description;
 }

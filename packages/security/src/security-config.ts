@@ -9,8 +9,8 @@ import { certificateProblem } from './public-key';
 
 /**
  * security.yml: light-4j's keys and defaults, plus ours (`jwt.cacheMaxEntries`,
- * `jwt.algorithms`, `jwt.keyMaxAgeSeconds`, `swt.cacheMaxEntries`, `swt.cacheMaxAgeSeconds`). light-rest-4j's `openapi-security.yml` is read
- * instead when a config folder has it.
+ * `jwt.algorithms`, `jwt.keyMaxAgeSeconds`, `swt.cacheMaxEntries`, `swt.cacheMaxAgeSeconds`,
+ * `dpop`). light-rest-4j's `openapi-security.yml` is read instead when a config folder has it.
  */
 export interface SecurityConfig {
   enableVerifyJwt: boolean;
@@ -60,6 +60,17 @@ export interface SecurityConfig {
     /** Longest a key fetched from the key server is used before it is fetched again (ours). */
     keyMaxAgeSeconds: number;
   };
+  /** Sender-constrained tokens (ours; RFC 9449 DPoP): how a DPoP proof is checked. */
+  dpop: {
+    /** The proof algorithms accepted, and announced in the `algs` of a DPoP challenge. */
+    algorithms: Algorithm[];
+    /** A proof's `iat` at most this many seconds from now, either way. */
+    iatWindowSeconds: number;
+    /** Bound of the per-process cache of used proof `jti`s. */
+    replayCacheMaxEntries: number;
+    /** The service's external origins (`https://host:port`) a proof's `htu` may name; empty: the request's Host. */
+    origins: string[];
+  };
   logJwtToken: boolean;
   logClientUserScope: boolean;
   oauthHttp2Support: boolean;
@@ -72,6 +83,8 @@ export const DEFAULT_CERTIFICATES = { '100': 'primary.crt', '101': 'secondary.cr
 const RESERVED_HEADERS = new Set([
   'authorization',
   'x-scope-token',
+  'dpop',
+  'x-scope-token-dpop',
   'host',
   'content-length',
   'content-type',
@@ -129,6 +142,43 @@ const swtHeader = z
     'carries credentials or framing and cannot carry the introspection client',
   );
 
+/** The algorithms a DPoP proof may use by default: every one supported, EC first. */
+export const DEFAULT_DPOP_ALGORITHMS: readonly Algorithm[] = ['ES256', 'EdDSA', 'PS256', 'RS256'];
+
+/**
+ * An origin as `dpop.origins` holds it: `http(s)://host[:port]`, nothing after it; kept in the
+ * form `htu` is compared in (lower case, no default port).
+ */
+const origins = listOf(z.string())
+  .superRefine((values, ctx) => {
+    values.forEach((value, i) => {
+      if (originOf(value) === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: 'is not an origin: http(s)://host[:port], without a path, query or user info',
+        });
+      }
+    });
+  })
+  .transform((values) => values.map((value) => originOf(value)!));
+
+function originOf(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const bare =
+    (url.protocol === 'https:' || url.protocol === 'http:') &&
+    !url.username &&
+    !url.password &&
+    url.pathname === '/' &&
+    !/[?#]/.test(value);
+  return bare ? `${url.protocol}//${url.host}` : undefined;
+}
+
 /** light-4j's security.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
@@ -167,6 +217,14 @@ export const securityConfigSchema = configFile<SecurityConfig>(
             algorithms: algorithms.default([...DEFAULT_ALGORITHMS]),
             keyResolver: z.enum(['X509Certificate', 'JsonWebKeySet']).optional(),
             keyMaxAgeSeconds: z.number().int().min(1).default(600),
+          })
+          .prefault({}),
+        dpop: z
+          .strictObject({
+            algorithms: algorithms.default([...DEFAULT_DPOP_ALGORITHMS]),
+            iatWindowSeconds: z.number().int().min(1).default(60),
+            replayCacheMaxEntries: z.number().int().min(1).default(100000),
+            origins: origins.default([]),
           })
           .prefault({}),
         logJwtToken: z.boolean().default(true),

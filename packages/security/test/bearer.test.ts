@@ -1,4 +1,4 @@
-import { extractBearer, parseBearer } from '../src/bearer';
+import { extractBearer, parseBearer, parseDpop } from '../src/bearer';
 import { StatusError } from '@chain/errors';
 
 describe('parseBearer', () => {
@@ -18,6 +18,28 @@ describe('parseBearer', () => {
     ['Bearer a b'],
   ])('refuses %j', (header) => {
     expect(parseBearer(header)).toBeUndefined();
+  });
+});
+
+describe('parseDpop (RFC 9449 section 7.1)', () => {
+  it.each([
+    ['DPoP abc', 'abc'],
+    ['dpop abc', 'abc'],
+    ['DPOP   abc  ', 'abc'],
+    ['\tDPoP abc', 'abc'],
+  ])('reads %j', (header, token) => {
+    expect(parseDpop(header)).toBe(token);
+  });
+  it.each([
+    [undefined],
+    [['DPoP a', 'DPoP b']],
+    [''],
+    ['DPoP'],
+    ['Bearer abc'],
+    ['DPoP a b'],
+    ['DPoPabc'],
+  ])('refuses %j', (header) => {
+    expect(parseDpop(header)).toBeUndefined();
   });
 });
 

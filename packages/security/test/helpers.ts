@@ -25,6 +25,13 @@ export function securityConfig(
     oauthHttp2Support: true,
     enableJwtCache: true,
     ...overrides,
+    dpop: {
+      algorithms: ['ES256', 'EdDSA', 'PS256', 'RS256'],
+      iatWindowSeconds: 60,
+      replayCacheMaxEntries: 100,
+      origins: [],
+      ...overrides.dpop,
+    },
     jwt: {
       certificate,
       clockSkewInSeconds: 60,

@@ -75,7 +75,7 @@ describe('createRequestGuard', () => {
         },
       ]);
       await refusal(guard.check!(request('Basic abc')));
-      expect(lines[1].record.reason).toBe('Authorization is not Bearer <token>');
+      expect(lines[1].record.reason).toBe('Authorization is not Bearer <token> or DPoP <token>');
     });
 
     it('a forged token: the reason and the client it claims', async () => {

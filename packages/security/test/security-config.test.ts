@@ -62,6 +62,12 @@ describe('security.yml', () => {
         algorithms: ['RS256'],
         keyMaxAgeSeconds: 600,
       },
+      dpop: {
+        algorithms: ['ES256', 'EdDSA', 'PS256', 'RS256'],
+        iatWindowSeconds: 60,
+        replayCacheMaxEntries: 100000,
+        origins: [],
+      },
       logJwtToken: true,
       logClientUserScope: false,
       oauthHttp2Support: true,
@@ -170,11 +176,73 @@ describe('security.yml', () => {
     it.each([
       ['Authorization', 'Authorization carries credentials or framing and cannot take a claim'],
       ['x-scope-token', 'x-scope-token carries credentials or framing and cannot take a claim'],
+      ['DPoP', 'DPoP carries credentials or framing and cannot take a claim'],
+      [
+        'X-Scope-Token-DPoP',
+        'X-Scope-Token-DPoP carries credentials or framing and cannot take a claim',
+      ],
       ['Bad Header', 'is not a valid header name'],
     ])('passThroughClaims to %s', (header, reason) => {
       const err = error(`passThroughClaims:\n  user_id: ${header}\n`);
       expect(err.key).toBe('passThroughClaims.user_id');
       expect(err.reason).toBe(reason);
+    });
+  });
+
+  describe('dpop (RFC 9449 proofs)', () => {
+    it('reads its keys; origins are kept as htu is compared (lower case, no default port)', () => {
+      const { load: run } = load(
+        [
+          'dpop:',
+          '  algorithms: ES256, EdDSA',
+          '  iatWindowSeconds: 30',
+          '  replayCacheMaxEntries: 500',
+          '  origins: [HTTPS://API-B:443, "http://api-b:7442/", "https://[::1]:7442"]',
+        ].join('\n'),
+      );
+      expect(run().dpop).toEqual({
+        algorithms: ['ES256', 'EdDSA'],
+        iatWindowSeconds: 30,
+        replayCacheMaxEntries: 500,
+        origins: ['https://api-b', 'http://api-b:7442', 'https://[::1]:7442'],
+      });
+    });
+
+    it.each([
+      ['https://api-b:7442/v1'],
+      ['https://api-b:7442?x'],
+      ['https://api-b:7442/#f'],
+      ['https://user@api-b:7442'],
+      ['ftp://api-b'],
+      ['api-b:7442'],
+      ['not a url'],
+    ])('an origin %s stops the service', (origin) => {
+      const err = error(`dpop:\n  origins: ["${origin}"]\n`);
+      expect(err.key).toBe('dpop.origins.0');
+      expect(err.reason).toBe(
+        'is not an origin: http(s)://host[:port], without a path, query or user info',
+      );
+    });
+
+    it.each([
+      [
+        'algorithms: [none]',
+        'dpop.algorithms.0',
+        'none is never accepted (anyone holding the certificate could sign)',
+      ],
+      [
+        'algorithms: [HS256]',
+        'dpop.algorithms.0',
+        'HS256 is never accepted (anyone holding the certificate could sign)',
+      ],
+      ['algorithms: []', 'dpop.algorithms', 'needs at least one algorithm'],
+      ['iatWindowSeconds: 0', 'dpop.iatWindowSeconds', undefined],
+      ['replayCacheMaxEntries: 0', 'dpop.replayCacheMaxEntries', undefined],
+      ['nonce: true', 'dpop.nonce', 'unknown key'],
+    ])('dpop %s stops the service', (line, key, reason) => {
+      const err = error(`dpop:\n  ${line}\n`);
+      expect(err.key).toBe(key);
+      if (reason) expect(err.reason).toMatch(new RegExp(`^${reason.replace(/[()]/g, '\\$&')}`));
     });
   });
 

@@ -3,6 +3,7 @@ import crypto, { type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CERTS, DEV_KEYS, type DevKid } from './paths';
 
 /** The key types a test signs with, and the JWS algorithm each signs by default. */
 export type KeyType = 'rsa' | 'ec' | 'ed25519';
@@ -77,6 +78,19 @@ export function loadSigningKey(kid: string, keyFile: string, certFile: string): 
   const certificatePem = fs.readFileSync(certFile, 'utf8');
   const alg = DEFAULT_ALG[privateKey.asymmetricKeyType as KeyType] ?? 'RS256';
   return { kid, alg, privateKey, publicKey: crypto.createPublicKey(privateKey), certificatePem };
+}
+
+const devKeys = new Map<DevKid, SigningKey>();
+
+/** A development signing key of scripts/gen-certs.sh (100: certs/primary.*, 101: secondary), read once. */
+export function devSigningKey(kid: DevKid): SigningKey {
+  let key = devKeys.get(kid);
+  if (!key) {
+    const file = path.join(CERTS, DEV_KEYS[kid]);
+    key = loadSigningKey(kid, `${file}.key`, `${file}.crt`);
+    devKeys.set(kid, key);
+  }
+  return key;
 }
 
 /** Writes a certificate to a temporary file and returns its path (for a jwt.certificate map). */

@@ -5,9 +5,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { autocannon } from './autocannon.mjs';
-import { closeLogs, fetchToken, startServiceChain } from './chain.mjs';
+import { clientCredentialsToken, stopAll } from '@chain/testkit';
+import { closeLogs, startServiceChain } from './chain.mjs';
 import { expectMessages } from './https-request.mjs';
-import { readCpuMs, sampleRss, stopAll } from './processes.mjs';
+import { readCpuMs, sampleRss } from './proc-stats.mjs';
+import { median } from './report.mjs';
 import { SYSTEMS, SYSTEM_NAMES, needsOf } from './systems.mjs';
 
 const ALL = ['D', 'C', 'B', 'A'];
@@ -19,15 +21,14 @@ const peaks = (rss) =>
 
 /** The user's token for api-a and the petstore, from the real token server (client chain-user). */
 export const userToken = (tokenServer) =>
-  fetchToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r read:pets');
+  clientCredentialsToken(
+    tokenServer.tokenUrl,
+    'chain-user',
+    'chain-user-secret',
+    'api_a.r read:pets',
+  );
 
 const pct = (share) => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '–');
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The shipped configuration's logs: a folder per run, one file per service (as .run/logs). */
 const logDir = (ctx) => {

@@ -5,14 +5,25 @@
 // per service).
 import fs from 'node:fs';
 import path from 'node:path';
-import { clientCredentialsToken } from '../../lib/https-request.cjs';
-import { BENCH_DIR, CERTS, ROOT, configDir, serviceEntry } from './paths.mjs';
-import { startProcess, stopAll } from './processes.mjs';
+import {
+  CERTS,
+  ROOT,
+  configDir,
+  jwtSecurityYml,
+  serverYml,
+  startProcess,
+  startService,
+  stopAll,
+} from '@chain/testkit';
+import { BENCH_DIR } from './paths.mjs';
 
 const LETTERS = ['d', 'c', 'b', 'a'];
 const NEXT = { a: 'b', b: 'c', c: 'd' };
 
 const url = (port) => `https://localhost:${port}/v1/data`;
+
+/** Every process under measurement runs as users run it, with the development certificates. */
+const ENV = { NODE_ENV: 'production', CERTS_DIR: CERTS };
 
 /** Starts processes D, C, B, A in that order, each pointed at the one started before it. */
 async function startHops(startHop) {
@@ -37,6 +48,7 @@ export function startBareChain({ nodeArgs = [] } = {}) {
   return startHops((letter, downstreamPort) =>
     startProcess(`bare-${letter}`, path.join(BENCH_DIR, 'bare-hop.mjs'), {
       nodeArgs,
+      env: ENV,
       args: [
         '--letter',
         letter.toUpperCase(),
@@ -51,7 +63,7 @@ export function startPeerChain({ tokenServer, h2 = false, nodeArgs = [] }) {
   return startHops((letter, downstreamPort) =>
     startProcess(`peer-${letter}`, path.join(BENCH_DIR, 'peer-hop.mjs'), {
       nodeArgs,
-      env: { CERTS_DIR: CERTS },
+      env: ENV,
       args: [
         '--letter',
         letter.toUpperCase(),
@@ -64,48 +76,9 @@ export function startPeerChain({ tokenServer, h2 = false, nodeArgs = [] }) {
   );
 }
 
-/** The local token server (services/token-server) with its bundled clients, on free ports. */
-export async function startTokenServer() {
-  const dir = configDir({
-    'token-server.yml': `ip: 127.0.0.1
-tokenPort: 0
-keyPort: 0
-keyFile: ${CERTS}/server.key
-certFile: ${CERTS}/server.crt
-signing:
-  kid: '100'
-  keyFile: ${CERTS}/primary.key
-certificates:
-  '100': ${CERTS}/primary.crt
-  '101': ${CERTS}/secondary.crt
-shutdownTimeoutMs: 1000
-`,
-  });
-  const proc = await startProcess('token-server', serviceEntry('token-server'), {
-    env: { CONFIG_DIR: dir, CERTS_DIR: CERTS },
-  });
-  const keyLine = await proc.waitForLine((l) => l.includes('"endpoint":"key"'));
-  return {
-    ...proc,
-    tokenUrl: `https://localhost:${proc.port}`,
-    keyUrl: `https://localhost:${JSON.parse(keyLine).port}`,
-  };
-}
-
-/** A client-credentials token from the token server (light-oauth2 protocol, Basic auth). */
-export const fetchToken = clientCredentialsToken;
-
 /** server.yml of a bench service: its id, loopback, a free port, the host, extra keys. */
-const serverYml = (serviceId, { framework = 'native', ...extra } = {}) =>
-  `serviceId: ${serviceId}
-ip: 127.0.0.1
-httpsPort: 0
-keyFile: ${CERTS}/server.key
-certFile: ${CERTS}/server.crt
-framework: ${framework}
-${Object.entries(extra)
-  .map(([k, v]) => `${k}: ${v}\n`)
-  .join('')}`;
+const benchServerYml = (serviceId, { framework = 'native', ...extra } = {}) =>
+  serverYml(serviceId, { framework, ...extra });
 
 /**
  * security.yml per mode: off, or on with (`cache`) or without (`nocache`) the verified-token
@@ -129,29 +102,25 @@ export const securityYml = (mode, service = 'api-a') => {
     }
     return off;
   }
-  return `enableVerifyJwt: true
-enableVerifyScope: true
-jwt:
-  certificate:
-    '100': ${CERTS}/primary.crt
-    '101': ${CERTS}/secondary.crt
-  clockSkewInSeconds: 60
-logJwtToken: false
-logClientUserScope: false
-enableJwtCache: ${mode === 'cache'}
-`;
+  return jwtSecurityYml({
+    scope: true,
+    clockSkewInSeconds: 60,
+    keys: { logJwtToken: false, logClientUserScope: false, enableJwtCache: mode === 'cache' },
+  });
 };
 
 /**
  * The shipped metrics: the compose folder's metrics.yml (on, every minute) pointed at the
- * bench's InfluxDB, and its prometheus.yml (GET /metrics with the process metrics) when it ships one.
+ * bench's InfluxDB (@chain/testkit's: auth on, its credentials), and its prometheus.yml (GET /metrics with the process metrics) when it ships one.
  */
 function shippedMetrics(service, influx) {
   const folder = path.join(ROOT, 'config', service, 'config');
   const metrics = fs
     .readFileSync(path.join(folder, 'metrics.yml'), 'utf8')
-    .replace(/^influxdbHost: .*$/m, `influxdbHost: ${influx.host}`)
-    .replace(/^influxdbPort: .*$/m, `influxdbPort: ${influx.port}`);
+    .replace(/^influxdbHost: .*$/m, 'influxdbHost: 127.0.0.1')
+    .replace(/^influxdbPort: .*$/m, `influxdbPort: ${influx.port}`)
+    .replace(/^influxdbUser: .*$/m, `influxdbUser: ${influx.user}`)
+    .replace(/^influxdbPass: .*$/m, `influxdbPass: ${influx.password}`);
   if (!metrics.includes(`influxdbPort: ${influx.port}`)) {
     throw new Error(
       `config/${service}/config/metrics.yml has no influxdbPort to point at the bench's InfluxDB`,
@@ -193,14 +162,20 @@ ${Object.entries(request)
 };
 
 /**
- * Starts one built service with its override folder. `logDir`: its stdout (the JSON log) is also
- * appended to `<logDir>/<name>.log` as `pnpm start` does (through the runner's pipe).
+ * Starts one built service with its override folder, as users run it. `logDir`: its stdout (the
+ * JSON log) is also appended to `<logDir>/<name>.log` as `pnpm start` does (through the runner's
+ * pipe). `script`: another entry than the service's own (a process named for its case).
  */
-function startService(name, files, { nodeArgs = [], logDir, env = {}, root } = {}) {
-  return startProcess(name, serviceEntry(name, root), {
-    env: { CONFIG_DIR: configDir(files), CERTS_DIR: CERTS, ...env },
+export function startBenchService(name, files, { nodeArgs = [], logDir, root, script } = {}) {
+  return startService(name, {
+    configDir: configDir(files),
+    env: ENV,
     nodeArgs,
     logFile: logDir ? path.join(logDir, `${name}.log`) : undefined,
+    root,
+    script,
+    // A chain comparison starts every system at once on a small machine.
+    timeoutMs: 20000,
   });
 }
 
@@ -230,7 +205,7 @@ export function startServiceChain({
   const startOne = (letter, downstreamPort) => {
     const name = `api-${letter}`;
     const files = {
-      'server.yml': serverYml(`com.networknt.api${letter}-1.0.0`, server),
+      'server.yml': benchServerYml(`com.networknt.api${letter}-1.0.0`, server),
       'security.yml': securityYml(security, name),
       'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer, request),
       'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
@@ -240,7 +215,7 @@ export function startServiceChain({
       files[`api_${letter}.yml`] =
         `api_${NEXT[letter]}_host: https://localhost:${downstreamPort}\napi_${NEXT[letter]}_path: /v1/data\n`;
     }
-    return startService(name, files, { nodeArgs, logDir, root });
+    return startBenchService(name, files, { nodeArgs, logDir, root });
   };
   if (only) {
     return startOne(only).then((proc) => ({ processes: [proc], url: url(proc.port) }));

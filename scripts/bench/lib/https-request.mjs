@@ -1,5 +1,5 @@
-// The systems' entry points checked before they are loaded (the one HTTPS helper: scripts/lib).
-import { httpsRequest } from '../../lib/https-request.cjs';
+// The systems' entry points checked before they are loaded (the one HTTPS helper: @chain/testkit).
+import { httpsRequest } from '@chain/testkit';
 
 /** Checks that a chain entry point answers 200 with the expected messages before loading it. */
 export async function expectMessages(url, headers, letters) {

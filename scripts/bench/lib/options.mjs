@@ -1,6 +1,6 @@
 // Command-line options of run.mjs, and of the bench scripts that also run on their own.
 import path from 'node:path';
-import { optionOf } from './args.mjs';
+import { parseOptions, UsageError } from './args.mjs';
 import { CHAIN_CASES } from './chain-cases.mjs';
 import { NEEDS_BASE } from './systems.mjs';
 
@@ -30,74 +30,70 @@ export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [opt
   --soak S           seconds of the soak (default 60; --quick 1)
   --quick            ${QUICK_CASES.join(', ')} for a moment each, side by side: proves the
                      script works in under 20 s, figures are not meaningful
-  --help`;
+  --help
+A malformed value (--rounds 0, --connections 1.5, --duration abc) or an unknown option exits 2.`;
 
-export function parseOptions(argv) {
-  const has = (name) => argv.includes(`--${name}`);
-  const value = (name) => {
-    const i = argv.indexOf(`--${name}`);
-    if (i < 0) return undefined;
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
-    return v;
-  };
-  const number = (name, fallback) => {
-    const v = value(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0)
-      throw new Error(`--${name} must be a positive number, got ${v}`);
-    return n;
-  };
-  const list = (name) =>
-    value(name)
-      ?.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-  const quick = has('quick');
-  const base = value('base');
+/** run.mjs's options: the one validation table of lib/args.mjs, with run.mjs's defaults. */
+const RUN_OPTIONS = {
+  quick: { kind: 'flag' },
+  duration: { kind: 'seconds', default: (v) => (v.quick ? 1 : 4) },
+  rounds: { kind: 'count', default: (v) => (v.quick ? 1 : 5) },
+  connections: { kind: 'count', default: 32 },
+  together: { kind: 'flag' },
+  only: { kind: 'list' },
+  skip: { kind: 'list' },
+  base: { kind: 'text' },
+  tokens: { kind: 'count', default: (v) => (v.quick ? 1000 : 1_000_000) },
+  soak: { kind: 'seconds', default: (v) => (v.quick ? 1 : 60) },
+  help: { kind: 'flag' },
+};
+
+/** run.mjs's command line; throws a UsageError (exit 2) naming the option or the case. */
+export function runOptions(argv) {
+  const { values: v, given } = parseOptions(argv, RUN_OPTIONS);
   // shipped-base runs only with --base: every case by default means every case it can run.
   const only =
-    list('only') ?? (quick ? QUICK_CASES : CASES.filter((c) => base || c !== 'shipped-base'));
-  const skip = list('skip') ?? [];
+    v.only ?? (v.quick ? QUICK_CASES : CASES.filter((c) => v.base || c !== 'shipped-base'));
+  const skip = v.skip ?? [];
   const unknown = [...only, ...skip].filter((c) => !CASES.includes(c));
-  if (unknown.length)
-    throw new Error(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
-  if (only.includes('shipped-base') && !skip.includes('shipped-base') && !base) {
-    throw new Error(NEEDS_BASE);
+  if (unknown.length) {
+    throw new UsageError(`unknown case(s) ${unknown.join(', ')}; cases: ${CASES.join(', ')}`);
   }
-  const durationS = number('duration', quick ? 1 : 4);
+  if (only.includes('shipped-base') && !skip.includes('shipped-base') && !v.base) {
+    throw new UsageError(NEEDS_BASE);
+  }
   return {
-    baseRoot: base === undefined ? undefined : path.resolve(base),
-    help: has('help'),
-    quick,
+    baseRoot: v.base === undefined ? undefined : path.resolve(v.base),
+    help: v.help,
+    quick: v.quick,
     only: only.filter((c) => !skip.includes(c)),
-    durationS,
-    warmupS: quick ? 0 : Math.min(3, durationS),
-    connections: number('connections', 32),
-    together: has('together'),
-    rounds: Math.floor(number('rounds', quick ? 1 : 5)),
-    explicitDuration: value('duration') !== undefined,
-    explicitConnections: value('connections') !== undefined,
-    tokens: Math.floor(number('tokens', quick ? 1000 : 1_000_000)),
-    soakS: number('soak', quick ? 1 : 60),
-    soakWarmupS: quick ? 0 : 10,
+    durationS: v.duration,
+    warmupS: v.quick ? 0 : Math.min(3, v.duration),
+    connections: v.connections,
+    together: v.together,
+    rounds: v.rounds,
+    explicitDuration: given.has('duration'),
+    explicitConnections: given.has('connections'),
+    tokens: v.tokens,
+    soakS: v.soak,
+    soakWarmupS: v.quick ? 0 : 10,
   };
 }
 
 /**
- * The options of a bench script that also runs on its own (metrics-overhead, telemetry-overhead,
- * workers-scaling): `--quick` (1 round of 1 s), `--duration S`, `--connections N`, `--rounds N`,
- * `--json FILE`, with that script's defaults for a full run.
+ * The options of a sub-benchmark (security-route, metrics-overhead, telemetry-overhead,
+ * workers-scaling), which also runs on its own: `--quick` (1 round of 1 s), `--duration S`,
+ * `--connections N`, `--rounds N`, and `--json FILE`, where run.mjs has it write its rows (the
+ * contract of scripts/bench/README.md); `defaults` are that script's for a full run.
  */
-export function scriptOptions(argv, defaults) {
-  const option = optionOf(argv);
-  const quick = argv.includes('--quick');
-  return {
-    quick,
-    durationS: Number(option('duration', quick ? 1 : defaults.durationS)),
-    connections: Number(option('connections', defaults.connections)),
-    rounds: Number(option('rounds', quick ? 1 : defaults.rounds)),
-    jsonFile: option('json', undefined),
-  };
-}
+export const subBenchOptions = (defaults) => ({
+  quick: { kind: 'flag' },
+  duration: { kind: 'seconds', default: (v) => (v.quick ? 1 : defaults.durationS) },
+  connections: { kind: 'count', default: defaults.connections },
+  rounds: { kind: 'count', default: (v) => (v.quick ? 1 : defaults.rounds) },
+  json: { kind: 'text' },
+});
+
+/** The usage line of a sub-benchmark. */
+export const subBenchUsage = (script) =>
+  `node scripts/bench/${script} [--quick] [--duration S] [--connections N] [--rounds N] [--json FILE]`;

@@ -1,26 +1,11 @@
-// Where things are: the repository root, the generated certificates, the built services.
+// Where the bench's own things are (the repository root, the certificates and the built
+// services are @chain/testkit's ROOT, CERTS and serviceEntry).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CERTS, ROOT, serviceEntry } from '@chain/testkit';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const BENCH_DIR = path.join(ROOT, 'scripts', 'bench');
-export const CERTS = process.env.CERTS_DIR ?? path.join(ROOT, 'certs');
 export const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
-
-/** A built service's entry, of this checkout or of another (`root`: the bench's `--base`). */
-export const serviceEntry = (name, root = ROOT) =>
-  path.join(root, 'services', name, 'dist', 'index.js');
-
-/** A temporary CONFIG_DIR override folder holding the given files (name -> content). */
-export function configDir(files) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-config-'));
-  for (const [name, content] of Object.entries(files)) {
-    fs.writeFileSync(path.join(dir, name), content);
-  }
-  return dir;
-}
 
 /** Fails early, with the command to run, when the build or the certificates are missing. */
 export function checkPrerequisites(services, root = ROOT) {

@@ -2,7 +2,8 @@
 const num = (v, digits = 0) =>
   typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '–';
 
-const median = (values) => {
+/** The median of some figures (the mean of the two middle ones for an even count). */
+export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;

@@ -2,9 +2,10 @@
 // token-flood.mjs in its own process; RSS sampled at start, once the cache is full, at the end.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { CERTS, stopAll } from '@chain/testkit';
 import { startServiceChain } from './chain.mjs';
-import { BENCH_DIR, CERTS } from './paths.mjs';
-import { sampleRss, stopAll } from './processes.mjs';
+import { BENCH_DIR } from './paths.mjs';
+import { sampleRss } from './proc-stats.mjs';
 
 /** The cache bound of security.yml (jwt.cacheMaxEntries default). */
 const CACHE_MAX = 10000;

@@ -5,7 +5,21 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { BENCH_DIR } from './paths.mjs';
-import { outputOf } from './processes.mjs';
+
+/**
+ * Resolves, once `child` (spawned with stdout and stderr piped) has exited, with its exit code
+ * and everything it wrote; rejects when it could not be started.
+ */
+function outputOf(child) {
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, out, err }));
+  });
+}
 
 /** Whether a `wrk` runs here. */
 export function wrkAvailable() {

@@ -1,8 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { serviceConfig, silentLogger } from '../../../test/support/service-config';
-import { httpsStub, json, type Stub } from '../../../test/support/https-stub';
-import { CERTS } from '../../../test/support/service-process';
+import { httpsStub, json, type Stub, CERTS } from '@chain/testkit';
 
 const DOWNSTREAM = [
   'API D: Message 1',

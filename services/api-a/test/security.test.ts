@@ -1,10 +1,8 @@
 import type http from 'node:http';
 import pino from 'pino';
-import { mintToken } from '@chain/testkit';
+import { mintToken, httpsStub, json, type Stub, CERTS } from '@chain/testkit';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { httpsStub, json, type Stub } from '../../../test/support/https-stub';
-import { CERTS } from '../../../test/support/service-process';
 import { describeSecurity, primary } from '../../../test/support/security-suite';
 
 const DOWNSTREAM = [

@@ -1,10 +1,8 @@
 import pino from 'pino';
 import request from 'supertest';
-import { mintToken } from '@chain/testkit';
+import { mintToken, httpsStub, json, type Stub, CERTS } from '@chain/testkit';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { httpsStub, json, type Stub } from '../../../test/support/https-stub';
-import { CERTS } from '../../../test/support/service-process';
 import { primary } from '../../../test/support/security-suite';
 import { describeVerificationRules, securityOn } from '../../../test/support/verification-rules';
 

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
-import { serviceConfig, silentLogger, SECURITY_ON } from '../../../test/support/service-config';
+import { SECURITY_ON } from '@chain/testkit';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config';
 
 const app = (files: Record<string, string> = {}) =>
   createApp(serviceConfig('api-d', files), silentLogger()).listener;

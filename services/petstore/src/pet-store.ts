@@ -1,42 +1,7 @@
-/** The petstore's resources: Pet, Category, Tag. */
-export interface Category {
-  id: number;
-  name: string;
-}
+const DOGS = { id: 1, name: 'Dogs' };
+const CATS = { id: 2, name: 'Cats' };
 
-export interface Tag {
-  id: number;
-  name: string;
-}
-
-export type PetStatus = 'available' | 'pending' | 'sold';
-
-export interface Pet {
-  id: number;
-  name: string;
-  photoUrls: string[];
-  category: Category;
-  tags: Tag[];
-  status: PetStatus;
-}
-
-const DOGS: Category = { id: 1, name: 'Dogs' };
-const CATS: Category = { id: 2, name: 'Cats' };
-
-/** A small in-memory store, seeded at start. */
-export class PetStore {
-  private readonly pets = new Map<number, Pet>();
-
-  constructor(seed: Pet[] = SEED) {
-    for (const pet of seed) this.pets.set(pet.id, pet);
-  }
-
-  get(id: number): Pet | undefined {
-    return this.pets.get(id);
-  }
-}
-
-export const SEED: Pet[] = [
+const SEED = [
   {
     id: 1,
     name: 'Rex',
@@ -56,12 +21,17 @@ export const SEED: Pet[] = [
     ],
     status: 'pending',
   },
-  {
-    id: 3,
-    name: 'Bella',
-    photoUrls: [],
-    category: DOGS,
-    tags: [],
-    status: 'sold',
-  },
+  { id: 3, name: 'Bella', photoUrls: [], category: DOGS, tags: [], status: 'sold' },
 ];
+
+/** A Pet of openapi.yaml: id, name, photoUrls, category, tags, status. */
+export type Pet = (typeof SEED)[number];
+
+/** The petstore's pets: a small in-memory store, seeded at start. */
+export class PetStore {
+  private readonly pets = new Map(SEED.map((pet) => [pet.id, pet]));
+
+  get(id: number): Pet | undefined {
+    return this.pets.get(id);
+  }
+}

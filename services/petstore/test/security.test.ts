@@ -3,14 +3,15 @@ import request from 'supertest';
 import { ConfigError } from '@chain/errors';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { hostileTokens, mintToken } from '@chain/testkit';
-import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
 import {
+  hostileTokens,
+  mintToken,
+  httpsRequest,
   CERTS,
   configDir,
   startExpectingFailure,
   startService,
-} from '../../../test/support/service-process';
+} from '@chain/testkit';
 import { describeSecurity, primary, securityYml } from '../../../test/support/security-suite';
 
 const clientYml = (keyServerUrl: string) => `tls:

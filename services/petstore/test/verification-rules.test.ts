@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { CERTS } from '../../../test/support/service-process';
+import { CERTS } from '@chain/testkit';
 import { describeVerificationRules } from '../../../test/support/verification-rules';
 
 describeVerificationRules({

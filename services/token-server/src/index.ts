@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { ConfigError } from '@chain/errors';
+import { exitOnFatalError } from '@chain/runtime';
 import { startTokenServer } from './token-server';
 
 async function main() {
   try {
     const server = await startTokenServer({ bundledDir: path.join(__dirname, '..', 'config') });
+    exitOnFatalError(server.logger);
     const onSignal = (signal: NodeJS.Signals) => {
       server.logger.info({ signal }, 'signal received');
       void server.close().then(() => process.exit(0));

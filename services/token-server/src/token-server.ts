@@ -147,7 +147,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   };
   const tokenPort = await listen(tokenServer, config.tokenPort);
   const keyPort = await listen(keyServer, config.keyPort);
-  // The token line first: test/support/service-process.ts takes the first https port logged.
+  // The token line first: @chain/testkit's startProcess takes the first https port logged.
   logger.info(
     { protocol: 'https', ip: config.ip, port: tokenPort, endpoint: 'token' },
     `listening on https port ${tokenPort}`,

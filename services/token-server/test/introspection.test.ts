@@ -1,10 +1,11 @@
-import { configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
+  configDir,
+  httpsRequest,
+  startExpectingFailure,
   startTokenServer,
   tokenServerYml,
   type TokenServerProcess,
-} from '../../../test/support/local-token-server';
-import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
+} from '@chain/testkit';
 
 // Runs the built server (dist/): `pnpm build` first, as for the e2e tests.
 const REDIRECT = 'https://localhost:3000/authorization';
@@ -175,6 +176,9 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
     // 1 + 1 + 4 (a JWT, a made-up token, before and after the revocation) + 2 (the wrong
     // secret, under the client it named, and no token); without credentials: unknown.
     expect(stats.introspectionRequests).toEqual({ 'resource-server': 8, unknown: 1 });
+    // A line reaches the test when the server's logger writes its buffer: wait for all of them.
+    const count = (msg: string) => ts.lines.filter((l) => l.includes(`"msg":"${msg}"`)).length;
+    await ts.waitForLine(() => count('token introspected') >= 9 && count('token revocation') >= 2);
     const lines = ts.lines
       .filter((l) => l.includes('"msg":"token introspected"'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -184,8 +188,9 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
       active: true,
       tokenClientId: 'opaque-app',
     });
+    expect(lines).toHaveLength(9);
     expect(lines.filter((l) => l.status === 401)).toHaveLength(1);
-    expect(ts.lines.filter((l) => l.includes('"msg":"token revocation"'))).toHaveLength(2);
+    expect(count('token revocation')).toBe(2);
     const log = ts.lines.join('\n');
     expect(issued.length).toBeGreaterThan(3);
     for (const t of issued) expect(log).not.toContain(t);

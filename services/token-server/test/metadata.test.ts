@@ -1,18 +1,16 @@
 import path from 'node:path';
-import { runToExit } from '../../../scripts/lib/processes.cjs';
-import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
 import {
+  runToExit,
+  httpsRequest,
   CERTS,
   ROOT,
   configDir,
   startExpectingFailure,
-} from '../../../test/support/service-process';
-import {
   claimsOf,
   startTokenServerAtIssuer,
   tokenServerYml,
   type TokenServerProcess,
-} from '../../../test/support/local-token-server';
+} from '@chain/testkit';
 
 // Runs the built server (dist/): `pnpm build` first, as for the e2e tests.
 const REDIRECT = 'https://localhost:3000/authorization';

@@ -2,16 +2,18 @@ import { createHash, createVerify } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { createSigningKey } from '@chain/testkit';
-import { CERTS, configDir, startExpectingFailure } from '../../../test/support/service-process';
 import {
+  createSigningKey,
+  CERTS,
+  configDir,
+  startExpectingFailure,
   claimsOf,
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
   type TokenServerProcess,
-} from '../../../test/support/local-token-server';
-import { httpsRequest } from '../../../scripts/lib/https-request.cjs';
+  httpsRequest,
+} from '@chain/testkit';
 
 // Runs the built server (dist/): `pnpm build` first, as for the e2e tests.
 const basic = (id: string, secret: string) =>

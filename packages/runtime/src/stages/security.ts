@@ -3,8 +3,11 @@ import type { Stage } from '../exchange';
 
 /**
  * light-4j's JWT verify handler, after routing (it needs the operation's scopes): the security
- * package checks the request's credentials; the verified caller goes into the context. A 403
- * keeps its (verified) caller, so metrics count it under the client, as light-4j does.
+ * package checks the request's credentials, and the binding of a bound token against the
+ * connection's client certificate or the request's DPoP proofs (`DPoP` for Authorization,
+ * `X-Scope-Token-DPoP` for X-Scope-Token; a proof's `htu` is the scheme the request came over,
+ * its Host, or `:authority` on HTTP/2, and its path); the verified caller goes into the context.
+ * A 403 keeps its (verified) caller, so metrics count it under the client, as light-4j does.
  * security.yml `passThroughClaims`: the caller's own headers of those names are removed, then the
  * verified claims are set as request headers, for the handler and the downstream.
  * `swtHeaders` (security.yml `enableVerifySwt`): the headers that may bring the client to
@@ -27,13 +30,20 @@ export function securityStage(
     if (secretHeader) delete headers[secretHeader];
     try {
       const caller = await check({
-        swtClientId,
-        swtClientSecret,
-        clientCertThumbprint: x.context.clientCertThumbprint,
-        authorization: x.req.headers.authorization,
-        scopeToken: x.req.headers['x-scope-token'],
+        authorization: headers.authorization,
+        scopeToken: headers['x-scope-token'],
         requiredScopes: x.context.operation?.scopes,
         path: x.path,
+        // What a bound token's binding is proven against (RFC 8705, RFC 9449).
+        clientCertThumbprint: x.context.clientCertThumbprint,
+        method: x.method,
+        host: headers.host ?? (headers[':authority'] as string | undefined),
+        secure: (x.req.socket as { encrypted?: boolean } | null)?.encrypted === true,
+        dpop: headers.dpop,
+        scopeTokenDpop: headers['x-scope-token-dpop'],
+        // The introspection client an opaque token may bring (light-4j's SWT headers).
+        swtClientId,
+        swtClientSecret,
         correlationId: x.context.trace.correlationId,
         traceId: x.context.trace.traceId,
         remoteAddress: x.req.socket?.remoteAddress,

@@ -3,20 +3,17 @@ import fs from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import path from 'node:path';
-import { docker } from './docker';
+import { docker } from '../docker';
 import {
-  containerEnv,
-  containerMounts,
   idOf,
-  selects,
   services,
   workloads,
-  writeVolume,
   type Container,
   type K8sObject,
   type Probe,
   type Workload,
-} from './kubernetes';
+} from './objects';
+import { containerEnv, containerMounts, selects, writeVolume } from './pods';
 
 // A simulation of what a cluster does with the rendered manifests, on a Docker engine: each pod
 // of a Deployment or StatefulSet becomes one container with exactly the pod's image,

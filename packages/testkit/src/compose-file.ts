@@ -1,15 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './service-process';
+import * as YAML from 'yaml';
+import { ROOT } from './paths';
 
-// The compose files and Dockerfiles, read as plain data for the compose tests.
+// The compose files, read as plain data for the compose tests.
 
-/** The `yaml` package of @chain/config (the repository root does not depend on it). */
-export const YAML = createRequire(path.join(ROOT, 'packages', 'config', 'package.json'))(
-  'yaml',
-) as typeof import('yaml');
+/** The `yaml` package, for tests that read or write YAML themselves. */
+export { YAML };
 const { parse } = YAML;
 
 export const COMPOSE_FILES = {
@@ -110,36 +108,6 @@ export function dockerComposeConfig(file: string): ComposeFile {
 export function configFolder(service: ComposeService): string | undefined {
   return service.volumes.find((v) => v.target === '/config')?.source;
 }
-
-export interface Dockerfile {
-  /** Instructions with continuation lines joined, comments dropped: [keyword, arguments]. */
-  instructions: [string, string][];
-  /** The instructions of the last stage (the image that runs). */
-  final: [string, string][];
-}
-
-export function readDockerfile(file: string): Dockerfile {
-  const joined = fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => !/^\s*#/.test(l))
-    .join('\n')
-    .replace(/\\\n/g, ' ');
-  const instructions = joined
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((l): [string, string] => {
-      const [keyword, ...rest] = l.split(/\s+/);
-      return [keyword.toUpperCase(), rest.join(' ')];
-    });
-  const lastFrom = instructions.map(([k]) => k).lastIndexOf('FROM');
-  return { instructions, final: instructions.slice(lastFrom) };
-}
-
-/** Arguments of the instructions with this keyword. */
-export const args = (instructions: [string, string][], keyword: string): string[] =>
-  instructions.filter(([k]) => k === keyword).map(([, a]) => a);
 
 /** Writes the compose certificates and secret.yml files (scripts/compose-certs.sh). */
 export function composeCerts(): void {

@@ -1,7 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT } from './service-process';
+import { ROOT } from './paths';
+import { GiveUp, waitFor } from './wait-for';
 
 // The Docker client and Compose as a test drives them, on the engine that DOCKER_HOST names
 // (scripts/docker-engine.sh start; eval "$(scripts/docker-engine.sh env)").
@@ -119,38 +118,6 @@ export async function projectContainers(project: string): Promise<ContainerState
   return inspect(ids);
 }
 
-/** Thrown by a probe of waitFor to stop waiting at once (the state can no longer come). */
-export class GiveUp extends Error {}
-
-/**
- * Calls `probe` until it returns a value other than undefined, at most `timeoutMs`; rejects with
- * `what` and the last error or value otherwise. For states that only an outside signal ends
- * (a health status, a line in a log, a report in a database), never as a fixed delay.
- */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  { timeoutMs = 60_000, intervalMs = 250 }: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-      last = undefined;
-    } catch (err) {
-      if (err instanceof GiveUp) throw new Error(`${what}: ${err.message}`);
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      const why = last instanceof Error ? `: ${last.message}` : '';
-      throw new Error(`${what}: not within ${timeoutMs} ms${why}`);
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
 /**
  * Waits until every container has the health status `healthy` from its image's HEALTHCHECK
  * (and, when `after` is given, was started after that instant: a restarted container).
@@ -175,57 +142,4 @@ export function waitHealthy(
     },
     { timeoutMs, intervalMs: 500 },
   );
-}
-
-export interface SavedLayer {
-  /** The layer's diff id (sha256 of its tar), as `docker image inspect` lists it in RootFS. */
-  diffId: string;
-  /** The layer's tar inside the saved folder. */
-  tar: string;
-  /** Uncompressed size in bytes. */
-  size: number;
-}
-
-export interface SavedImage {
-  names: string[];
-  /** The image config as saved (environment, command, history...), raw JSON. */
-  configText: string;
-  layers: SavedLayer[];
-}
-
-/**
- * `docker save` of the images, unpacked into `dir`: each image's config and layers, in order
- * (an image saved under several names is one entry).
- */
-export async function saveImages(names: string[], dir: string): Promise<SavedImage[]> {
-  const file = path.join(dir, 'images.tar');
-  await docker(['save', '-o', file, ...names], { timeoutMs: 10 * 60_000 });
-  execFileSync('tar', ['-xf', file, '-C', dir]);
-  fs.rmSync(file);
-  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as {
-    Config: string;
-    RepoTags: string[] | null;
-    Layers: string[];
-  }[];
-  return manifest.map((m) => {
-    const configText = fs.readFileSync(path.join(dir, m.Config), 'utf8');
-    const diffIds = (JSON.parse(configText) as { rootfs: { diff_ids: string[] } }).rootfs.diff_ids;
-    return {
-      names: m.RepoTags ?? [],
-      configText,
-      layers: m.Layers.map((l, i) => ({
-        diffId: diffIds[i],
-        tar: path.join(dir, l),
-        size: fs.statSync(path.join(dir, l)).size,
-      })),
-    };
-  });
-}
-
-/** The diff ids of an image's layers (`docker image inspect`). */
-export async function layerIds(image: string): Promise<string[]> {
-  const [info] = JSON.parse(await docker(['image', 'inspect', image])) as {
-    RootFS: { Layers: string[] };
-  }[];
-  return info.RootFS.Layers;
 }

@@ -1,8 +1,8 @@
-import { clientCredentialsToken, httpsRequest } from '../../scripts/lib/https-request.cjs';
-import { freePort } from './influxd';
-import { CERTS, configDir, startService, type ServiceProcess } from './service-process';
-
-export { clientCredentialsToken };
+import { configDir } from './config-dir';
+import { freePort } from './free-port';
+import { httpsRequest } from './https-request';
+import { CERTS } from './paths';
+import { startService, type ServiceProcess } from './service-process';
 
 export interface TokenServerProcess extends ServiceProcess {
   tokenUrl: string;
@@ -31,9 +31,9 @@ ${extra}`;
 }
 
 /**
- * Starts the built token server (services/token-server/dist) as a process. Pass `dir` to reuse
- * an override folder (a restart keeps its config; ports 0 pick new ports unless the YAML fixes
- * them).
+ * Starts the built token server (services/token-server/dist) as a process, with its bundled
+ * clients and users. Pass `dir` to reuse an override folder (a restart keeps its config; ports 0
+ * pick new ports unless the YAML fixes them).
  */
 export async function startTokenServer(
   options: { yml?: string; files?: Record<string, string>; dir?: string } = {},
@@ -67,16 +67,35 @@ export async function startTokenServerAtIssuer(
   });
 }
 
+/**
+ * A client-credentials token from a light-oauth2 token endpoint (form POST, Basic auth).
+ * `tokenUrl`: the server, e.g. https://localhost:6882; `scope`: space-separated.
+ */
+export async function clientCredentialsToken(
+  tokenUrl: string,
+  clientId: string,
+  secret: string,
+  scope?: string,
+): Promise<string> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (scope) form.set('scope', scope);
+  const answer = await httpsRequest(`${tokenUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64'),
+    },
+    body: form.toString(),
+  });
+  const token = (answer.body as { access_token?: unknown } | undefined)?.access_token;
+  if (answer.status !== 200 || typeof token !== 'string') {
+    throw new Error(`token request: HTTP ${answer.status} ${answer.text.slice(0, 200)}`);
+  }
+  return token;
+}
+
 /** The token server's own count of token requests per client. */
 export async function tokenRequestCounts(tokenUrl: string): Promise<Record<string, number>> {
   const answer = await httpsRequest(`${tokenUrl}/stats`);
   return (answer.body as { tokenRequests: Record<string, number> }).tokenRequests;
-}
-
-/** The claims of a JWT (not verified). */
-export function claimsOf(jwt: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')) as Record<
-    string,
-    unknown
-  >;
 }

@@ -1,9 +1,6 @@
-// Child processes under measurement: started with the shared helper (ready once they log their
-// port), their RSS and CPU sampled from /proc/<pid>/, stopped with SIGTERM (SIGKILL after a grace
-// time).
+// The processes under measurement (started with @chain/testkit's process helper): their RSS and
+// CPU read from /proc/<pid>/, and an RSS sampler.
 import fs from 'node:fs';
-import net from 'node:net';
-import { startProcess as start, stopAll } from '../../lib/processes.cjs';
 
 /** Resident set size (VmRSS) and its peak (VmHWM) of a process in MB, or undefined once gone. */
 export function readRss(pid) {
@@ -29,31 +26,6 @@ export function readCpuMs(pid) {
   }
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
-
-/**
- * Starts a process under measurement with the one process helper of the scripts and tests
- * (scripts/lib/processes.cjs), with NODE_ENV=production as users run it.
- */
-export function startProcess(name, script, options = {}) {
-  return start(name, script, { ...options, env: { NODE_ENV: 'production', ...options.env } });
-}
-
-export { stopAll };
-
-/**
- * Resolves, once `child` (spawned with stdout and stderr piped) has exited, with its exit code
- * and everything it wrote; rejects when it could not be started.
- */
-export function outputOf(child) {
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, out, err }));
-  });
-}
 
 /**
  * Samples the RSS of the given processes every `intervalMs`: `mark(label)` records the current
@@ -89,16 +61,4 @@ export function sampleRss(processes, intervalMs = 250) {
       return Object.fromEntries([...stats].map(([name, { pid: _pid, ...s }]) => [name, s]));
     },
   };
-}
-
-/** A loopback port nothing listens on now (asked of the OS, then released). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -3,7 +3,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { CERTS } from './service-process';
+import { CERTS } from './paths';
 
 export interface Stub {
   url: string;

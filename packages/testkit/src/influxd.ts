@@ -1,22 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port';
+import { ROOT } from './paths';
 
-const SCRIPT = path.resolve(__dirname, '..', '..', 'scripts', 'influxdb.sh');
-
-/** A free loopback port (bound, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+const SCRIPT = path.join(ROOT, 'scripts', 'influxdb.sh');
 
 export interface Influxd {
   port: number;
@@ -88,10 +77,20 @@ export async function startInfluxd(): Promise<Influxd> {
   const launch = async () => {
     const started = spawn('influxd', ['-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
     child = started;
+    let missing = false;
     started.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+    exited = new Promise<void>((resolve) => {
+      started.once('exit', () => resolve());
+      started.once('error', () => {
+        missing = true;
+        resolve();
+      });
+    });
     const until = Date.now() + 10_000;
     for (;;) {
+      if (missing) {
+        throw new Error('influxd is not installed: run `bash scripts/influxdb.sh install` first');
+      }
       if (started.exitCode !== null) throw new Error(`influxd exited: ${stderr}`);
       const ok = await fetch(`${url}/ping`).then(
         (r) => r.status === 204,

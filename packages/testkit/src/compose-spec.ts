@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
-import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
+import { createRequire } from 'node:module';
+import type Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 
 // The compose specification's JSON schema, applied as Compose v2 applies it, and Debian's
 // docker-compose 1.29 (Compose v1) run on a file's text: the two readers a compose file must
@@ -40,19 +41,30 @@ export const composeSpecSchema = JSON.parse(
  * changes nothing in what passes. The schema names its meta-schema by the https address,
  * ajv's copy of draft-07 by the http one: the same document under both names.
  */
-const ajv = new Ajv({
-  strict: true,
-  strictTypes: false,
-  allErrors: true,
-  removeAdditional: false,
-  useDefaults: false,
-  coerceTypes: false,
-});
-ajv.addMetaSchema({ ...draft07, $id: composeSpecSchema.$schema });
-const validate = ajv.compile(composeSpecSchema);
+function compile(): ValidateFunction {
+  // Loaded here, not with the module: a script that uses testkit for other helpers does not
+  // pay for ajv.
+  const load = createRequire(__filename);
+  const AjvClass = (load('ajv') as { default: typeof Ajv }).default;
+  const draft07 = load('ajv/dist/refs/json-schema-draft-07.json') as object;
+  const ajv = new AjvClass({
+    strict: true,
+    strictTypes: false,
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: false,
+    coerceTypes: false,
+  });
+  ajv.addMetaSchema({ ...draft07, $id: composeSpecSchema.$schema });
+  return ajv.compile(composeSpecSchema);
+}
+
+/** Compiled when first used. */
+let validate: ValidateFunction | undefined;
 
 /** The schema's errors for a compose document (parsed YAML); none when it is valid. */
 export function composeSpecErrors(doc: unknown): ErrorObject[] {
+  validate ??= compile();
   return validate(doc) ? [] : [...(validate.errors ?? [])];
 }
 

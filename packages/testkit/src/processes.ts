@@ -1,35 +1,59 @@
-// @ts-check
-// The one way the scripts (pnpm start, pnpm bench) and the tests start a service or any other
+// The one way the tests and the scripts (pnpm start, pnpm bench) start a service or any other
 // Node program as a child process: ready once it logs the port it listens on, every stdout line
 // kept (and waited on by event, never by polling), stopped with SIGTERM then SIGKILL.
-'use strict';
-const { spawn } = require('node:child_process');
-const { EventEmitter } = require('node:events');
-const fs = require('node:fs');
-const { StringDecoder } = require('node:string_decoder');
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 
-/**
- * @typedef {object} StartOptions
- * @property {string[]} [args] arguments after the script
- * @property {string[]} [nodeArgs] arguments of node before the script (`--cpu-prof`)
- * @property {NodeJS.ProcessEnv} [env] merged over process.env
- * @property {number} [timeoutMs] longest wait for the listening line (default 20000), or for the end
- * @property {string} [cwd] working directory
- * @property {string} [logFile] a file that receives stdout and stderr (appended); once the child
- *   listens (startProcess), its output is piped there unread: `lines` and `waitForLine` see only
- *   what came before
- * @property {number} [maxLines] stdout lines kept in `lines` (default 10000)
- */
+export interface StartOptions {
+  /** Arguments after the script. */
+  args?: string[];
+  /** Arguments of node before the script (`--cpu-prof`). */
+  nodeArgs?: string[];
+  /** Merged over process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Longest wait for the listening line (default 20000), or for the end (runToExit). */
+  timeoutMs?: number;
+  /** Working directory. */
+  cwd?: string;
+  /**
+   * A file that receives stdout and stderr (appended); once the child listens (startProcess),
+   * its output is piped there unread: `lines` and `waitForLine` see only what came before.
+   */
+  logFile?: string;
+  /** Stdout lines kept in `lines` (default 10000). */
+  maxLines?: number;
+}
 
-/**
- * A child that listens: a ChildHandle with its pid and the port it logged.
- * @typedef {ChildHandle & { pid: number, port: number }} RunningProcess
- */
+export interface ChildHandle {
+  name: string;
+  child: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  /** Stdout so far (the last 200000 characters). */
+  stdout(): string;
+  /** Stderr so far (the last 20000 characters). */
+  stderr(): string;
+  /** The first line, logged or to come, that matches. */
+  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** The exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  alive(): boolean;
+  /** SIGTERM, SIGKILL after `graceMs` (default 12000); resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+  /** With `logFile`: stdout goes on to the file without being read by line. */
+  detach(): void;
+  /** With `logFile`: settles once the file has everything and is closed. */
+  logClosed: Promise<void>;
+}
 
-/** @param {string} line @returns {{ port: number } | undefined} */
-function listeningLine(line) {
+/** A child that listens: a ChildHandle with its pid and the port it logged. */
+export type RunningProcess = ChildHandle & { pid: number; port: number };
+
+function listeningLine(line: string): { port: number } | undefined {
   try {
-    const event = JSON.parse(line);
+    const event = JSON.parse(line) as { protocol?: unknown; port?: unknown; msg?: unknown };
     if (
       (event.protocol === 'https' || event.protocol === 'http') &&
       typeof event.port === 'number' &&
@@ -46,15 +70,12 @@ function listeningLine(line) {
 /**
  * The last `max` characters of a stream of text, kept as chunks and joined only when asked: a
  * busy child's log (a line per request) costs its reader a copy of each chunk, not of the tail.
- * @param {number} max
  */
-function tail(max) {
-  /** @type {string[]} */
-  let chunks = [];
+function tail(max: number) {
+  let chunks: string[] = [];
   let size = 0;
   return {
-    /** @param {string} chunk */
-    add(chunk) {
+    add(chunk: string) {
       chunks.push(chunk);
       size += chunk.length;
       if (size > 2 * max) {
@@ -72,56 +93,33 @@ function tail(max) {
   };
 }
 
-/**
- * @typedef {object} ChildHandle
- * @property {string} name
- * @property {import('node:child_process').ChildProcess} child
- * @property {string[]} lines every stdout line so far
- * @property {() => string} stdout stdout so far (the last 200000 characters)
- * @property {() => string} stderr stderr so far (the last 20000 characters)
- * @property {(match: (line: string) => boolean, timeoutMs?: number) => Promise<string>} waitForLine the first line, logged or to come, that matches
- * @property {Promise<number | null>} exited the exit code (null when a signal ended it)
- * @property {() => boolean} alive
- * @property {(graceMs?: number) => Promise<number | null>} stop SIGTERM, SIGKILL after `graceMs` (default 12000), the exit code
- * @property {() => void} detach with `logFile`: stdout goes on to the file without being read by line
- * @property {Promise<void>} logClosed with `logFile`: settles once the file has everything and is closed
- */
-
-/**
- * `node [nodeArgs] <script> [args]` with its output captured line by line.
- * @param {string} name
- * @param {string} script
- * @param {StartOptions} [options]
- * @returns {ChildHandle}
- */
-function spawnNode(name, script, options = {}) {
+/** `node [nodeArgs] <script> [args]` with its output captured line by line. */
+export function spawnNode(name: string, script: string, options: StartOptions = {}): ChildHandle {
   const { args = [], nodeArgs = [], env = {}, maxLines = 10000 } = options;
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  /** @type {string[]} */
-  const lines = [];
+  const lines: string[] = [];
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const out = tail(200000);
   const err = tail(20000);
   let buffer = '';
-  /** @type {Promise<number | null>} */
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   const file = options.logFile ? fs.createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  /** @type {Promise<void>} */
   const logClosed = file
-    ? new Promise((resolve) => file.once('close', () => resolve()))
+    ? new Promise<void>((resolve) => file.once('close', () => resolve()))
     : Promise.resolve();
   // stdout and stderr are two pipes read in chunks that need not end at a line's end: the file
   // takes stderr's chunks only between stdout's lines, so that a stack trace on stderr never
   // lands inside a log line of stdout.
   let outAtLineStart = true;
-  /** @type {Buffer[]} */
-  let heldErr = [];
-  const copyOut = (/** @type {Buffer} */ d) => {
+  let heldErr: Buffer[] = [];
+  const copyOut = (d: Buffer) => {
     if (!file || d.length === 0) return;
     file.write(d);
     outAtLineStart = d[d.length - 1] === 0x0a;
@@ -130,7 +128,7 @@ function spawnNode(name, script, options = {}) {
       heldErr = [];
     }
   };
-  const copyErr = (/** @type {Buffer} */ d) => {
+  const copyErr = (d: Buffer) => {
     if (!file) return;
     if (outAtLineStart) file.write(d);
     else heldErr.push(d);
@@ -147,11 +145,11 @@ function spawnNode(name, script, options = {}) {
   // file gets the bytes as they came.
   const outText = new StringDecoder('utf8');
   const errText = new StringDecoder('utf8');
-  child.stderr?.on('data', (/** @type {Buffer} */ d) => {
+  child.stderr?.on('data', (d: Buffer) => {
     copyErr(d);
     err.add(errText.write(d));
   });
-  const onStdout = (/** @type {Buffer} */ d) => {
+  const onStdout = (d: Buffer) => {
     copyOut(d);
     const chunk = outText.write(d);
     out.add(chunk);
@@ -178,12 +176,11 @@ function spawnNode(name, script, options = {}) {
   // A reader that has gone (the parent closed the pipe on purpose) must not crash the parent.
   child.stdout?.on('error', () => undefined);
 
-  /** @type {ChildHandle['waitForLine']} */
-  const waitForLine = (match, wait = 5000) => {
+  const waitForLine: ChildHandle['waitForLine'] = (match, wait = 5000) => {
     const seen = lines.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const onLine = (/** @type {string} */ line) => {
+      const onLine = (line: string) => {
         if (!match(line)) return;
         done();
         resolve(line);
@@ -209,7 +206,6 @@ function spawnNode(name, script, options = {}) {
   };
 
   const alive = () => child.exitCode === null && child.signalCode === null;
-  /** @type {ChildHandle['stop']} */
   const stop = async (graceMs = 12000) => {
     if (alive()) child.kill('SIGTERM');
     const force = setTimeout(() => alive() && child.kill('SIGKILL'), graceMs);
@@ -235,12 +231,12 @@ function spawnNode(name, script, options = {}) {
 /**
  * `node [nodeArgs] <script> [args]`, resolved once it logs that it listens; rejected when it
  * exits first (with its stderr) or does not listen within `timeoutMs` (then it is killed).
- * @param {string} name
- * @param {string} script
- * @param {StartOptions} [options]
- * @returns {Promise<RunningProcess>}
  */
-function startProcess(name, script, options = {}) {
+export function startProcess(
+  name: string,
+  script: string,
+  options: StartOptions = {},
+): Promise<RunningProcess> {
   const handle = spawnNode(name, script, options);
   const { timeoutMs = 20000 } = options;
   return handle
@@ -250,8 +246,8 @@ function startProcess(name, script, options = {}) {
         handle.detach();
         return {
           ...handle,
-          pid: /** @type {number} */ (handle.child.pid),
-          port: /** @type {{ port: number }} */ (listeningLine(line)).port,
+          pid: handle.child.pid as number,
+          port: (listeningLine(line) as { port: number }).port,
         };
       },
       async () => {
@@ -272,12 +268,12 @@ function startProcess(name, script, options = {}) {
 
 /**
  * Runs `node <script>` to its end (a program expected to stop by itself, such as a service that
- * refuses its config); killed after `timeoutMs`.
- * @param {string} script
- * @param {StartOptions} [options]
- * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+ * refuses its config); killed after `timeoutMs` (default 10000).
  */
-async function runToExit(script, options = {}) {
+export async function runToExit(
+  script: string,
+  options: StartOptions = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const handle = spawnNode(script, script, options);
   const timer = setTimeout(() => handle.child.kill('SIGKILL'), options.timeoutMs ?? 10000);
   const code = await handle.exited;
@@ -285,12 +281,7 @@ async function runToExit(script, options = {}) {
   return { code, stdout: handle.stdout(), stderr: handle.stderr() };
 }
 
-/**
- * Stops every process, in parallel, ignoring the ones already gone.
- * @param {(RunningProcess | undefined)[]} processes
- */
-async function stopAll(processes) {
+/** Stops every process, in parallel, ignoring the ones already gone. */
+export async function stopAll(processes: (ChildHandle | undefined)[]): Promise<void> {
   await Promise.all(processes.map((p) => p?.stop()));
 }
-
-module.exports = { spawnNode, startProcess, runToExit, stopAll };

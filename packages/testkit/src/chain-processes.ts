@@ -1,8 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { httpsRequest, type Answer } from '../../scripts/lib/https-request.cjs';
+import { configDir } from './config-dir';
+import { httpsRequest, type Answer } from './https-request';
 import type { TokenServerProcess } from './local-token-server';
-import { CERTS, configDir, startService, type ServiceProcess } from './service-process';
+import { CERTS } from './paths';
+import { jwtSecurityYml } from './security-yml';
+import { serverYml } from './server-yml';
+import { startService, type ServiceProcess } from './service-process';
 
 export type Letter = 'a' | 'b' | 'c' | 'd';
 export const LETTERS: readonly Letter[] = ['a', 'b', 'c', 'd'];
@@ -23,7 +27,10 @@ export const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [
 
 export interface ChainOptions {
   ts: TokenServerProcess;
-  /** security.yml lines after `enableVerifyJwt: true` (default: kids 100 and 101 configured). */
+  /**
+   * security.yml lines after `enableVerifyJwt: true`, `logJwtToken: false` and
+   * `logClientUserScope: true`, in place of the default `jwt` map (kids 100 and 101 configured).
+   */
   security?: string;
   /** client.yml `request:` lines (indented two spaces). */
   request?: string;
@@ -45,14 +52,8 @@ export interface RunningChain {
   stop(): Promise<void>;
 }
 
-const serverYml = (letter: Letter, port = 0) =>
-  `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: ${port}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\n`;
-
-const DEFAULT_SECURITY = `jwt:
-  certificate:
-    '100': ${CERTS}/primary.crt
-    '101': ${CERTS}/secondary.crt
-`;
+const chainServerYml = (letter: Letter, httpsPort = 0) =>
+  serverYml(`com.networknt.api${letter}-1.0.0`, { httpsPort, shutdownTimeoutMs: 1000 });
 
 /**
  * The four chain services as real processes over HTTPS, security on, api-d first, each calling
@@ -81,10 +82,12 @@ ${options.renewal ?? ''}    client_credentials:
   for (const letter of [...LETTERS].reverse()) {
     const next = NEXT[letter];
     const files: Record<string, string> = {
-      'server.yml': serverYml(letter),
-      'security.yml': `enableVerifyJwt: true\nlogJwtToken: false\nlogClientUserScope: true\n${
-        options.security ?? DEFAULT_SECURITY
-      }`,
+      'server.yml': chainServerYml(letter),
+      'security.yml': jwtSecurityYml({
+        kids: options.security === undefined ? undefined : [],
+        keys: { logJwtToken: false, logClientUserScope: true },
+        extra: options.security,
+      }),
       'client.yml': clientYml(letter),
       ...options.files?.(letter),
     };
@@ -106,7 +109,7 @@ ${options.renewal ?? ''}    client_credentials:
     async restart(letter) {
       fs.writeFileSync(
         path.join(dirs[letter], 'server.yml'),
-        serverYml(letter, services[letter].port),
+        chainServerYml(letter, services[letter].port),
       );
       services[letter] = await startService(`api-${letter}`, {
         configDir: dirs[letter],

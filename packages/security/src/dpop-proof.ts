@@ -1,0 +1,227 @@
+import { createHash } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+  type FlattenedJWSInput,
+  type JWK,
+  type JWSHeaderParameters,
+} from 'jose';
+import type { Algorithm } from './algorithms';
+import type { Clock } from './clock';
+import { TokenError } from './token-error';
+
+/** What a proof must match: the request it came with and the access token it goes with. */
+export interface ProofTarget {
+  /** The request method as sent (`htm`). */
+  method: string;
+  /** The request URIs `htu` may name, normalized (`normalizeHtu`), without query and fragment. */
+  uris: readonly string[];
+  /** The access token the proof goes with (`ath`). */
+  accessToken: string;
+}
+
+/** A proof that passed every check of RFC 9449 section 4.3 but the replay of its `jti`. */
+export interface VerifiedProof {
+  /** RFC 7638 SHA-256 thumbprint of the proof's `jwk`: the token's `cnf.jkt` must equal it. */
+  thumbprint: string;
+  jti: string;
+  iat: number;
+}
+
+export interface DpopProofOptions {
+  /** security.yml `dpop.algorithms`. */
+  algorithms: readonly Algorithm[];
+  /** security.yml `dpop.iatWindowSeconds`: `iat` at most this far from now, either way. */
+  iatWindowSeconds: number;
+  now: Clock;
+}
+
+export type DpopProofVerifier = (
+  header: string | string[] | undefined,
+  target: ProofTarget,
+) => Promise<VerifiedProof>;
+
+/** Longest proof read (ours): a proof with an RSA 4096 jwk is about 1.2 KB. */
+export const MAX_PROOF_LENGTH = 8192;
+/** Longest `jti` remembered (ours): a UUID is 36 characters, 32 random bytes 43. */
+export const MAX_JTI_LENGTH = 128;
+
+/** Proof headers whose key is kept imported (ours): a service sees a few clients' keys. */
+const MAX_SEEN_KEYS = 256;
+
+interface ProofKey {
+  key: Awaited<ReturnType<typeof EmbeddedJWK>>;
+  thumbprint: string;
+}
+
+/** RFC 9110 token68, the syntax of the DPoP header: one value, no comma, no space. */
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** JWK members of a private or secret key (RFC 7518 section 6). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+const proofError = (reason: string) => new TokenError('proof', reason);
+
+/**
+ * The DPoP proof checks of RFC 9449 section 4.3, on jose: one proof (1), a compact JWS (2), the
+ * claims required with an access token, `jti`, `htm`, `htu`, `iat` and `ath` (3), `typ` dpop+jwt
+ * (4), `alg` one of `dpop.algorithms`, never `none` or a MAC (5), the signature by the `jwk` of
+ * the header (6, jose's `EmbeddedJWK`), no private key in that `jwk` (7), `htm` (8), `htu` (9),
+ * `iat` within the window (11), `ath` (12). The thumbprint is returned for the key binding (12)
+ * and the `jti` for the replay check (`token-binding.ts`). No server nonce (10) is issued.
+ * Every failure is a TokenError of kind `proof` with a fixed reason.
+ */
+export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVerifier {
+  const { iatWindowSeconds: window, now } = options;
+  const algorithms = [...options.algorithms];
+  /**
+   * The key and thumbprint of a proof header already seen, by its exact base64url text: a
+   * client's proofs share one header (typ, alg, jwk), so its key is imported and hashed once
+   * (importing a JWK costs about as much as the signature check). Bounded; failures are not kept.
+   */
+  const seenKeys = new Map<string, ProofKey>();
+
+  const keyOf = async (
+    header: JWSHeaderParameters,
+    token: FlattenedJWSInput,
+  ): Promise<ProofKey> => {
+    const text = token.protected!; // a compact JWS always has its protected header
+    const seen = seenKeys.get(text);
+    if (seen) return seen;
+    const { jwk } = header;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
+      throw proofError('jwk header is missing or not an object');
+    }
+    if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
+      throw proofError('jwk holds a private key');
+    }
+    let entry: ProofKey;
+    try {
+      entry = {
+        key: await EmbeddedJWK(header, token),
+        thumbprint: await calculateJwkThumbprint(jwk as JWK),
+      };
+    } catch {
+      throw proofError('jwk is not a public key of the alg');
+    }
+    if (seenKeys.size >= MAX_SEEN_KEYS) seenKeys.delete(seenKeys.keys().next().value as string);
+    seenKeys.set(text, entry);
+    return entry;
+  };
+
+  return async (header, target) => {
+    const proof = singleProof(header);
+    let nowMs = 0;
+    let thumbprint = '';
+    const getKey = async (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => {
+      const entry = await keyOf(protectedHeader, token);
+      thumbprint = entry.thumbprint;
+      return entry.key;
+    };
+    let verified;
+    try {
+      nowMs = now();
+      verified = await jwtVerify(proof, getKey, {
+        algorithms,
+        typ: 'dpop+jwt',
+        requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
+        currentDate: new Date(nowMs),
+      });
+    } catch (err) {
+      throw refusalOf(err, algorithms);
+    }
+    const { payload } = verified;
+    const { jti, htm, htu, ath } = payload;
+    const iat = payload.iat!; // required, and a number: jose checked both
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
+      throw proofError(`jti is not a string of 1 to ${MAX_JTI_LENGTH} characters`);
+    }
+    if (htm !== target.method) throw proofError('htm is not the request method');
+    const uri = typeof htu === 'string' ? normalizeHtu(htu) : undefined;
+    if (uri === undefined || !target.uris.includes(uri)) {
+      throw proofError('htu is not the request URI');
+    }
+    if (Math.abs(nowMs / 1000 - iat) > window) {
+      throw proofError(`iat is more than ${window} seconds from now`);
+    }
+    if (ath !== accessTokenHash(target.accessToken)) {
+      throw proofError('ath is not the hash of the access token');
+    }
+    return { thumbprint, jti, iat };
+  };
+}
+
+/** The one proof of a DPoP header (RFC 9449 section 4.3 items 1 and 2). */
+function singleProof(header: string | string[] | undefined): string {
+  const proof = Array.isArray(header) && header.length === 1 ? header[0] : header;
+  if (proof === undefined) throw proofError('no DPoP proof header');
+  // Node joins repeated headers with ", "; a token68 has no comma.
+  if (typeof proof !== 'string' || proof.includes(',')) {
+    throw proofError('more than one DPoP proof header');
+  }
+  if (proof.length > MAX_PROOF_LENGTH) {
+    throw proofError(`proof longer than ${MAX_PROOF_LENGTH} characters`);
+  }
+  if (!TOKEN68.test(proof)) throw proofError('proof is not a single JWT');
+  return proof;
+}
+
+/** `ath`: base64url of the SHA-256 of the access token's ASCII (RFC 9449 section 4.2). */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
+}
+
+/** jose's refusals of a proof, each with its reason; anything but a key misfit passes through. */
+function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
+  if (err instanceof TokenError) return err;
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'typ') return proofError('typ is not dpop+jwt');
+    if (err.reason === 'missing') return proofError(`${err.claim} is missing`);
+    return proofError(`${err.claim} is not valid`);
+  }
+  if (err instanceof errors.JOSEError) {
+    switch (err.code) {
+      case 'ERR_JOSE_ALG_NOT_ALLOWED':
+        return proofError(`alg is not ${algorithms.join(', ')}`);
+      case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+        return proofError('signature does not verify with the jwk of the proof');
+      case 'ERR_JWT_EXPIRED':
+        return proofError('proof expired (exp)');
+      case 'ERR_JWT_INVALID':
+        return proofError('payload is not a JSON object');
+      case 'ERR_JOSE_NOT_SUPPORTED':
+        return proofError('crit header parameters are not supported');
+      default:
+        return proofError('proof is not a compact JWS with a JSON header');
+    }
+  }
+  // jose's TypeError: a key that does not fit the alg (a short RSA key, another curve).
+  if (err instanceof TypeError) return proofError('jwk does not fit the alg');
+  return err;
+}
+
+/** Unreserved characters (RFC 3986 section 2.3): a percent-encoding of one is decoded. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/**
+ * A URI as `htu` is compared (RFC 9449 section 4.3 item 9): an absolute http(s) URI without
+ * query, fragment and user info, syntax- and scheme-normalized (RFC 3986 sections 6.2.2 and
+ * 6.2.3: WHATWG URL lower-cases the scheme and host, drops the default port, removes dot
+ * segments and gives an empty path as `/`; percent-encodings here get upper-case hex, and those
+ * of unreserved characters are decoded). Undefined when it is not such a URI.
+ */
+export function normalizeHtu(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') return undefined;
+  const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (encoded) => {
+    const char = String.fromCharCode(parseInt(encoded.slice(1), 16));
+    return UNRESERVED.test(char) ? char : encoded.toUpperCase();
+  });
+  return `${url.protocol}//${url.host}${path}`;
+}
