@@ -30,8 +30,8 @@ export interface VerifiedCaller {
   scopes: string[];
   claims: JwtClaims;
   /**
-   * What a JWT's `cnf` binds it to (`bindingOf`), proven by every request, cached or not.
-   * Undefined for a token without `cnf`.
+   * What its `cnf` binds it to (`bindingOf`, the same for a JWT and an introspection answer),
+   * proven by every request, cached or not. Undefined for a token without `cnf`.
    */
   binding?: Binding;
   /** Told by introspection, not by a JWT's signature. */
@@ -97,8 +97,8 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
  * One request: a path of `skipPathPrefixes` is not verified; otherwise the token of
  * Authorization, `Bearer` or `DPoP` (ERR10002), its verification (a JWT: ERR10000/ERR10001; an
  * opaque token by introspection: not active ERR10081) and the proof of its binding
- * (ERR20012-ERR20014, `token-binding.ts`, for a JWT with a `cnf` or a token sent with the
- * DPoP scheme, cached or not), and with scope verification the X-Scope-Token, the same
+ * (ERR20012-ERR20014, `token-binding.ts`, for a token with a `cnf`, JWT or introspected, or sent
+ * with the DPoP scheme, cached or not), and with scope verification the X-Scope-Token, the same
  * way (ERR10003/ERR10004, ERR20012-ERR20014, unless `enableExtractScopeToken` is false) and the
  * scope match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
  * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`

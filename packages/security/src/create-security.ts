@@ -46,8 +46,8 @@ export interface Security {
 /**
  * Builds everything security.yml asks for, once, at start: certificates parsed into keys, the
  * key store with its policy, the token cache, the verifiers (JWT, introspection), the binding
- * check of tokens with a `cnf` (with its DPoP proof verifier and replay cache) and the mock
- * issuer. A bad option throws a ConfigError naming security.yml and the key.
+ * check of tokens with a `cnf`, JWT or introspected (with its DPoP proof verifier and replay
+ * cache) and the mock issuer. A bad option throws a ConfigError naming security.yml and the key.
  */
 export function createSecurity(options: SecurityOptions): Security {
   const { config, claims } = options;
@@ -93,7 +93,7 @@ function chooseVerifier(jwt?: JwtVerifier, swt?: IntrospectionVerifier): TokenVe
     token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
 }
 
-/** The binding check of a JWT with a `cnf`, or of a token sent with a DPoP proof. */
+/** The binding check of a token with a `cnf` (a JWT or an introspection answer) or a DPoP proof. */
 function tokenBinding(dpop: SecurityConfig['dpop'], now: Clock): TokenBindingCheck {
   return createTokenBinding({
     verifyProof: createDpopProofVerifier({

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
 import type { VerifiedCaller } from './authorizer';
-import { checkIntrospectedBinding } from './introspected-binding';
 import { IntrospectionCache } from './introspection-cache';
 import {
   RefusedIntrospectionClient,
@@ -10,6 +9,7 @@ import {
 } from './introspection-source';
 import { MAX_TOKEN_LENGTH } from './jwt-verifier';
 import { tokenScopes } from './scopes';
+import { bindingOf } from './token-binding';
 import { invalidToken, TokenError } from './token-error';
 
 /** What an active answer tells, as the authorizer reads it, and until when it holds. */
@@ -23,8 +23,6 @@ export interface IntrospectionRequest {
   /** The values of security.yml `swtClientIdHeader` / `swtClientSecretHeader`, if sent. */
   swtClientId?: string | string[];
   swtClientSecret?: string | string[];
-  /** base64url SHA-256 of the connection's client certificate (two-way TLS). */
-  clientCertThumbprint?: string;
 }
 
 export interface IntrospectionVerifierOptions {
@@ -42,11 +40,11 @@ export type IntrospectionVerifier = (
  * One opaque token, by introspection (RFC 7662; light-4j's simple web token): the answer of the
  * cache or the source, with the request's own introspection client when it sent both headers of
  * security.yml (light-4j's `swtClientIdHeader` / `swtClientSecretHeader`). Not active: a
- * TokenError `inactive`; active: the caller (`client_id`, `user_id`, the scopes of `scope`), once
- * its `cnf` fits the connection (checked on every request, cached or not). No answer: 503
- * ERR10079; the request's client refused: 401 ERR10080. The cache is keyed by a digest of the
- * token and the asking client, so it holds no token and a request's own client is never served
- * another client's answer.
+ * TokenError `inactive`; active: the caller (`client_id`, `user_id`, the scopes of `scope`, the
+ * binding of its `cnf`, which the authorizer has every request prove, cached or not, as for a
+ * JWT: `token-binding.ts`). No answer: 503 ERR10079; the request's client refused: 401 ERR10080.
+ * The cache is keyed by a digest of the token and the asking client, so it holds no token and a
+ * request's own client is never served another client's answer.
  */
 export function createIntrospectionVerifier(
   options: IntrospectionVerifierOptions,
@@ -74,7 +72,6 @@ export function createIntrospectionVerifier(
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
     if (answer === undefined)
       throw new TokenError('inactive', 'token is not active (introspection)');
-    checkIntrospectedBinding(answer.claims.cnf, request.clientCertThumbprint);
     return answer;
   };
 }
@@ -98,7 +95,8 @@ function cacheKey(token: string, client: IntrospectionClient | undefined): strin
 /**
  * An active answer as the caller: `client_id` and light-oauth2's `user_id` when they are
  * strings, the scopes of `scope` (space-separated, RFC 7662; a list is read too), `exp` when it
- * is a number.
+ * is a number, the binding of its `cnf` (RFC 8705 section 3.2 and RFC 9449 section 6.2 put it in
+ * the answer as in a JWT) read once per answer, as a JWT's is once per verification.
  */
 function introspectedToken(claims: Record<string, unknown>): IntrospectedToken {
   const { client_id: clientId, user_id: userId, exp } = claims;
@@ -108,6 +106,7 @@ function introspectedToken(claims: Record<string, unknown>): IntrospectedToken {
     scopes: tokenScopes(claims),
     claims,
     exp: typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined,
+    binding: bindingOf(claims),
     introspected: true,
   };
 }

@@ -182,14 +182,19 @@ describe('createIntrospectionVerifier', () => {
     ]);
   });
 
-  it('checks the cnf of the answer against the connection on every request, kept or not', async () => {
-    const { verify, asked } = setup(async () => active({ cnf: { 'x5t#S256': 'thumb-a' } }));
-    expect((await verify('t', { clientCertThumbprint: 'thumb-a' })).clientId).toBe('opaque-app');
-    for (const thumbprint of ['thumb-b', undefined]) {
-      const err = (await failure(verify('t', { clientCertThumbprint: thumbprint }))) as TokenError;
-      expect(err.kind).toBe('invalid');
-    }
-    expect((await verify('t', { clientCertThumbprint: 'thumb-a' })).clientId).toBe('opaque-app');
-    expect(asked).toHaveLength(1);
+  it("reads the binding of the answer's cnf once, kept with the answer (the authorizer has every request prove it)", async () => {
+    const { verify, asked } = setup(async (token) =>
+      active(token === 'unbound' ? {} : { cnf: JSON.parse(token) as unknown }),
+    );
+    expect((await verify('unbound', {})).binding).toBeUndefined();
+    expect((await verify('{"x5t#S256":"thumb-a"}', {})).binding).toEqual({ x5t: 'thumb-a' });
+    expect((await verify('{"jkt":"key-a"}', {})).binding).toEqual({ jkt: 'key-a' });
+    expect((await verify('{"jwk":{}}', {})).binding).toEqual({
+      problem: 'cnf names a confirmation method other than x5t#S256 and jkt',
+    });
+    // Kept: the same binding, whatever the request's connection (proving it is not the verifier's).
+    const kept = await verify('{"x5t#S256":"thumb-a"}', {});
+    expect([kept.binding, kept.clientId]).toEqual([{ x5t: 'thumb-a' }, 'opaque-app']);
+    expect(asked).toHaveLength(4);
   });
 });

@@ -1,5 +1,12 @@
 import { StatusError } from '@chain/errors';
-import { createSigningKey, mintToken, writeCertificate } from '@chain/testkit';
+import {
+  createDpopKey,
+  createSigningKey,
+  dpopBound,
+  dpopProof,
+  mintToken,
+  writeCertificate,
+} from '@chain/testkit';
 import { verifiedCallerOf } from '../src/authorizer';
 import { createSecurity } from '../src/create-security';
 import type { Introspected, IntrospectionSource } from '../src/introspection-source';
@@ -14,6 +21,7 @@ import { securityConfig } from './helpers';
 const primary = createSigningKey('100');
 const certificate = { '100': writeCertificate(primary) };
 const now = Math.floor(Date.now() / 1000);
+const dpopKey = createDpopKey();
 
 /** Opaque tokens the scripted introspection server knows as active, with their members. */
 const KNOWN: Record<string, Record<string, unknown>> = {
@@ -30,6 +38,12 @@ const KNOWN: Record<string, Record<string, unknown>> = {
     scope: 'read:pets',
     exp: now + 600,
     cnf: { 'x5t#S256': 'thumb-a' },
+  },
+  'opaque-dpop': {
+    client_id: 'dpop-app',
+    scope: 'read:pets',
+    exp: now + 600,
+    ...dpopBound(dpopKey),
   },
 };
 
@@ -75,6 +89,9 @@ function guardWith(overrides: Partial<SecurityConfig> = {}) {
   });
   return { check: guard.check!, server, lines };
 }
+
+const MISMATCH = (header: string) =>
+  `Token in ${header} header is bound to a client certificate or DPoP key that the request does not prove`;
 
 const refusal = async (promise: Promise<unknown>) => {
   const err = await promise.then(
@@ -181,16 +198,53 @@ describe('opaque tokens (security.yml enableVerifySwt)', () => {
     ).toBe('ERR10006');
   });
 
-  it('a certificate-bound answer (cnf x5t#S256) passes only on the connection with that certificate', async () => {
-    const { check } = guardWith();
-    expect(
-      (await check(request('opaque-bound', { clientCertThumbprint: 'thumb-a' })))?.clientId,
-    ).toBe('bound-app');
+  // The binding of an answer's cnf is proven as a JWT's is (token-binding.ts, its own tests):
+  // these cases show an introspected token goes through the same check, kept answers too.
+  it('a certificate-bound answer (cnf x5t#S256) passes only on the connection with that certificate, kept or not: else 401 ERR20012', async () => {
+    const { check, server } = guardWith();
+    const withCertificate = request('opaque-bound', { clientCertThumbprint: 'thumb-a' });
+    expect((await check(withCertificate))?.clientId).toBe('bound-app');
     for (const clientCertThumbprint of ['thumb-b', undefined]) {
-      expect((await refusal(check(request('opaque-bound', { clientCertThumbprint })))).code).toBe(
-        'ERR10000',
+      expect(await refusal(check(request('opaque-bound', { clientCertThumbprint })))).toMatchObject(
+        {
+          statusCode: 401,
+          code: 'ERR20012',
+          challenge: `Bearer realm="api", error="invalid_token", error_description="${MISMATCH('authorization')}"`,
+        },
       );
     }
+    expect((await check(withCertificate))?.clientId).toBe('bound-app');
+    // As X-Scope-Token: the same code, naming that header.
+    const jwt = mintToken(primary, { scope: ['other'] });
+    const scoped = request(jwt, { scopeToken: 'Bearer opaque-bound' });
+    const err = await refusal(check({ ...scoped, clientCertThumbprint: 'thumb-b' }));
+    expect([err.code, err.error.body.description]).toEqual(['ERR20012', MISMATCH('X-Scope-Token')]);
+    expect((await check({ ...scoped, clientCertThumbprint: 'thumb-a' }))?.scopeToken).toEqual({
+      clientId: 'bound-app',
+      scopes: ['read:pets'],
+    });
+    expect(server.asked).toEqual(['opaque-bound']);
+  });
+
+  it('a DPoP-bound answer (cnf jkt) passes with the DPoP scheme and a fresh proof of that key; as Bearer 401 ERR20012, a replayed proof ERR20014', async () => {
+    const { check, server } = guardWith();
+    const target = { method: 'GET', path: '/v1/pets', host: 'petstore:8443', secure: true };
+    const proof = dpopProof(dpopKey, {
+      htm: 'GET',
+      htu: 'https://petstore:8443/v1/pets',
+      accessToken: 'opaque-dpop',
+    });
+    const dpop = (extra: Partial<GuardRequest>) =>
+      request(undefined, { authorization: 'DPoP opaque-dpop', ...target, ...extra });
+    expect((await check(dpop({ dpop: proof })))?.clientId).toBe('dpop-app');
+    expect((await refusal(check(dpop({ dpop: proof })))).code).toBe('ERR20014');
+    const asBearer = await refusal(check(request('opaque-dpop', { ...target, dpop: proof })));
+    expect(asBearer).toMatchObject({
+      statusCode: 401,
+      code: 'ERR20012',
+      challenge: `Bearer realm="api", error="invalid_token", error_description="${MISMATCH('authorization')}", DPoP realm="api", algs="ES256 EdDSA PS256 RS256"`,
+    });
+    expect(server.asked).toEqual(['opaque-dpop']);
   });
 
   it('passThroughClaims take the members of the answer; the audit line never holds an opaque token', async () => {
