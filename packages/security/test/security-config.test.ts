@@ -295,6 +295,16 @@ describe('security.yml', () => {
       'swtClientSecretHeader',
       'carries credentials or framing and cannot carry the introspection client',
     ],
+    [
+      'swtClientIdHeader: DPoP\n',
+      'swtClientIdHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
+    [
+      'swtClientSecretHeader: X-Scope-Token-DPoP\n',
+      'swtClientSecretHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
     ['swtClientIdHeader: swt client\n', 'swtClientIdHeader', 'is not a valid header name'],
     [
       'swtClientIdHeader: swt\nswtClientSecretHeader: SWT\n',
