@@ -244,7 +244,14 @@ describe('opaque tokens (security.yml enableVerifySwt)', () => {
       code: 'ERR20012',
       challenge: `Bearer realm="api", error="invalid_token", error_description="${MISMATCH('authorization')}", DPoP realm="api", algs="ES256 EdDSA PS256 RS256"`,
     });
-    expect(server.asked).toEqual(['opaque-dpop']);
+    // Not active, with the DPoP scheme: ERR10081 with the DPoP challenge.
+    expect(await refusal(check(dpop({ authorization: 'DPoP revoked-token' })))).toMatchObject({
+      statusCode: 401,
+      code: 'ERR10081',
+      challenge:
+        'DPoP realm="api", error="invalid_token", error_description="Introspected token is not active: expired, revoked or unknown", algs="ES256 EdDSA PS256 RS256", Bearer realm="api"',
+    });
+    expect(server.asked).toEqual(['opaque-dpop', 'revoked-token']);
   });
 
   it('passThroughClaims take the members of the answer; the audit line never holds an opaque token', async () => {
