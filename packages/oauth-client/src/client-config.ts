@@ -236,6 +236,20 @@ function clientShape({ path, warn }: SchemaHelpers) {
             issuer: oneOrMore,
           })
           .prefault({}),
+        /**
+         * Ours: the introspection server (RFC 7662) of opaque tokens, for security.yml
+         * `enableVerifySwt`; without it, light-4j's place for it, `oauth.key`, when JWTs are not
+         * verified.
+         */
+        introspection: z
+          .strictObject({
+            server_url: url(),
+            uri: z.string().startsWith('/').default('/oauth2/introspection'),
+            client_id: text(),
+            /** secret.yml `introspectionClientSecret` wins when both are set. */
+            client_secret: text().optional(),
+          })
+          .optional(),
       })
       .prefault({}),
   });
@@ -363,13 +377,14 @@ const secretShape = () =>
     authorizationCodeClientSecret: text().optional(),
     refreshTokenClientSecret: text().optional(),
     keyClientSecret: text().optional(),
+    introspectionClientSecret: text().optional(),
   });
 
 /** secret.yml: the only place client secrets come from (or light-4j's client.yml client_secret). */
 export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
 
 /**
- * secret.yml: the client secrets. Its four keys only (a misspelled secret is an error, not a
+ * secret.yml: the client secrets. Its five keys only (a misspelled secret is an error, not a
  * silent "no secret"); light-4j's other secrets load with a warning. A secret written unquoted
  * as digits is the text written.
  */
@@ -382,7 +397,7 @@ export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
  * (secret.yml wins when both are set).
  */
 export function clientSecrets(client: ClientConfig, secret: SecretConfig): SecretConfig {
-  const { token, key } = client.oauth;
+  const { token, key, introspection } = client.oauth;
   return {
     clientCredentialsClientSecret:
       secret.clientCredentialsClientSecret ?? token.client_credentials?.client_secret,
@@ -390,6 +405,7 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
       secret.authorizationCodeClientSecret ?? token.authorization_code?.client_secret,
     refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
     keyClientSecret: secret.keyClientSecret ?? key.client_secret,
+    introspectionClientSecret: secret.introspectionClientSecret ?? introspection?.client_secret,
   };
 }
 

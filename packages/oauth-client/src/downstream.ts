@@ -56,6 +56,7 @@ class Answer implements DownstreamAnswer {
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH: readonly StatusCode[] = [
   'ERR10009',
+  'ERR10079',
   'ERR20002',
   'ERR20003',
   'ERR20004',

@@ -57,6 +57,14 @@ export {
 } from './call-headers';
 export { createKeyClient, KeyFetchError, type KeyClientOptions } from './key-client';
 export {
+  createIntrospectionClient,
+  introspectionEndpoint,
+  IntrospectionFetchError,
+  MAX_INTROSPECTION_ANSWER,
+  type IntrospectionClientOptions,
+  type IntrospectionEndpoint,
+} from './introspection-client';
+export {
   KEY_SERVICE_STATUS,
   isNoSuchKid,
   keyServiceAnswer,

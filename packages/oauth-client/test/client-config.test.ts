@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { clientConfigSchema, clientSecrets, secretConfigSchema } from '../src';
+import { clientConfigSchema, clientSecrets, secretConfigSchema, type ClientConfig } from '../src';
 
 const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');
 
@@ -503,5 +503,30 @@ describe('client.yml: sender-constrained own tokens', () => {
     expect(error('client', yml(`      ${line}\n`, true), clientConfigSchema).message).toMatch(
       message,
     );
+  });
+});
+
+describe('client.yml oauth.introspection and secret.yml introspectionClientSecret', () => {
+  it('reads the introspection server: server_url and client_id required, uri /oauth2/introspection by default', () => {
+    const { load: l } = load(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  introspection:\n    server_url: https://oauth2-token:6882\n    client_id: api-a-client\n',
+    );
+    expect(l<ClientConfig>(clientConfigSchema).oauth.introspection).toEqual({
+      server_url: 'https://oauth2-token:6882',
+      uri: '/oauth2/introspection',
+      client_id: 'api-a-client',
+    });
+    const err = error(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  introspection:\n    client_id: api-a-client\n',
+      clientConfigSchema,
+    );
+    expect([err.key, err.reason]).toEqual([
+      'oauth.introspection.server_url',
+      'expected string, received undefined',
+    ]);
+    const { load: s } = load('secret', 'introspectionClientSecret: 0042\n');
+    expect(s(secretConfigSchema)).toEqual({ introspectionClientSecret: '0042' });
   });
 });

@@ -174,6 +174,20 @@ describe('Downstream', () => {
       ],
       [
         503,
+        {
+          code: 'ERR10079',
+          description: 'Unable to introspect the token from https://oauth2-token:6882',
+        },
+        {
+          statusCode: 503,
+          code: 'ERR10079',
+          message: 'OAUTH_INTROSPECTION_ERROR',
+          description:
+            'Unable to introspect the token: the introspection server could not be reached or gave no valid answer',
+        },
+      ],
+      [
+        503,
         { code: 'ERR20005', description: 'The kid <b>' },
         {
           statusCode: 503,

@@ -10,6 +10,9 @@ export function securityConfig(
 ): SecurityConfig {
   return {
     enableVerifyJwt: true,
+    enableVerifySwt: false,
+    swtClientIdHeader: 'swt-client',
+    swtClientSecretHeader: 'swt-secret',
     enableVerifyScope: true,
     enableMockJwt: false,
     enableExtractScopeToken: true,
@@ -37,6 +40,7 @@ export function securityConfig(
       keyMaxAgeSeconds: 600,
       ...overrides.jwt,
     },
+    swt: { cacheMaxEntries: 100, cacheMaxAgeSeconds: 60, ...overrides.swt },
   };
 }
 

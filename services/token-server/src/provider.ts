@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens';
 import { CODE_ENDPOINT } from './code-endpoint';
+import { INTROSPECTION_ROUTES, introspectionFeatures } from './introspection';
 import { metadataMiddleware, type ProviderContext } from './metadata';
 import type { ClientsConfig, TokenServerConfig, UsersConfig } from './token-server-config';
 
@@ -49,8 +50,8 @@ interface Stored {
 }
 
 /**
- * oidc-provider's storage contract, in memory (tokens here are JWTs: what is stored is codes,
- * grants and refresh tokens). Shared by the providers of successive reloads, so codes and
+ * oidc-provider's storage contract, in memory (codes, grants, refresh tokens, and the access
+ * tokens of clients whose tokens are opaque: what introspection and revocation look up). Shared by the providers of successive reloads, so codes and
  * refresh tokens outlive a SIGHUP. Expired entries are skipped when read and swept each minute;
  * there is no timer per entry (a refresh token's lifetime can exceed what a timer can hold).
  */
@@ -176,7 +177,12 @@ export async function createProvider(
     scopes: allScopes,
     // oidc-provider's authorization route is the code endpoint's path: the metadata advertises
     // it, and the code endpoint answers it before oidc-provider sees the request.
-    routes: { authorization: CODE_ENDPOINT.path, token: '/oauth2/token', jwks: '/oauth2/jwks' },
+    routes: {
+      authorization: CODE_ENDPOINT.path,
+      token: '/oauth2/token',
+      jwks: '/oauth2/jwks',
+      ...INTROSPECTION_ROUTES,
+    },
     // A user known when the code was issued and still in users.yml.
     findAccount: (_ctx: unknown, accountId: string) =>
       has(users, accountId) ? { accountId, claims: async () => ({ sub: accountId }) } : undefined,
@@ -220,10 +226,13 @@ export async function createProvider(
           scope: (clients[client.clientId]?.scope ?? []).join(' '),
           audience: server.audience,
           accessTokenTTL: lifetimeOf(client.clientId),
-          accessTokenFormat: 'jwt',
+          // clients.yml `accessTokenFormat`: an opaque token is known by introspection only.
+          accessTokenFormat: clients[client.clientId]?.accessTokenFormat ?? 'jwt',
           jwt: { sign: { alg: 'RS256', kid: server.signing.kid } },
         }),
       },
+      // --- introspection (RFC 7662) and revocation (RFC 7009): introspection.ts -------------
+      ...introspectionFeatures(),
     },
   });
 

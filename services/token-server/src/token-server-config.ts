@@ -52,6 +52,11 @@ export interface ClientRegistration {
    * may use the authorization code and refresh token grants.
    */
   redirectUri: string[];
+  /**
+   * The form of its access tokens: `jwt` (default), or `opaque`, a random string that only the
+   * introspection endpoint can tell about (RFC 7662).
+   */
+  accessTokenFormat: 'jwt' | 'opaque';
 }
 
 /** clients.yml: client id -> registration. */
@@ -135,6 +140,7 @@ export const clientsConfigSchema: SchemaFactory<ClientsConfig> = () =>
           scope: scope.default([]),
           tokenLifetimeSeconds: lifetime.optional(),
           redirectUri: listOf(redirectUri).default([]),
+          accessTokenFormat: z.enum(['jwt', 'opaque']).default('jwt'),
         })
         .superRefine(registrationRules),
     ),

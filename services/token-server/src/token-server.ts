@@ -8,6 +8,7 @@ import { ConfigError } from '@chain/errors';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
 import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
+import { introspectionAudit } from './introspection';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { tokenPortTlsOptions } from './bound-tokens';
 import { createProvider } from './provider';
@@ -55,6 +56,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     registeredUsers: UsersConfig,
   ) => {
     const { provider, issueCode } = await createProvider(server, registered, registeredUsers);
+    provider.use(introspectionAudit(stats, logger));
     provider.on('grant.success', (ctx) => {
       const clientId = ctx.oidc.client?.clientId ?? 'unknown';
       stats.issue(clientId);

@@ -22,6 +22,10 @@ const CLIENTS = `clients:
   service:
     secret: service-secret
     scope: [api_b.r]
+  opaque-service:
+    secret: opaque-secret
+    scope: [api_b.r]
+    accessTokenFormat: opaque
 `;
 const USERS = 'users:\n  alice: { password: alice-password }\n';
 const basic = (id: string, secret: string) =>
@@ -60,6 +64,8 @@ describe('the token server metadata (a real process over HTTPS)', () => {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic'],
     scopes_supported: ['api_a.r', 'api_a.w', 'api_b.r'],
+    introspection_endpoint: `${issuer}/oauth2/introspection`,
+    revocation_endpoint: `${issuer}/oauth2/revocation`,
   });
 
   it.each(PATHS)(
@@ -74,6 +80,14 @@ describe('the token server metadata (a real process over HTTPS)', () => {
 
   it('every URL it names answers what it is there for', async () => {
     const metadata = (await httpsRequest(`${issuer}${PATHS[1]}`)).body as Record<string, string>;
+    const opaqueToken = async () => {
+      const answer = await form(
+        metadata.token_endpoint,
+        { grant_type: 'client_credentials' },
+        basic('opaque-service', 'opaque-secret'),
+      );
+      return (answer.body as { access_token: string }).access_token;
+    };
     const probes: Record<string, (url: string) => Promise<void>> = {
       authorization_endpoint: async (url) => {
         const query = `response_type=code&client_id=web-app&state=s1`;
@@ -99,6 +113,25 @@ describe('the token server metadata (a real process over HTTPS)', () => {
         expect(answer.status).toBe(200);
         const token = (answer.body as { access_token: string }).access_token;
         expect(claimsOf(token)).toMatchObject({ iss: issuer, client_id: 'service' });
+      },
+      introspection_endpoint: async (url) => {
+        const token = await opaqueToken();
+        const answer = await form(url, { token }, basic('service', 'service-secret'));
+        expect({ status: answer.status, body: answer.body }).toEqual({
+          status: 200,
+          body: expect.objectContaining({ active: true, client_id: 'opaque-service' }),
+        });
+      },
+      revocation_endpoint: async (url) => {
+        const token = await opaqueToken();
+        const revoked = await form(url, { token }, basic('opaque-service', 'opaque-secret'));
+        expect({ status: revoked.status, text: revoked.text }).toEqual({ status: 200, text: '' });
+        const after = await form(
+          metadata.introspection_endpoint,
+          { token },
+          basic('service', 'service-secret'),
+        );
+        expect(after.body).toEqual({ active: false });
       },
       jwks_uri: async (url) => {
         const answer = await httpsRequest(url);
@@ -252,6 +285,8 @@ describe('the metadata of sender-constrained tokens: advertised when enabled, an
     authorization_endpoint: `${issuer}/oauth2/code`,
     token_endpoint: `${issuer}/oauth2/token`,
     jwks_uri: `${issuer}/oauth2/jwks`,
+    introspection_endpoint: `${issuer}/oauth2/introspection`,
+    revocation_endpoint: `${issuer}/oauth2/revocation`,
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
