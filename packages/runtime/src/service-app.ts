@@ -142,7 +142,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     introspection: introspectionSource(config, http),
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
-    events: logger,
   });
   const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.

@@ -1,9 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 
 /**
- * The JWS algorithms a verifier may accept (security.yml `jwt.algorithms`, default RS256 only).
- * `none` and the HMAC family (HS*) are never accepted: with a public certificate as the "secret"
- * anyone could sign (RFC 8725 2.1).
+ * The JWS algorithms `jwt.algorithms` may list. Never `none` or HS*: with a public certificate as
+ * the "secret" anyone could sign (RFC 8725 2.1).
  */
 export const SUPPORTED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type Algorithm = (typeof SUPPORTED_ALGORITHMS)[number];
@@ -26,9 +25,9 @@ export function algorithmProblem(name: string): string | undefined {
 }
 
 /**
- * The algorithms a public key can verify, by its type: RSA (2048 bits or more) RS256 and PS256,
- * RSA-PSS PS256 (unless its parameters pin another hash or a longer salt, as jose checks), EC
- * P-256 ES256, Ed25519 and Ed448 EdDSA; none for any other key.
+ * The algorithms a public key can verify, by its type: RSA RS256 and PS256, RSA-PSS PS256 (unless
+ * its parameters pin another hash or a longer salt, as jose checks), EC P-256 ES256, Ed25519 and
+ * Ed448 EdDSA.
  */
 export function algorithmsOfKey(key: KeyObject): Algorithm[] {
   const details = key.asymmetricKeyDetails ?? {};

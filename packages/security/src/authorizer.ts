@@ -1,12 +1,11 @@
+import { errorBody, StatusError, type StatusCode } from '@chain/errors';
 import { parseBearer, parseDpop } from './bearer';
 import { bindingChallenge, type Scheme } from './challenge';
-import type { JwtClaims } from './claims';
+import type { JwtClaims, VerifiedCaller } from './claims';
 import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
-import { formatScopes, hasAnyScope } from './scopes';
-import { errorBody, StatusError } from '@chain/errors';
-import type { StatusCode } from '@chain/errors';
-import type { Binding, RequestFacts, TokenBindingCheck } from './token-binding';
+import type { SecurityConfig } from './security-config';
+import type { RequestFacts, TokenBindingCheck } from './token-binding';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */
@@ -19,22 +18,7 @@ export interface AuthInfo {
   scopeToken?: { clientId?: string; scopes: string[] };
   /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
   passThrough: Record<string, string>;
-  /** The token was opaque, verified by introspection (security.yml `enableVerifySwt`). */
-  introspected?: true;
-}
-
-/** What verifying one token tells: a JWT's claims, or an introspection answer's members. */
-export interface VerifiedCaller {
-  clientId?: string;
-  userId?: string;
-  scopes: string[];
-  claims: JwtClaims;
-  /**
-   * What its `cnf` binds it to (`bindingOf`, the same for a JWT and an introspection answer),
-   * proven by every request, cached or not. Undefined for a token without `cnf`.
-   */
-  binding?: Binding;
-  /** Told by introspection, not by a JWT's signature. */
+  /** The token was opaque, verified by introspection. */
   introspected?: true;
 }
 
@@ -44,49 +28,35 @@ export type TokenVerifier = (token: string, request: AuthRequest) => Promise<Ver
 export interface AuthRequest extends RequestFacts, IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
-  /**
-   * Scopes of the matched operation (empty: none required). Undefined when the request has no
-   * operation in a spec: refused with ERR10007 unless `skipVerifyScopeWithoutSpec`.
-   */
+  /** The operation's scopes (empty: none); undefined without a spec operation (ERR10007). */
   requiredScopes: readonly string[] | undefined;
-  /** The request path, for `skipPathPrefixes` (and a DPoP proof's `htu`). */
-  path?: string;
-  /** The `DPoP` header: the proof of a token in Authorization with the DPoP scheme. */
+  /** The `DPoP` and `X-Scope-Token-DPoP` headers: the proofs of the two tokens. */
   dpop?: string | string[];
-  /** The `X-Scope-Token-DPoP` header: the proof of a token in X-Scope-Token with the DPoP scheme. */
   scopeTokenDpop?: string | string[];
 }
 
+/** The verified caller and the token of Authorization (for the audit line). */
 export interface Authorized {
   auth: AuthInfo;
-  /** The bearer token of the Authorization header (for the audit log only). */
   token: string;
 }
 
 /** Resolves undefined for a path of `skipPathPrefixes`: not verified at all. */
 export type Authorizer = (request: AuthRequest) => Promise<Authorized | undefined>;
 
-/** The request rules of security.yml, beyond the token itself (light-4j's keys). */
-export interface AuthorizerOptions {
-  enableVerifyScope: boolean;
-  /** Verify X-Scope-Token and match its scopes (default true); false: the main token's scopes only. */
-  enableExtractScopeToken?: boolean;
-  /** A request without a spec operation skips the scope check instead of ERR10007. */
-  skipVerifyScopeWithoutSpec?: boolean;
-  /** Paths (whole segments) that skip verification. */
-  skipPathPrefixes?: readonly string[];
-  /** claim -> header name. */
-  passThroughClaims?: Readonly<Record<string, string>>;
-  /** The binding check of a token with a `cnf` or the DPoP scheme; without it, such a token is refused. */
-  confirm?: TokenBindingCheck;
-  /** security.yml `dpop.algorithms`, for the `algs` of a DPoP challenge. */
-  dpopAlgorithms?: readonly string[];
-}
+/** The request rules of security.yml, and the binding check (without it a bound token is refused). */
+export type AuthorizerOptions = Partial<
+  Pick<
+    SecurityConfig,
+    | 'enableExtractScopeToken'
+    | 'skipVerifyScopeWithoutSpec'
+    | 'skipPathPrefixes'
+    | 'passThroughClaims'
+    | 'dpop'
+  >
+> & { enableVerifyScope: boolean; confirm?: TokenBindingCheck };
 
-/**
- * The verified caller behind a scope mismatch (ERR10005/ERR10006): the token itself was good,
- * so metrics can count the 403 under its client, as light-4j does.
- */
+/** The verified caller behind a scope mismatch: metrics count the 403 under it, as light-4j. */
 const refusedCallers = new WeakMap<StatusError, AuthInfo>();
 
 export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
@@ -94,15 +64,12 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
 }
 
 /**
- * One request: a path of `skipPathPrefixes` is not verified; otherwise the token of
- * Authorization, `Bearer` or `DPoP` (ERR10002), its verification (a JWT: ERR10000/ERR10001; an
- * opaque token by introspection: not active ERR10081) and the proof of its binding
- * (ERR20012-ERR20014, `token-binding.ts`, for a token with a `cnf`, JWT or introspected, or sent
- * with the DPoP scheme, cached or not), and with scope verification the X-Scope-Token, the same
- * way (ERR10003/ERR10004, ERR20012-ERR20014, unless `enableExtractScopeToken` is false) and the
- * scope match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
- * ERR10007 unless `skipVerifyScopeWithoutSpec`). The verified claims of `passThroughClaims`
- * become headers. A refusal of a token sent with the DPoP scheme, or of a DPoP-bound one sent as
+ * One request (README "Per request"): a path of `skipPathPrefixes` is not verified; otherwise the
+ * token of Authorization, `Bearer` or `DPoP` (ERR10002), its verification and the proof of its
+ * binding (`token-binding.ts`, for a token with `cnf` or the DPoP scheme, cached or not), then,
+ * with scope verification, the X-Scope-Token the same way (unless `enableExtractScopeToken` is
+ * false) and the scope match (ERR10005/ERR10006; no operation: ERR10007 unless
+ * `skipVerifyScopeWithoutSpec`). A refusal of a DPoP token, or of a DPoP-bound one sent as
  * Bearer, carries the DPoP challenge (`challenge.ts`).
  */
 export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions): Authorizer {
@@ -113,15 +80,14 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     skipPathPrefixes = [],
     passThroughClaims = {},
     confirm,
-    dpopAlgorithms = [],
   } = options;
+  const dpopAlgorithms = options.dpop?.algorithms ?? [];
 
   const refusal = (
     code: StatusCode,
-    which: TokenHeader,
     scheme: Scheme,
     extra: { cause?: unknown; dpopBound?: boolean; requiredScopes?: readonly string[] },
-    args: string[] = [HEADER_NAMES[which]],
+    args: string[],
   ) =>
     new StatusError(code, args, {
       cause: extra.cause,
@@ -133,28 +99,39 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
     const dpopBound = verified?.binding?.jkt !== undefined;
-    return refusal(REFUSAL_CODES[which][err.kind], which, scheme, { cause: err, dpopBound });
+    const code = REFUSAL_CODES[which][err.kind];
+    return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
   };
 
   /**
-   * That the request proves the binding of a verified token with a `cnf` or sent with the DPoP
-   * scheme. Called only for such a token: a bearer token without `cnf` costs no call and no await
-   * (its verification is awaited in the request's own function, as before binding existed).
+   * The proof of a verified token's binding. Called only for a token with `cnf` or sent with the
+   * DPoP scheme: an unbound bearer token costs no call and no await.
    */
   const prove = async (
     verified: VerifiedCaller,
-    token: string,
+    presented: { scheme: Scheme; token: string; proof: string | string[] | undefined },
     which: TokenHeader,
-    scheme: Scheme,
-    proof: string | string[] | undefined,
     request: AuthRequest,
   ): Promise<void> => {
     try {
       if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
-      await confirm(verified.binding, { scheme, token, proof }, request);
+      await confirm(verified.binding, presented, request);
     } catch (err) {
-      throw refused(err, which, scheme, verified);
+      throw refused(err, which, presented.scheme, verified);
     }
+  };
+
+  const mismatch = (
+    code: StatusCode,
+    held: readonly string[],
+    required: readonly string[],
+    caller: AuthInfo,
+    scheme: Scheme,
+  ) => {
+    const args = [formatScopes(held), formatScopes(required)];
+    const error = refusal(code, scheme, { requiredScopes: required }, args);
+    refusedCallers.set(error, caller);
+    return error;
   };
 
   return async (request) => {
@@ -174,7 +151,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       throw refused(err, 'auth', scheme);
     }
     if (main.binding !== undefined || scheme === 'dpop') {
-      await prove(main, token, 'auth', scheme, request.dpop, request);
+      await prove(main, { scheme, token, proof: request.dpop }, 'auth', request);
     }
     const auth: AuthInfo = {
       clientId: main.clientId,
@@ -198,9 +175,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
         scopeJwt = parseDpop(scopeToken);
       }
       if (scopeJwt === undefined) {
-        throw new StatusError('ERR10003', [], {
-          cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token> or DPoP <token>'),
-        });
+        const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
+        throw refused(new TokenError('invalid', reason), 'scope', 'bearer');
       }
       let scoped: VerifiedCaller;
       try {
@@ -209,7 +185,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
         throw refused(err, 'scope', scopeScheme);
       }
       if (scoped.binding !== undefined || scopeScheme === 'dpop') {
-        await prove(scoped, scopeJwt, 'scope', scopeScheme, request.scopeTokenDpop, request);
+        const presented = { scheme: scopeScheme, token: scopeJwt, proof: request.scopeTokenDpop };
+        await prove(scoped, presented, 'scope', request);
       }
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
@@ -220,17 +197,14 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
     return { auth, token };
   };
+}
 
-  function mismatch(
-    code: StatusCode,
-    held: readonly string[],
-    required: readonly string[],
-    caller: AuthInfo,
-    scheme: Scheme,
-  ) {
-    const args = [formatScopes(held), formatScopes(required)];
-    const error = refusal(code, 'auth', scheme, { requiredScopes: required }, args);
-    refusedCallers.set(error, caller);
-    return error;
-  }
+/** light-4j's rule: the request passes when the operation lists no scope or the token holds one. */
+function hasAnyScope(held: readonly string[], required: readonly string[]): boolean {
+  return required.length === 0 || required.some((scope) => held.includes(scope));
+}
+
+/** Java's List.toString, as light-4j's descriptions print scopes: `[a, b]`. */
+function formatScopes(scopes: readonly string[]): string {
+  return `[${scopes.join(', ')}]`;
 }

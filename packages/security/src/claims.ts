@@ -3,28 +3,24 @@ import { invalidToken, TokenError } from './token-error';
 export type JwtClaims = Record<string, unknown>;
 
 /**
- * Opt-in checks of who issued a token and for whom (client.yml `oauth.key.audience`, light-4j's
- * key, and `oauth.key.issuer`, ours). A check that is configured needs its claim: a token
- * without `aud` fails an audience check.
+ * Opt-in checks of who issued a token and for whom (client.yml `oauth.key.audience`, light-4j's,
+ * and `oauth.key.issuer`, ours). A configured check needs its claim.
  */
 export interface ClaimChecks {
-  /** The token's `aud` (a string or a list) must hold one of these. */
   audience?: readonly string[];
-  /** The token's `iss` must be one of these. */
   issuer?: readonly string[];
 }
 
-/** light-4j's rule: expired when `now - skew >= exp` (all in seconds; jose's is the same bound on whole seconds). */
+/** light-4j's rule: expired when `now - skew >= exp` (seconds). */
 export function isExpired(exp: number, nowSeconds: number, skewSeconds: number): boolean {
   return nowSeconds - skewSeconds >= exp;
 }
 
 /**
- * Every registered claim of a token, checked before its key is looked up (light-4j's order: an
- * expired token is ERR10001 whatever its kid or signature, and no token these refuse costs a
- * look-up at the key server): `exp` required and numeric (else invalid, never a 500), not
- * expired; `nbf`, when present, numeric and not later than now + skew; `iss` and `aud` when
- * configured. Returns `exp`.
+ * The registered claims, checked before the key is looked up (light-4j's order: an expired token
+ * is ERR10001 whatever its kid or signature, and costs no key server look-up): `exp` required and
+ * numeric, not expired; `nbf` numeric and not after now + skew; `iss` and `aud` when configured.
+ * Returns `exp`.
  */
 export function checkClaims(
   claims: JwtClaims,
@@ -53,4 +49,73 @@ export function checkClaims(
 
 function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** Claim `scope` as a list or a space-separated string, else `scp` in either form, else none. */
+export function tokenScopes(claims: JwtClaims): string[] {
+  return asScopes(claims.scope) ?? asScopes(claims.scp) ?? [];
+}
+
+function asScopes(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return value.split(/\s+/).filter(Boolean);
+  if (Array.isArray(value)) return value.filter((s): s is string => typeof s === 'string');
+  return undefined;
+}
+
+/**
+ * What a `cnf` claim (RFC 7800) binds a token to: an RFC 8705 certificate thumbprint
+ * (`x5t#S256`), an RFC 9449 DPoP key thumbprint (`jkt`), or both; `problem` when it names
+ * something this service cannot check (such a token is never accepted).
+ */
+export interface Binding {
+  x5t?: string;
+  jkt?: string;
+  problem?: string;
+}
+
+/** The binding of a token's claims (a JWT's or an introspection answer's); undefined without `cnf`. */
+export function bindingOf(claims: JwtClaims): Binding | undefined {
+  const { cnf } = claims;
+  if (cnf === undefined) return undefined;
+  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) {
+    return { problem: 'cnf is not an object' };
+  }
+  const members = Object.entries(cnf as Record<string, unknown>);
+  if (members.length === 0) return { problem: 'cnf names no confirmation method' };
+  const binding: Binding = {};
+  for (const [method, value] of members) {
+    if (method !== 'x5t#S256' && method !== 'jkt') {
+      return { problem: 'cnf names a confirmation method other than x5t#S256 and jkt' };
+    }
+    if (typeof value !== 'string' || value === '') {
+      return { problem: `cnf ${method} is not a non-empty string` };
+    }
+    if (method === 'jkt') binding.jkt = value;
+    else binding.x5t = value;
+  }
+  return binding;
+}
+
+/** What a verified token (a JWT, or an active introspection answer) says of its caller. */
+export interface VerifiedCaller {
+  clientId?: string;
+  userId?: string;
+  scopes: string[];
+  claims: JwtClaims;
+  /** Proven by every request, cached or not (`token-binding.ts`). */
+  binding?: Binding;
+  /** Told by introspection, not by a signature. */
+  introspected?: true;
+}
+
+/** The caller of verified claims: `client_id`, light-oauth2's `user_id`, the scopes, the binding. */
+export function callerOf(claims: JwtClaims): VerifiedCaller {
+  const { client_id: clientId, user_id: userId } = claims;
+  return {
+    clientId: typeof clientId === 'string' ? clientId : undefined,
+    userId: typeof userId === 'string' ? userId : undefined,
+    scopes: tokenScopes(claims),
+    claims,
+    binding: bindingOf(claims),
+  };
 }

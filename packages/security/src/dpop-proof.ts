@@ -8,34 +8,22 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
-import type { Algorithm } from './algorithms';
 import type { Clock } from './clock';
+import type { SecurityConfig } from './security-config';
 import { TokenError } from './token-error';
 
-/** What a proof must match: the request it came with and the access token it goes with. */
+/** What a proof must match: the request method, the URIs `htu` may name (normalized), the token. */
 export interface ProofTarget {
-  /** The request method as sent (`htm`). */
   method: string;
-  /** The request URIs `htu` may name, normalized (`normalizeHtu`), without query and fragment. */
   uris: readonly string[];
-  /** The access token the proof goes with (`ath`). */
   accessToken: string;
 }
 
-/** A proof that passed every check of RFC 9449 section 4.3 but the replay of its `jti`. */
+/** A proof that passed every check but the replay of its `jti`; `thumbprint` is RFC 7638's. */
 export interface VerifiedProof {
-  /** RFC 7638 SHA-256 thumbprint of the proof's `jwk`: the token's `cnf.jkt` must equal it. */
   thumbprint: string;
   jti: string;
   iat: number;
-}
-
-export interface DpopProofOptions {
-  /** security.yml `dpop.algorithms`. */
-  algorithms: readonly Algorithm[];
-  /** security.yml `dpop.iatWindowSeconds`: `iat` at most this far from now, either way. */
-  iatWindowSeconds: number;
-  now: Clock;
 }
 
 export type DpopProofVerifier = (
@@ -43,11 +31,10 @@ export type DpopProofVerifier = (
   target: ProofTarget,
 ) => Promise<VerifiedProof>;
 
-/** Longest proof read (ours): a proof with an RSA 4096 jwk is about 1.2 KB. */
-export const MAX_PROOF_LENGTH = 8192;
-/** Longest `jti` remembered (ours): a UUID is 36 characters, 32 random bytes 43. */
-export const MAX_JTI_LENGTH = 128;
-
+/** Longest proof read (ours). */
+const MAX_PROOF_LENGTH = 8192;
+/** Longest `jti` remembered (ours): a UUID is 36 characters. */
+const MAX_JTI_LENGTH = 128;
 /** Proof headers whose key is kept imported (ours): a service sees a few clients' keys. */
 const MAX_SEEN_KEYS = 256;
 
@@ -61,24 +48,32 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** JWK members of a private or secret key (RFC 7518 section 6). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
+/** jose's refusals of a proof by error code, each with a fixed reason. */
+const JOSE_REFUSALS: Record<string, string> = {
+  ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify with the jwk of the proof',
+  ERR_JWT_EXPIRED: 'proof expired (exp)',
+  ERR_JWT_INVALID: 'payload is not a JSON object',
+  ERR_JOSE_NOT_SUPPORTED: 'crit header parameters are not supported',
+};
+
 const proofError = (reason: string) => new TokenError('proof', reason);
 
 /**
- * The DPoP proof checks of RFC 9449 section 4.3, on jose: one proof (1), a compact JWS (2), the
- * claims required with an access token, `jti`, `htm`, `htu`, `iat` and `ath` (3), `typ` dpop+jwt
- * (4), `alg` one of `dpop.algorithms`, never `none` or a MAC (5), the signature by the `jwk` of
- * the header (6, jose's `EmbeddedJWK`), no private key in that `jwk` (7), `htm` (8), `htu` (9),
- * `iat` within the window (11), `ath` (12). The thumbprint is returned for the key binding (12)
- * and the `jti` for the replay check (`token-binding.ts`). No server nonce (10) is issued.
- * Every failure is a TokenError of kind `proof` with a fixed reason.
+ * The proof checks of RFC 9449 section 4.3 on jose's `jwtVerify`: one proof (1), a compact JWS
+ * (2), `jti`, `htm`, `htu`, `iat` and `ath` present (3), `typ` dpop+jwt (4), `alg` one of
+ * `dpop.algorithms` (5), signed by the `jwk` of its header (6, `EmbeddedJWK`), a public `jwk`
+ * (7), `htm` (8), `htu` (9), `iat` within the window (11), `ath` (12). No server nonce (10).
+ * Every failure is a TokenError `proof` with a fixed reason.
  */
-export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVerifier {
-  const { iatWindowSeconds: window, now } = options;
-  const algorithms = [...options.algorithms];
+export function createDpopProofVerifier(
+  dpop: Pick<SecurityConfig['dpop'], 'algorithms' | 'iatWindowSeconds'>,
+  now: Clock,
+): DpopProofVerifier {
+  const window = dpop.iatWindowSeconds;
+  const algorithms = [...dpop.algorithms];
   /**
-   * The key and thumbprint of a proof header already seen, by its exact base64url text: a
-   * client's proofs share one header (typ, alg, jwk), so its key is imported and hashed once
-   * (importing a JWK costs about as much as the signature check). Bounded; failures are not kept.
+   * The key and thumbprint of a proof header by its exact text: a client's proofs share one
+   * header, so its key is imported once (as costly as the signature check). Failures not kept.
    */
   const seenKeys = new Map<string, ProofKey>();
 
@@ -131,9 +126,8 @@ export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVer
     } catch (err) {
       throw refusalOf(err, algorithms);
     }
-    const { payload } = verified;
-    const { jti, htm, htu, ath } = payload;
-    const iat = payload.iat!; // required, and a number: jose checked both
+    const { jti, htm, htu, ath } = verified.payload;
+    const iat = verified.payload.iat!; // required, and a number: jose checked both
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
       throw proofError(`jti is not a string of 1 to ${MAX_JTI_LENGTH} characters`);
     }
@@ -145,9 +139,8 @@ export function createDpopProofVerifier(options: DpopProofOptions): DpopProofVer
     if (Math.abs(nowMs / 1000 - iat) > window) {
       throw proofError(`iat is more than ${window} seconds from now`);
     }
-    if (ath !== accessTokenHash(target.accessToken)) {
-      throw proofError('ath is not the hash of the access token');
-    }
+    const hash = createHash('sha256').update(target.accessToken, 'ascii').digest('base64url');
+    if (ath !== hash) throw proofError('ath is not the hash of the access token');
     return { thumbprint, jti, iat };
   };
 }
@@ -167,34 +160,17 @@ function singleProof(header: string | string[] | undefined): string {
   return proof;
 }
 
-/** `ath`: base64url of the SHA-256 of the access token's ASCII (RFC 9449 section 4.2). */
-export function accessTokenHash(accessToken: string): string {
-  return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
-}
-
-/** jose's refusals of a proof, each with its reason; anything but a key misfit passes through. */
 function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   if (err instanceof TokenError) return err;
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'typ') return proofError('typ is not dpop+jwt');
-    if (err.reason === 'missing') return proofError(`${err.claim} is missing`);
-    return proofError(`${err.claim} is not valid`);
+    return proofError(`${err.claim} is ${err.reason === 'missing' ? 'missing' : 'not valid'}`);
   }
   if (err instanceof errors.JOSEError) {
-    switch (err.code) {
-      case 'ERR_JOSE_ALG_NOT_ALLOWED':
-        return proofError(`alg is not ${algorithms.join(', ')}`);
-      case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
-        return proofError('signature does not verify with the jwk of the proof');
-      case 'ERR_JWT_EXPIRED':
-        return proofError('proof expired (exp)');
-      case 'ERR_JWT_INVALID':
-        return proofError('payload is not a JSON object');
-      case 'ERR_JOSE_NOT_SUPPORTED':
-        return proofError('crit header parameters are not supported');
-      default:
-        return proofError('proof is not a compact JWS with a JSON header');
+    if (err.code === 'ERR_JOSE_ALG_NOT_ALLOWED') {
+      return proofError(`alg is not ${algorithms.join(', ')}`);
     }
+    return proofError(JOSE_REFUSALS[err.code] ?? 'proof is not a compact JWS with a JSON header');
   }
   // jose's TypeError: a key that does not fit the alg (a short RSA key, another curve).
   if (err instanceof TypeError) return proofError('jwk does not fit the alg');
@@ -205,11 +181,10 @@ function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 
 /**
- * A URI as `htu` is compared (RFC 9449 section 4.3 item 9): an absolute http(s) URI without
- * query, fragment and user info, syntax- and scheme-normalized (RFC 3986 sections 6.2.2 and
- * 6.2.3: WHATWG URL lower-cases the scheme and host, drops the default port, removes dot
- * segments and gives an empty path as `/`; percent-encodings here get upper-case hex, and those
- * of unreserved characters are decoded). Undefined when it is not such a URI.
+ * A URI as `htu` is compared (RFC 9449 section 4.3 item 9): absolute http(s), without query,
+ * fragment and user info, normalized as RFC 3986 sections 6.2.2 and 6.2.3 say (WHATWG URL does
+ * the scheme, host, default port and dot segments; percent-encodings here). Undefined when it is
+ * not such a URI.
  */
 export function normalizeHtu(value: string): string | undefined {
   let url: URL;

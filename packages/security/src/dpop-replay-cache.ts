@@ -1,16 +1,12 @@
 /**
- * The `jti` of every DPoP proof this process accepted, each until the proof could no longer pass
- * the `iat` window (RFC 9449 section 11.1): a proof seen again within its life is a replay.
- *
- * Bounded: past `maxEntries` the oldest entry goes, and with it every proof that would expire no
- * later than it: the cache then refuses those as too old rather than forget a `jti` that could
- * still be replayed. Under a flood the window that proofs are accepted in shrinks; a replay never
- * gets through. Expired entries are dropped from the old end on each use.
- *
- * One per process: with server.yml `workers` each worker remembers what it accepted only.
+ * The `jti` of every DPoP proof this process accepted, until the proof could no longer pass the
+ * `iat` window (RFC 9449 section 11.1). Past `maxEntries` the oldest goes, and every proof
+ * expiring no later than it is refused from then on: the accepted window shrinks under a flood,
+ * a replay never gets through. A `Map`, not lru-cache: lru-cache allocates its bound (100,000
+ * by default) at start, in every process, whether DPoP is used or not.
  */
 export class DpopReplayCache {
-  /** jti -> the last second its proof passes the iat window (remembered through it). */
+  /** jti -> the last second its proof passes the iat window. */
   private readonly seen = new Map<string, number>();
   /** Proofs expiring at or before this second may have been forgotten: refused. */
   private floor = -Infinity;
@@ -21,11 +17,7 @@ export class DpopReplayCache {
     return this.seen.size;
   }
 
-  /**
-   * Records a proof's `jti` through `expiresAt` (seconds): `fresh` the first time, `replayed`
-   * while it is remembered, `forgotten` when the cache may have dropped it (its life ends no later than
-   * that of an entry it had to drop).
-   */
+  /** Records a proof's `jti` through `expiresAt` (seconds); `forgotten`: it may have been dropped. */
   use(jti: string, expiresAt: number, nowSeconds: number): 'fresh' | 'replayed' | 'forgotten' {
     this.prune(nowSeconds);
     const known = this.seen.get(jti);

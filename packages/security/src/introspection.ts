@@ -1,34 +1,26 @@
 import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
-import type { VerifiedCaller } from './authorizer';
-import { IntrospectionCache } from './introspection-cache';
+import { LRUCache } from 'lru-cache';
+import { callerOf, type VerifiedCaller } from './claims';
+import type { Clock } from './clock';
 import {
   RefusedIntrospectionClient,
   type IntrospectionClient,
   type IntrospectionSource,
 } from './introspection-source';
 import { MAX_TOKEN_LENGTH } from './jwt-verifier';
-import { tokenScopes } from './scopes';
-import { bindingOf } from './token-binding';
+import type { SecurityConfig } from './security-config';
 import { invalidToken, TokenError } from './token-error';
 
-/** What an active answer tells, as the authorizer reads it, and until when it holds. */
+/** An active answer as the authorizer reads it, with its `exp` (epoch seconds) when it had one. */
 export interface IntrospectedToken extends VerifiedCaller {
-  /** The answer's `exp` (epoch seconds), when it had one. */
   exp?: number;
 }
 
-/** What of a request the verifier reads beside the token. */
+/** The values of security.yml `swtClientIdHeader` / `swtClientSecretHeader`, if sent. */
 export interface IntrospectionRequest {
-  /** The values of security.yml `swtClientIdHeader` / `swtClientSecretHeader`, if sent. */
   swtClientId?: string | string[];
   swtClientSecret?: string | string[];
-}
-
-export interface IntrospectionVerifierOptions {
-  source: IntrospectionSource;
-  /** Active answers, and the calls in flight. */
-  cache: IntrospectionCache<IntrospectedToken | undefined>;
 }
 
 export type IntrospectionVerifier = (
@@ -37,19 +29,22 @@ export type IntrospectionVerifier = (
 ) => Promise<IntrospectedToken>;
 
 /**
- * One opaque token, by introspection (RFC 7662; light-4j's simple web token): the answer of the
- * cache or the source, with the request's own introspection client when it sent both headers of
- * security.yml (light-4j's `swtClientIdHeader` / `swtClientSecretHeader`). Not active: a
- * TokenError `inactive`; active: the caller (`client_id`, `user_id`, the scopes of `scope`, the
- * binding of its `cnf`, which the authorizer has every request prove, cached or not, as for a
- * JWT: `token-binding.ts`). No answer: 503 ERR10079; the request's client refused: 401 ERR10080.
- * The cache is keyed by a digest of the token and the asking client, so it holds no token and a
- * request's own client is never served another client's answer.
+ * One opaque token by introspection (RFC 7662; light-4j's simple web token), with the request's
+ * own introspection client when it sent both headers. Not active: a TokenError `inactive`; no
+ * answer: 503 ERR10079; the request's client refused: 401 ERR10080. Active answers are cached by
+ * a digest of the token and the asking client: the cache holds no token, and a request's own
+ * client is never served another client's answer.
  */
 export function createIntrospectionVerifier(
-  options: IntrospectionVerifierOptions,
+  source: IntrospectionSource,
+  swt: SecurityConfig['swt'],
+  now: Clock,
 ): IntrospectionVerifier {
-  const { source, cache } = options;
+  const cache = new IntrospectionCache<IntrospectedToken | undefined>(
+    swt.cacheMaxEntries,
+    swt.cacheMaxAgeSeconds * 1000,
+    now,
+  );
   const ask = async (token: string, client: IntrospectionClient | undefined) => {
     let answer;
     try {
@@ -58,7 +53,11 @@ export function createIntrospectionVerifier(
       const code = err instanceof RefusedIntrospectionClient ? 'ERR10080' : 'ERR10079';
       throw new StatusError(code, [], { cause: err });
     }
-    return answer.active ? introspectedToken(answer.claims) : undefined;
+    if (!answer.active) return undefined;
+    const { claims } = answer;
+    const exp =
+      typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp : undefined;
+    return { ...callerOf(claims), exp, introspected: true as const };
   };
   const lifeOf = (answer: IntrospectedToken | undefined) =>
     answer === undefined ? undefined : answer.exp === undefined ? Infinity : answer.exp * 1000;
@@ -93,20 +92,57 @@ function cacheKey(token: string, client: IntrospectionClient | undefined): strin
 }
 
 /**
- * An active answer as the caller: `client_id` and light-oauth2's `user_id` when they are
- * strings, the scopes of `scope` (space-separated, RFC 7662; a list is read too), `exp` when it
- * is a number, the binding of its `cnf` (RFC 8705 section 3.2 and RFC 9449 section 6.2 put it in
- * the answer as in a JWT) read once per answer, as a JWT's is once per verification.
+ * Answers by key, with the call in flight shared (also with the cache off). An answer is kept
+ * while `lifeOf(answer)` says, at most `maxAgeMs` after its call was made (a revoked token is
+ * refused within it, RFC 7662 section 4), in lru-cache (`maxEntries`, least recently used out
+ * first). Not kept: `lifeOf` undefined (inactive), a life over, a failure. lru-cache's own
+ * `fetch` keeps values only with a positive TTL and never with `max` 0.
  */
-function introspectedToken(claims: Record<string, unknown>): IntrospectedToken {
-  const { client_id: clientId, user_id: userId, exp } = claims;
-  return {
-    clientId: typeof clientId === 'string' ? clientId : undefined,
-    userId: typeof userId === 'string' ? userId : undefined,
-    scopes: tokenScopes(claims),
-    claims,
-    exp: typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined,
-    binding: bindingOf(claims),
-    introspected: true,
-  };
+export class IntrospectionCache<T> {
+  private readonly kept?: LRUCache<string, { answer: T }>;
+  private readonly pending = new Map<string, Promise<T>>();
+
+  constructor(
+    maxEntries: number,
+    private readonly maxAgeMs: number,
+    private readonly now: Clock,
+  ) {
+    if (maxEntries > 0 && maxAgeMs > 0) {
+      // The service's clock (tests move it), read on every look-up.
+      this.kept = new LRUCache({ max: maxEntries, perf: { now }, ttlResolution: 0 });
+    }
+  }
+
+  get size(): number {
+    return this.kept?.size ?? 0;
+  }
+
+  answer(
+    key: string,
+    ask: () => Promise<T>,
+    lifeOf: (answer: T) => number | undefined,
+  ): Promise<T> {
+    const hit = this.kept?.get(key);
+    if (hit !== undefined) return Promise.resolve(hit.answer);
+    const inFlight = this.pending.get(key);
+    if (inFlight !== undefined) return inFlight;
+    const startedAt = this.now();
+    const call = ask().then(
+      (answer) => {
+        this.pending.delete(key);
+        const life = lifeOf(answer);
+        // lru-cache serves an entry while `now - start <= ttl`: not from `until` on.
+        const ttl =
+          life === undefined ? 0 : Math.min(life, startedAt + this.maxAgeMs) - this.now() - 1;
+        if (this.kept && ttl > 0) this.kept.set(key, { answer }, { ttl });
+        return answer;
+      },
+      (err: unknown) => {
+        this.pending.delete(key);
+        throw err;
+      },
+    );
+    this.pending.set(key, call);
+    return call;
+  }
 }

@@ -1,46 +1,39 @@
 import { compactVerify, decodeJwt, type CompactVerifyGetKey, type JWSHeaderParameters } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
-import { checkClaims, type ClaimChecks, type JwtClaims } from './claims';
+import {
+  callerOf,
+  checkClaims,
+  isExpired,
+  type ClaimChecks,
+  type JwtClaims,
+  type VerifiedCaller,
+} from './claims';
 import type { Clock } from './clock';
 import type { KeyStore } from './key-store';
 import type { VerificationKey } from './public-key';
-import { tokenScopes } from './scopes';
-import { bindingOf, type Binding } from './token-binding';
-import type { TokenCache } from './token-cache';
 import { invalidToken, refusalOf, TokenError } from './token-error';
 
-/** What a verified token tells: the claims light-4j passes on, and the whole claim set. */
-export interface VerifiedToken {
-  clientId?: string;
-  userId?: string;
-  scopes: string[];
-  claims: JwtClaims;
+export interface VerifiedToken extends VerifiedCaller {
   exp: number;
   /** The kid and the key that verified it: a cached token is served only while that key is. */
   kid: string;
   key: VerificationKey;
-  /**
-   * What its `cnf` binds it to (a certificate, a DPoP key), kept with the cached entry: every
-   * request proves it again (`token-binding.ts`). Undefined for a token without `cnf`.
-   */
-  binding?: Binding;
 }
 
 export interface JwtVerifierOptions {
   keys: KeyStore;
   clockSkewInSeconds: number;
   now: Clock;
-  /** Verified tokens; absent when `enableJwtCache` is false. */
-  cache?: TokenCache<VerifiedToken>;
-  /** security.yml `jwt.algorithms` (default RS256 only). */
+  /** Bound of the verified-token cache; 0 or none: no cache (`enableJwtCache: false`). */
+  cacheMaxEntries?: number;
   algorithms?: readonly Algorithm[];
-  /** Audience and issuer checks, when configured. */
   claims?: ClaimChecks;
 }
 
 export type JwtVerifier = (token: string) => Promise<VerifiedToken>;
 
-/** Longest token accepted (ours). light-oauth2 tokens are well under 2 KB. */
+/** Longest token accepted (ours). */
 export const MAX_TOKEN_LENGTH = 8192;
 
 /** A key id that is a plain name: no slash, no `..`, nothing a URL or a path could misread. */
@@ -50,18 +43,28 @@ const MISFIT = 'alg does not fit the key of the kid';
 const BAD_SIGNATURE = 'signature does not verify';
 
 /**
- * One token. A cached token has only its expiry checked, while the key that verified it is
- * still current (a retired key takes its cached tokens with it). Any other goes to jose's
- * `compactVerify`, which parses it and checks its header (`alg` one of `jwt.algorithms`, `crit`)
- * and, with the key our resolver gives, its signature. The resolver refuses any `crit` and a
- * kid that is not a plain name, checks the claims (`claims.ts`, on the payload jose decodes),
- * then finds the key of the kid and checks the alg fits it. A fetched key that fails is fetched
- * again once (a provider that reused a kid). Throws a TokenError (invalid / expired) or ERR20005.
+ * Cached tokens are keyed by their last characters (a JWT's signature: random) and compared
+ * whole: a map keyed by the whole token would hash all of it on every look-up.
+ */
+const KEY_LENGTH = 64;
+const cacheKey = (token: string) =>
+  token.length > KEY_LENGTH ? token.slice(token.length - KEY_LENGTH) : token;
+
+/**
+ * One token. A cached one has only its expiry checked, while the key that verified it is still
+ * current (light-4j; a retired key takes its tokens with it). Any other goes to jose's
+ * `compactVerify` (the compact JWS, `alg` in `jwt.algorithms`, `crit`, the signature), with our
+ * key resolver: no `crit`, a plain kid, the claims (`claims.ts`), the key of the kid and an alg
+ * it fits. A fetched key that fails is fetched again once (a provider that reused a kid).
+ * Throws a TokenError (invalid / expired) or ERR20005.
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
-  const { keys, clockSkewInSeconds: skew, now, cache } = options;
+  const { keys, clockSkewInSeconds: skew, now, cacheMaxEntries } = options;
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const joseOptions = { algorithms: [...algorithms] };
+  const cache = cacheMaxEntries
+    ? new LRUCache<string, { token: string; verified: VerifiedToken }>({ max: cacheMaxEntries })
+    : undefined;
 
   /** A TokenError when the key `getKey` gives does not verify the token; anything else thrown. */
   const attempt = async (token: string, getKey: CompactVerifyGetKey) => {
@@ -79,8 +82,12 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 
   return async (token) => {
     const nowSeconds = now() / 1000;
-    const cached = cache?.get(token, nowSeconds);
-    if (cached && keys.current(cached.kid) === cached.key) return cached;
+    const hit = cache?.get(cacheKey(token));
+    if (hit !== undefined && hit.token === token) {
+      const { verified } = hit;
+      if (!isExpired(verified.exp, nowSeconds, skew) && keys.current(verified.kid) === verified.key)
+        return verified;
+    }
     if (token.length > MAX_TOKEN_LENGTH) {
       throw invalidToken(`token longer than ${MAX_TOKEN_LENGTH} characters`);
     }
@@ -111,22 +118,8 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       const fresh = await keys.refetch(kid, key!);
       if (!fresh || (refused = await attempt(token, () => fitting(fresh)))) throw refused;
     }
-    const verified: VerifiedToken = {
-      clientId: stringClaim(claims, 'client_id'),
-      userId: stringClaim(claims, 'user_id'),
-      scopes: tokenScopes(claims),
-      claims,
-      exp,
-      kid,
-      key: key!,
-      binding: bindingOf(claims),
-    };
-    cache?.set(token, verified, now() / 1000);
+    const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key! };
+    cache?.set(cacheKey(token), { token, verified });
     return verified;
   };
-}
-
-function stringClaim(claims: JwtClaims, name: string): string | undefined {
-  const value = claims[name];
-  return typeof value === 'string' ? value : undefined;
 }

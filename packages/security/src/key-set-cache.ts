@@ -1,24 +1,25 @@
-import { answerWithin, keyUnavailable, setBounded, unknownKid } from './key-errors';
 import {
+  answerWithin,
   FAILURE_TTL_MS,
+  keyUnavailable,
   MAX_KIDS,
   REFETCH_COOLDOWN_MS,
-  SET_COOLDOWN_MS,
   refreshAgeMs,
+  sameKey,
+  SET_COOLDOWN_MS,
+  setBounded,
+  unknownKid,
+  usable,
+  type FetchedKeys,
+  type FetchedKeysOptions,
 } from './key-policy';
 import type { KeySource } from './key-source';
-import { sameKey, usable, type FetchedKeys, type FetchedKeysOptions } from './kid-lookups';
 import type { VerificationKey } from './public-key';
 
 /**
- * A key server publishing a JWKS: the whole set is fetched at once and every key of it kept
- * (jose's remote key set model, with our lifecycle). The set is used for `maxAgeMs` and
- * refreshed in the background from three quarters of it; a kid the set does not hold fetches it
- * again at most once per SET_COOLDOWN_MS (one fetch in flight at a time, shared by every
- * caller), so a flood of made-up kids costs the key server one request per cooldown and a newly
- * published kid is in the next fetch. A failed fetch is remembered FAILURE_TTL_MS. A set past
- * its maximum age is not used: without a fresh answer from the key server its keys are not
- * trusted (ERR20005).
+ * A key server publishing a JWKS, fetched whole (one fetch in flight, shared) and used for
+ * `maxAgeMs`, past which its keys are not trusted (ERR20005). A kid the set does not hold fetches
+ * it again at most once per SET_COOLDOWN_MS; a failed fetch is remembered FAILURE_TTL_MS.
  */
 export class KeySetCache implements FetchedKeys {
   private keys = new Map<string, VerificationKey>();
@@ -71,7 +72,6 @@ export class KeySetCache implements FetchedKeys {
     return fresh && !sameKey(fresh, stale) ? fresh : undefined;
   }
 
-  /** security.yml `bootstrapFromKeyService`: the set fetched at start. */
   preload(): Promise<void> {
     return this.flight ?? this.reload();
   }
@@ -95,7 +95,6 @@ export class KeySetCache implements FetchedKeys {
     return key;
   }
 
-  /** One fetch of the whole set at a time; every caller waits for the same one. */
   private reload(): Promise<void> {
     this.flight ??= this.fetch().finally(() => (this.flight = undefined));
     return this.flight;

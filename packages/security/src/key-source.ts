@@ -7,17 +7,16 @@ export interface FetchedKey {
 }
 
 /**
- * Where keys of kids the configured certificates do not hold come from (the key distribution
- * server of client.yml `oauth.key`). `kid`: light-oauth2's PEM by kid, resolving undefined when
- * the server says it has no such kid, rejecting when it cannot be asked. `set`: a JWKS, every
- * key at once.
+ * Where keys of kids the certificates do not hold come from (client.yml `oauth.key`). `kid`:
+ * light-oauth2's PEM by kid, undefined when the server has no such kid, rejecting when it cannot
+ * be asked. `set`: a JWKS, every key at once.
  */
 export type KeySource =
   | { kind: 'kid'; fetch(kid: string): Promise<KeyMaterial | undefined> }
   | { kind: 'set'; fetch(): Promise<ReadonlyMap<string, FetchedKey>> };
 
-/** What the key store reports (a pino logger fits). */
-export interface KeyEvents {
+/** What the key store and the request guard write to (a pino logger fits). */
+export interface Logger {
   info(record: object, message: string): void;
   warn(record: object, message: string): void;
 }

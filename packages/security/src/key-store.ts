@@ -1,10 +1,9 @@
 import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
 import type { Clock } from './clock';
-import { unknownKid } from './key-errors';
-import { DEFAULT_KEY_POLICY, type KeyPolicy } from './key-policy';
-import type { KeyEvents, KeySource } from './key-source';
+import { DEFAULT_KEY_POLICY, unknownKid, type FetchedKeys, type KeyPolicy } from './key-policy';
+import type { Logger, KeySource } from './key-source';
 import { KeySetCache } from './key-set-cache';
-import { KidLookups, type FetchedKeys } from './kid-lookups';
+import { KidLookups } from './kid-lookups';
 import type { VerificationKey } from './public-key';
 
 export interface KeyStoreOptions {
@@ -14,12 +13,12 @@ export interface KeyStoreOptions {
   /** security.yml `jwt.algorithms`: what fetched keys may verify. */
   algorithms?: readonly Algorithm[];
   now: Clock;
-  events?: KeyEvents;
+  events?: Logger;
 }
 
 /**
- * The verification keys by kid: the configured certificates (kept for the life of the process),
- * then keys fetched from the key server (by kid, or as a JWKS), each within its maximum age.
+ * The verification keys by kid: the configured certificates (for the life of the process), then
+ * keys fetched from the key server, by kid or as a JWKS.
  */
 export class KeyStore {
   private readonly fetched?: FetchedKeys;
@@ -39,15 +38,12 @@ export class KeyStore {
     if (source?.kind === 'set') this.fetched = new KeySetCache(source, context);
   }
 
-  /** The key of a kid already at hand and within its maximum age, without waiting. */
+  /** The key of a kid at hand and within its maximum age, without waiting. */
   current(kid: string): VerificationKey | undefined {
     return this.configured.get(kid) ?? this.fetched?.current(kid);
   }
 
-  /**
-   * The key of a kid: at hand, or fetched. Throws a TokenError (no such kid: 401) or ERR20005
-   * (the key server could not be asked, failed, or answered something that is not a key).
-   */
+  /** The key of a kid, fetched if needed: a TokenError (no such kid: 401) or ERR20005. */
   async resolve(kid: string): Promise<VerificationKey> {
     const key = this.current(kid);
     if (key) return key;
@@ -56,9 +52,8 @@ export class KeyStore {
   }
 
   /**
-   * After a fetched key failed a signature check: the kid's key fetched again (a provider that
-   * reused a kid), at most once per REFETCH_COOLDOWN_MS per kid. Undefined when there is no
-   * other key to try; configured certificates are never fetched.
+   * After a fetched key failed a signature check: the kid fetched again (a reused kid), at most
+   * once per REFETCH_COOLDOWN_MS; configured certificates never are.
    */
   async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
     if (!this.fetched || this.configured.get(kid) === stale) return undefined;

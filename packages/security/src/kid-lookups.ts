@@ -1,38 +1,22 @@
-import type { Algorithm } from './algorithms';
-import type { Clock } from './clock';
-import { answerWithin, keyUnavailable, setBounded, unknownKid } from './key-errors';
 import {
+  answerWithin,
   FAILURE_TTL_MS,
+  keyUnavailable,
+  LOOKUP_BURST,
+  LOOKUP_INTERVAL_MS,
+  MAX_KIDS,
   NOT_FOUND_TTL_MS,
   REFETCH_COOLDOWN_MS,
   refreshAgeMs,
-  type KeyPolicy,
+  sameKey,
+  setBounded,
+  unknownKid,
+  usable,
+  type FetchedKeys,
+  type FetchedKeysOptions,
 } from './key-policy';
-import type { KeyEvents, KeySource } from './key-source';
-import { LookupBudget } from './lookup-budget';
-import {
-  importPublicKey,
-  verificationKey,
-  type KeyMaterial,
-  type VerificationKey,
-} from './public-key';
-
-/** Keys fetched from a key server, as the key store asks for them. */
-export interface FetchedKeys {
-  /** The key of a kid when held and not past its maximum age; never waits. */
-  current(kid: string): VerificationKey | undefined;
-  /** The key of a kid, fetched if needed: TokenError (unknown kid) or ERR20005. */
-  resolve(kid: string): Promise<VerificationKey>;
-  /** After `stale` failed a signature check: a different key for the kid, when one can be had now. */
-  refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined>;
-}
-
-export interface FetchedKeysOptions {
-  policy: KeyPolicy;
-  now: Clock;
-  algorithms: readonly Algorithm[];
-  events?: KeyEvents;
-}
+import type { KeySource } from './key-source';
+import { importPublicKey, type VerificationKey } from './public-key';
 
 interface Entry {
   key: VerificationKey;
@@ -46,12 +30,10 @@ interface Miss {
 }
 
 /**
- * light-oauth2's key service, one kid per request (`GET {uri}/{kid}`). Each kid is fetched once
- * at a time (single flight) and kept for `maxAgeMs`, refreshed in the background from three
- * quarters of it; a kid the server does not know is remembered NOT_FOUND_TTL_MS, a failure
- * FAILURE_TTL_MS. Kids nobody knows yet share a LookupBudget, so a flood of made-up kids costs
- * the key server one request a second and cannot keep out a kid it really has; kids already
- * known are refreshed outside that budget.
+ * light-oauth2's key service, one kid per request. Each kid is fetched once at a time and kept
+ * `maxAgeMs`; a kid the server does not know is remembered NOT_FOUND_TTL_MS, a failure
+ * FAILURE_TTL_MS. Kids nobody knows yet share a LookupBudget, so a flood of made-up kids cannot
+ * keep out a kid the server really has; known kids are refreshed outside it.
  */
 export class KidLookups implements FetchedKeys {
   private readonly entries = new Map<string, Entry>();
@@ -75,7 +57,6 @@ export class KidLookups implements FetchedKeys {
     const age = at - entry.fetchedAt;
     if (age >= policy.maxAgeMs) return undefined;
     if (age >= refreshAgeMs(policy) && !this.flights.has(kid) && !this.failing(kid, at)) {
-      // Refreshed while still in use; a failure is remembered (no retry per request).
       this.start(kid).catch(() => undefined);
     }
     return entry.key;
@@ -92,12 +73,10 @@ export class KidLookups implements FetchedKeys {
       if (miss.failure !== undefined) throw keyUnavailable(kid, miss.failure);
       throw unknownKid();
     }
-    // A kid already known (past its maximum age) is fetched again outside the budget.
     if (this.entries.has(kid)) return found(await this.start(kid));
     const chosen = this.budget.take(kid, at);
     if (chosen === undefined) throw unknownKid('unknown kid; key look-ups are rate-limited');
     if (chosen !== kid) {
-      // The free look-up goes to a kid asked for more often; its callers get it next time.
       if (!this.flights.has(chosen)) this.start(chosen).catch(() => undefined);
       throw unknownKid('unknown kid; a kid asked for more often is looked up first');
     }
@@ -135,7 +114,7 @@ export class KidLookups implements FetchedKeys {
     let publicKey;
     try {
       const material = await answerWithin(this.source.fetch(kid), policy.timeoutMs);
-      // An answer that is not a public key is a key server failure.
+      // An answer that is not a public key is a failure.
       if (material !== undefined) publicKey = await importPublicKey(material);
     } catch (err) {
       setBounded(this.misses, kid, { until: now() + FAILURE_TTL_MS, failure: err });
@@ -160,36 +139,65 @@ export class KidLookups implements FetchedKeys {
   }
 }
 
-/**
- * A key of a key server as a verification key (jose imports a JWK). A key jwt.algorithms does
- * not allow, or one that cannot be read, verifies nothing: its kid is treated as unknown (401),
- * and the operator is told why.
- */
-export async function usable(
-  kid: string,
-  material: KeyMaterial,
-  options: FetchedKeysOptions,
-  pinned?: unknown,
-): Promise<VerificationKey | undefined> {
-  try {
-    return verificationKey(await importPublicKey(material), options.algorithms, pinned);
-  } catch (err) {
-    options.events?.warn({ kid, reason: (err as Error).message }, 'key of the key server not used');
-    return undefined;
-  }
-}
-
-/** Whether two verification keys are the same key for the same algorithms. */
-export function sameKey(a: VerificationKey | undefined, b: VerificationKey): boolean {
-  return (
-    a !== undefined &&
-    a.key.equals(b.key) &&
-    a.algorithms.length === b.algorithms.length &&
-    a.algorithms.every((alg) => b.algorithms.includes(alg))
-  );
-}
-
 function found(entry: Entry | undefined): VerificationKey {
   if (!entry) throw unknownKid();
   return entry.key;
+}
+
+/** Asks are counted per minute: the counts start again every minute. */
+const WINDOW_MS = 60_000;
+
+/**
+ * The look-ups of kids nobody knows yet: LOOKUP_BURST at once, then one per LOOKUP_INTERVAL_MS
+ * (a token bucket), each to the kid asked for most this minute, the asker on a tie.
+ */
+export class LookupBudget {
+  private tokens = LOOKUP_BURST;
+  private refilledAt: number;
+  private countedSince: number;
+  private readonly asked = new Map<string, number>();
+
+  constructor(now: number) {
+    this.refilledAt = this.countedSince = now;
+  }
+
+  /** Counts an ask for `kid`; returns the kid to look up now, or undefined when none is free. */
+  take(kid: string, now: number): string | undefined {
+    if (now - this.countedSince >= WINDOW_MS) {
+      this.asked.clear();
+      this.countedSince = now;
+    }
+    this.count(kid);
+    this.tokens = Math.min(
+      LOOKUP_BURST,
+      this.tokens + (now - this.refilledAt) / LOOKUP_INTERVAL_MS,
+    );
+    this.refilledAt = now;
+    if (this.tokens < 1) return undefined;
+    this.tokens -= 1;
+    let chosen = kid;
+    for (const [other, count] of this.asked) if (count > this.asked.get(chosen)!) chosen = other;
+    return chosen;
+  }
+
+  /** A kid that was looked up (found or not) waits no more. */
+  forget(kid: string): void {
+    this.asked.delete(kid);
+  }
+
+  /** A full map drops the oldest kid asked for once (as made-up kids are), else the oldest. */
+  private count(kid: string): void {
+    const count = this.asked.get(kid);
+    if (count === undefined && this.asked.size >= MAX_KIDS) {
+      let drop = this.asked.keys().next().value as string;
+      for (const [other, n] of this.asked) {
+        if (n === 1) {
+          drop = other;
+          break;
+        }
+      }
+      this.asked.delete(drop);
+    }
+    this.asked.set(kid, (count ?? 0) + 1);
+  }
 }

@@ -1,9 +1,6 @@
 import crypto, { type KeyObject } from 'node:crypto';
-import { ConfigError } from '@chain/errors';
 import { SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from './clock';
-
-export const MOCK_KID = 'mock-jwt';
 
 export interface TokenResponse {
   access_token: string;
@@ -12,19 +9,20 @@ export interface TokenResponse {
   scope?: string;
 }
 
+const EXPIRES_IN = 600;
+
 /**
  * `enableMockJwt`: a token issuer for tests and local work, with a key of its own made at start
- * (kid `mock-jwt`, added to the service's key map). Its tokens carry light-oauth2's claims.
+ * (kid `mock-jwt`, added to the service's keys). Its tokens carry light-oauth2's claims, and the
+ * first accepted `iss` and `aud` when those are checked.
  */
 export class MockTokenIssuer {
-  readonly kid = MOCK_KID;
+  readonly kid = 'mock-jwt';
   readonly publicKey: KeyObject;
   private readonly privateKey: KeyObject;
 
   constructor(
     private readonly now: Clock,
-    readonly expiresInSeconds = 600,
-    /** `iss` and `aud` of the tokens: the first accepted issuer and audience, when checked. */
     private readonly claims: { issuer?: string; audience?: string } = {},
   ) {
     const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -41,7 +39,7 @@ export class MockTokenIssuer {
     const claims: JWTPayload = {
       iss: this.claims.issuer ?? 'urn:com:networknt:oauth2:v1',
       aud: this.claims.audience ?? 'urn:com.networknt',
-      exp: iat + this.expiresInSeconds,
+      exp: iat + EXPIRES_IN,
       iat,
       nbf: iat - 120,
       jti: crypto.randomUUID(),
@@ -54,24 +52,27 @@ export class MockTokenIssuer {
         .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
         .sign(this.privateKey),
       token_type: 'bearer',
-      expires_in: this.expiresInSeconds,
+      expires_in: EXPIRES_IN,
     };
     if (request.scopes?.length) response.scope = request.scopes.join(' ');
     return response;
   }
 }
 
-/** A service with `enableMockJwt` refuses to start in production. */
-export function assertMockJwtAllowed(
-  enableMockJwt: boolean,
-  env: NodeJS.ProcessEnv,
-  file = 'security.yml',
-): void {
-  if (enableMockJwt && env.NODE_ENV === 'production') {
-    throw new ConfigError(
-      file,
-      'enableMockJwt',
-      'must be false when NODE_ENV=production (the mock token endpoint is for tests only)',
-    );
-  }
+/**
+ * `POST /oauth2/token` of `enableMockJwt`: a token for the client of the Basic header (else the
+ * form's `client_id`), with the form's `user_id` and `scope`. Nothing is checked.
+ */
+export function mockTokenResponse(
+  issuer: MockTokenIssuer,
+  form: URLSearchParams,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization ?? '');
+  const user = basic && Buffer.from(basic[1], 'base64').toString('utf8').split(':')[0];
+  return issuer.issue({
+    clientId: user || form.get('client_id') || undefined,
+    userId: form.get('user_id') || undefined,
+    scopes: form.get('scope')?.split(/\s+/).filter(Boolean) ?? [],
+  });
 }

@@ -7,11 +7,7 @@ import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './alg
 /** Key material as a key server or a config file gives it: PEM text, a KeyObject or a JWK. */
 export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
 
-/**
- * A public key ready to verify: parsed once (a verification never parses PEM text) with the
- * algorithms it may verify, which is what its type allows, what
- * security.yml `jwt.algorithms` allows and, for a JWK with `alg`, that algorithm only.
- */
+/** A public key parsed once, with what it may verify: its type, `jwt.algorithms`, a JWK's `alg`. */
 export interface VerificationKey {
   readonly key: KeyObject;
   readonly algorithms: readonly Algorithm[];
@@ -22,9 +18,8 @@ const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const PEM_PRIVATE = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 
 /**
- * The public key of a PEM X.509 certificate, a PEM public key (SPKI or PKCS#1) or a public
- * KeyObject. A private key is refused, whatever its form: a verifier never holds one, and a
- * private key in a verifier's config is a leak waiting to happen.
+ * The public key of a PEM certificate, a PEM public key (SPKI or PKCS#1) or a public KeyObject.
+ * A private key is refused in any form: a private key in a verifier's config is a leak.
  */
 export function toPublicKey(material: string | Buffer | KeyObject): KeyObject {
   if (material instanceof KeyObject) {
@@ -51,9 +46,8 @@ export async function importPublicKey(material: KeyMaterial): Promise<KeyObject>
 }
 
 /**
- * A verification key of a PEM text or a KeyObject, allowed to verify `allowed` (security.yml) of
- * what its type can verify; with `pinned` (a JWK's `alg`) only that one. Throws a TypeError saying why
- * when the key can verify none of them.
+ * A verification key for what its type can verify of `allowed`, only `pinned` (a JWK's `alg`)
+ * when given; a TypeError saying why when that is nothing.
  */
 export function verificationKey(
   material: string | Buffer | KeyObject,
@@ -76,10 +70,7 @@ export function verificationKey(
   return { key, algorithms };
 }
 
-/**
- * The verification key of a `jwt.certificate` file, or what is wrong with it: the file cannot be
- * read, or holds a private key, or a key that fits none of the allowed algorithms.
- */
+/** The verification key of a `jwt.certificate` file, or what is wrong with it. */
 function readCertificate(path: string, allowed: readonly Algorithm[]): VerificationKey | string {
   let text: string;
   try {
@@ -106,11 +97,7 @@ export function certificateProblem(
   return typeof read === 'string' ? read : undefined;
 }
 
-/**
- * security.yml `jwt.certificate`: kid -> PEM certificate (or public key) file, read and parsed at
- * start. A file that cannot be read, a private key, or a key that fits none of the allowed
- * algorithms stops the service with the file and the key named.
- */
+/** security.yml `jwt.certificate` (kid -> file), read at start; a bad file stops the service. */
 export function loadCertificates(
   certificates: Record<string, string>,
   allowed: readonly Algorithm[],

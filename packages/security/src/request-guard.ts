@@ -1,49 +1,53 @@
-import { auditRecord } from './audit-log';
-import { verifiedCallerOf, type AuthInfo, type AuthRequest } from './authorizer';
-import { createSecurity, type SecurityOptions } from './create-security';
-import type { MockTokenIssuer } from './mock-jwt';
-import { StatusError } from '@chain/errors';
+import { ConfigError, StatusError } from '@chain/errors';
 import { decodeJwt } from 'jose';
-import { MAX_TOKEN_LENGTH } from './jwt-verifier';
+import {
+  createAuthorizer,
+  verifiedCallerOf,
+  type AuthInfo,
+  type AuthRequest,
+  type TokenVerifier,
+} from './authorizer';
+import type { ClaimChecks } from './claims';
+import { systemClock, type Clock } from './clock';
+import { createIntrospectionVerifier } from './introspection';
+import type { IntrospectionSource } from './introspection-source';
+import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier';
+import type { KeyPolicy } from './key-policy';
+import type { KeySource, Logger } from './key-source';
+import { KeyStore } from './key-store';
+import { MockTokenIssuer } from './mock-jwt';
+import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
+import type { SecurityConfig } from './security-config';
+import { createTokenBinding } from './token-binding';
 
-/** The two methods of a pino logger the guard writes with. */
-export interface GuardLogger {
-  info(record: object, message: string): void;
-  warn(record: object, message: string): void;
+export interface RequestGuardOptions {
+  config: SecurityConfig;
+  /** Receives the key store's events, the audit line of each verified request, each refusal. */
+  logger?: Logger;
+  /** Keys of unknown kids (the key server of client.yml `oauth.key`). */
+  keySource?: KeySource;
+  keyPolicy?: Partial<KeyPolicy>;
+  /** Audience and issuer checks (client.yml `oauth.key.audience` / `issuer`). */
+  claims?: ClaimChecks;
+  /** Where opaque tokens are introspected; needed by `enableVerifySwt` without `enableVerifyJwt`. */
+  introspection?: IntrospectionSource;
+  now?: Clock;
+  /** For the production check of `enableMockJwt` (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
-export interface RequestGuardOptions extends SecurityOptions {
-  /** Receives the audit line of each verified request and one line per refused request. */
-  logger?: GuardLogger;
-  /**
-   * Writes the audit line of a verified request (its fields; the message is `jwt verified`)
-   * instead of `logger.info`: the runtime's writer of that one line, which costs a fraction of
-   * a general log call and is on every request.
-   */
-  audit?: (fields: Record<string, unknown>) => void;
-}
-
-/**
- * What the guard reads of a request: the two credential headers (and their DPoP proofs), the
- * operation's scopes, what a token's binding is proven against (the connection's client
- * certificate, the method and URI), the introspection client an opaque token may bring, and what
- * to log it under.
- */
+/** A request as the guard reads it; the ids and the address are for the log lines only. */
 export interface GuardRequest extends AuthRequest {
-  /** For the log lines only. */
   correlationId?: string;
-  /** For the log lines only: the W3C trace-id of the request. */
   traceId?: string;
-  /** For the log lines only: the peer address of the connection. */
   remoteAddress?: string;
 }
 
 export interface RequestGuard {
   /**
-   * Verifies one request (README "Security"). Resolves with the verified caller, or undefined
-   * for a path of `skipPathPrefixes` (not verified); rejects with the catalogue StatusError,
-   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` and
-   * `enableVerifySwt` are false: there is nothing to check.
+   * Verifies one request: the verified caller, or undefined for a path of `skipPathPrefixes`;
+   * rejects with the catalogue StatusError (a 403's caller: `verifiedCallerOf`). Undefined when
+   * `enableVerifyJwt` and `enableVerifySwt` are false.
    */
   check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
   /** The `enableMockJwt` token issuer. */
@@ -51,29 +55,47 @@ export interface RequestGuard {
 }
 
 /**
- * The request-facing face of the security package, free of any HTTP framework: the runtime's
- * security stage hands it the headers and the operation's scopes. It writes the audit line of a
- * verified request, and one line per refused request (code, reason, correlation and trace ids,
- * client, peer), never the token and never a stack trace.
+ * Everything security.yml asks for, built once at start (a bad option throws a ConfigError
+ * naming the key), behind one check per request that writes the audit line of a verified
+ * request and one line per refusal (never the token, never a stack).
  */
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
-  const { config, logger } = options;
-  const { authorize, mockIssuer } = createSecurity(options);
-  if (!authorize) return { mockIssuer };
-  const audit =
-    options.audit ??
-    (logger ? (fields: Record<string, unknown>) => logger.info(fields, 'jwt verified') : undefined);
+  const { config, claims, logger } = options;
+  const now = options.now ?? systemClock;
+  if (config.enableMockJwt && (options.env ?? process.env).NODE_ENV === 'production') {
+    throw new ConfigError(
+      'security.yml',
+      'enableMockJwt',
+      'must be false when NODE_ENV=production (the mock token endpoint is for tests only)',
+    );
+  }
+  const mockIssuer = config.enableMockJwt
+    ? new MockTokenIssuer(now, { issuer: claims?.issuer?.[0], audience: claims?.audience?.[0] })
+    : undefined;
+  if (!config.enableVerifyJwt && !config.enableVerifySwt) return { mockIssuer };
+  const authorize = createAuthorizer(tokenVerifier(options, now, mockIssuer), {
+    ...config,
+    confirm: createTokenBinding(config.dpop, now),
+  });
+  const { logJwtToken, logClientUserScope } = config;
 
   const check = async (request: GuardRequest): Promise<AuthInfo | undefined> => {
     try {
       const authorized = await authorize(request);
       if (!authorized) return undefined; // skipPathPrefixes
       const { auth, token } = authorized;
-      const record = audit && auditRecord(config, token, auth);
-      if (record) {
+      if (logger && (logJwtToken || logClientUserScope)) {
+        // light-4j's AuditHandler; an opaque token tells a reader nothing and stays valid.
+        const record: Record<string, unknown> = {};
+        if (logJwtToken && !auth.introspected) record.jwt = token;
+        if (logClientUserScope) {
+          record.client_id = auth.clientId;
+          record.user_id = auth.userId;
+          record.scope = auth.scopes.join(' ');
+        }
         record.correlationId = request.correlationId;
         record.traceId = request.traceId;
-        audit(record);
+        logger.info(record, 'jwt verified');
       }
       return auth;
     } catch (err) {
@@ -84,8 +106,57 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   return { check, mockIssuer };
 }
 
+/**
+ * A JWT verifier, an introspection verifier, or both: then a token is a JWT when it starts with
+ * "eyJ" (`{"`, a JWS header) and has a dot, as light-4j's `StringUtils.isJwtToken` (anchored).
+ */
+function tokenVerifier(
+  options: RequestGuardOptions,
+  now: Clock,
+  mockIssuer: MockTokenIssuer | undefined,
+): TokenVerifier {
+  const { config, introspection } = options;
+  const swt =
+    config.enableVerifySwt && introspection
+      ? createIntrospectionVerifier(introspection, config.swt, now)
+      : undefined;
+  if (!config.enableVerifyJwt) {
+    if (swt) return swt;
+    throw new TypeError(
+      'security.yml enableVerifySwt without enableVerifyJwt needs an introspection source',
+    );
+  }
+  const { algorithms } = config.jwt;
+  const certificates: Map<string, VerificationKey> = config.bootstrapFromKeyService
+    ? new Map()
+    : loadCertificates(config.jwt.certificate, algorithms);
+  if (mockIssuer) {
+    certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
+  }
+  const keys = new KeyStore(certificates, {
+    source: options.keySource,
+    policy: { maxAgeMs: config.jwt.keyMaxAgeSeconds * 1000, ...options.keyPolicy },
+    algorithms,
+    now,
+    events: options.logger,
+  });
+  // A JWKS is fetched at start (a failure is logged by the key store).
+  if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
+  const jwt = createJwtVerifier({
+    keys,
+    clockSkewInSeconds: config.jwt.clockSkewInSeconds,
+    now,
+    cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
+    algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
+    claims: options.claims,
+  });
+  if (!swt) return jwt;
+  return (token, request) =>
+    token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
+}
+
 /** One line per refusal; a failure that is not a refusal (ERR10010) is the renderer's to log. */
-function logRefusal(logger: GuardLogger, request: GuardRequest, err: unknown): void {
+function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
   const caller = verifiedCallerOf(err);
   const record: Record<string, unknown> = {
@@ -123,8 +194,8 @@ function reasonOf(err: StatusError, request: GuardRequest): string {
 const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
- * The `client_id` a refused token claims (its signature did not verify, so it is only a claim):
- * it tells an operator which client is misconfigured. Only a short printable string is kept.
+ * The `client_id` a refused token claims (unverified: only a claim), which tells an operator
+ * which client is misconfigured. Only a short printable string is kept.
  */
 function claimedClientId(authorization: string | string[] | undefined): string | undefined {
   if (typeof authorization !== 'string') return undefined;

@@ -2,10 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { JwtClaims } from './claims';
 
 /**
- * security.yml `skipPathPrefixes`: a request whose path is one of the prefixes, or below one of
- * them, skips verification. A prefix matches whole path segments (`/public` skips `/public` and
- * `/public/x`, not `/publicity`); light-4j matches any string prefix, which turns a typo into an
- * open endpoint.
+ * security.yml `skipPathPrefixes`, by whole path segments (`/public` skips `/public` and
+ * `/public/x`, not `/publicity`): light-4j's any string prefix turns a typo into an open endpoint.
  */
 export function isSkippedPath(path: string, prefixes: readonly string[]): boolean {
   for (const prefix of prefixes) {
@@ -19,10 +17,8 @@ export function isSkippedPath(path: string, prefixes: readonly string[]): boolea
 const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
- * security.yml `passThroughClaims` (claim -> header name): the headers a verified token's claims
- * give the handler and the downstream. A claim the token does not hold gives no header; a list
- * is joined with spaces (as `scope`), an object is JSON; a value that cannot be a header value
- * is left out.
+ * security.yml `passThroughClaims` (claim -> header): a claim the token lacks gives no header, a
+ * list is joined with spaces, an object is JSON, a value that cannot be a header value is left out.
  */
 export function passThroughHeaders(
   claims: JwtClaims,
@@ -44,10 +40,8 @@ export function passThroughHeaders(
 }
 
 /**
- * Puts the pass-through headers on a request: every header named in `mapping` is removed first,
- * whatever the caller sent (a caller must not be able to claim `X-User-Id: admin`), then the
- * verified values are set. With no verified token (verification off, a skipped path) the
- * headers are only removed.
+ * Removes every header named in `mapping`, whatever the caller sent (a caller must not claim
+ * `X-User-Id: admin`), then sets the verified values, if any.
  */
 export function applyPassThrough(
   headers: IncomingHttpHeaders,

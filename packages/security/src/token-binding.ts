@@ -1,96 +1,55 @@
+import type { Binding } from './claims';
 import type { Clock } from './clock';
-import { normalizeHtu, type DpopProofVerifier } from './dpop-proof';
-import type { DpopReplayCache } from './dpop-replay-cache';
-import type { JwtClaims } from './claims';
+import { createDpopProofVerifier, normalizeHtu } from './dpop-proof';
+import { DpopReplayCache } from './dpop-replay-cache';
+import type { SecurityConfig } from './security-config';
 import { TokenError } from './token-error';
 
-/**
- * What a verified token's `cnf` claim (RFC 7800) binds it to, read once when the token is
- * verified and cached with it: an RFC 8705 certificate thumbprint (`x5t#S256`), an RFC 9449
- * DPoP key thumbprint (`jkt`), or both. `problem` when the claim binds it to something this
- * service cannot check: such a token is never accepted.
- */
-export interface Binding {
-  x5t?: string;
-  jkt?: string;
-  problem?: string;
-}
-
-/** The confirmation methods checked here; a `cnf` naming any other is a binding not proven. */
-const METHODS = new Set(['x5t#S256', 'jkt']);
-
-/** The binding of a token's claims; undefined when it has no `cnf` (a bearer token). */
-export function bindingOf(claims: JwtClaims): Binding | undefined {
-  const { cnf } = claims;
-  if (cnf === undefined) return undefined;
-  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) {
-    return { problem: 'cnf is not an object' };
-  }
-  const members = Object.entries(cnf as Record<string, unknown>);
-  if (members.length === 0) return { problem: 'cnf names no confirmation method' };
-  const binding: Binding = {};
-  for (const [method, value] of members) {
-    if (!METHODS.has(method)) {
-      return { problem: 'cnf names a confirmation method other than x5t#S256 and jkt' };
-    }
-    if (typeof value !== 'string' || value === '') {
-      return { problem: `cnf ${method} is not a non-empty string` };
-    }
-    if (method === 'jkt') binding.jkt = value;
-    else binding.x5t = value;
-  }
-  return binding;
-}
-
-/** How a token came: its header's scheme, the token itself and the proof that goes with it. */
+/** How a token came: its header's scheme, the token and its DPoP proof header. */
 export interface Presentation {
   scheme: 'bearer' | 'dpop';
   token: string;
-  /** The DPoP proof header of this token (`DPoP` for Authorization, `X-Scope-Token-DPoP`). */
   proof: string | string[] | undefined;
 }
 
-/** What a binding is checked against: the request's connection, method and URI. */
+/** What a binding is proven against: the request's connection, method and URI. */
 export interface RequestFacts {
-  /** RFC 8705 `x5t#S256` of the connection's verified client certificate (two-way TLS). */
+  /** RFC 8705 `x5t#S256` of the connection's verified client certificate. */
   clientCertThumbprint?: string;
-  /** The request method as sent (DPoP `htm`). */
+  /** The method and the path (without the query) as sent: DPoP `htm` and `htu`. */
   method?: string;
-  /** The request path as sent, without the query (DPoP `htu`). */
   path?: string;
-  /** The request's `Host` header (`:authority` on HTTP/2), when `dpop.origins` is empty. */
+  /** The `Host` (`:authority` on HTTP/2) and whether over TLS: `htu` when `dpop.origins` is empty. */
   host?: string;
-  /** Whether the request came over TLS: the scheme of its URI, when `dpop.origins` is empty. */
   secure?: boolean;
 }
 
-export interface TokenBindingOptions {
-  verifyProof: DpopProofVerifier;
-  replays: DpopReplayCache;
-  /** security.yml `dpop.iatWindowSeconds`: how long a proof's `jti` is remembered after its iat. */
-  iatWindowSeconds: number;
-  /** security.yml `dpop.origins`: the service's external origins, normalized; empty: the Host's. */
-  origins: readonly string[];
-  now: Clock;
-}
+export type TokenBindingCheck = (
+  binding: Binding | undefined,
+  presented: Presentation,
+  request: RequestFacts,
+) => Promise<void>;
 
 /**
- * Checks that a request proves the binding of a token (called for a token with a `cnf`, or one
- * sent with the DPoP scheme; a bearer token without `cnf` has nothing to prove):
- * - a `cnf` this service cannot check: refused;
- * - `x5t#S256` (RFC 8705 section 3): the connection's client certificate has that thumbprint;
- * - `jkt` (RFC 9449 section 7.1): the token came with the DPoP scheme (a DPoP-bound token sent as
- *   Bearer is refused, section 7.2) and a proof that passes section 4.3 for this request and
- *   token, signed by the key of that thumbprint, whose `jti` was not used before;
- * - the DPoP scheme with a token not bound to a DPoP key: refused.
- * Throws a TokenError: `unbound`, `proof` or `replayed`.
+ * That a request proves the binding of a token with a `cnf`, or sent with the DPoP scheme: a
+ * `cnf` not checkable here is refused; `x5t#S256` (RFC 8705 section 3) is the connection's
+ * client certificate; `jkt` (RFC 9449 section 7.1) needs the DPoP scheme (section 7.2) and a
+ * proof passing section 4.3 for this request and token, signed by that key, whose `jti` was not
+ * used before; the DPoP scheme needs a `jkt`. Throws a TokenError `unbound`, `proof` or `replayed`.
  */
-export function createTokenBinding(options: TokenBindingOptions) {
-  const { verifyProof, replays, iatWindowSeconds, origins, now } = options;
+export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock): TokenBindingCheck {
+  const verifyProof = createDpopProofVerifier(dpop, now);
+  const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
 
   const targetUris = (request: RequestFacts): string[] => {
     const path = request.path ?? '/';
-    const bases = origins.length > 0 ? origins : request.host ? [origin(request)] : [];
+    const { host, secure } = request;
+    const bases =
+      dpop.origins.length > 0
+        ? dpop.origins
+        : host
+          ? [`${secure ? 'https' : 'http'}://${host}`]
+          : [];
     const uris: string[] = [];
     for (const base of bases) {
       const uri = normalizeHtu(base + path);
@@ -99,11 +58,7 @@ export function createTokenBinding(options: TokenBindingOptions) {
     return uris;
   };
 
-  return async (
-    binding: Binding | undefined,
-    presented: Presentation,
-    request: RequestFacts,
-  ): Promise<void> => {
+  return async (binding, presented, request) => {
     if (binding?.problem) throw unbound(binding.problem);
     if (binding?.x5t !== undefined) {
       if (request.clientCertThumbprint === undefined) {
@@ -126,7 +81,7 @@ export function createTokenBinding(options: TokenBindingOptions) {
     if (proof.thumbprint !== binding.jkt) {
       throw unbound('DPoP proof is signed by another key than the token is bound to');
     }
-    const used = replays.use(proof.jti, proof.iat + iatWindowSeconds, now() / 1000);
+    const used = replays.use(proof.jti, proof.iat + dpop.iatWindowSeconds, now() / 1000);
     if (used === 'replayed') throw new TokenError('replayed', 'DPoP proof jti already used');
     if (used === 'forgotten') {
       throw new TokenError(
@@ -137,9 +92,4 @@ export function createTokenBinding(options: TokenBindingOptions) {
   };
 }
 
-export type TokenBindingCheck = ReturnType<typeof createTokenBinding>;
-
 const unbound = (reason: string) => new TokenError('unbound', reason);
-
-/** The origin a request names: the scheme it came over and its Host. */
-const origin = (request: RequestFacts) => `${request.secure ? 'https' : 'http'}://${request.host}`;

@@ -2,12 +2,10 @@ import type { StatusCode } from '@chain/errors';
 import { errors } from 'jose';
 
 /**
- * Why a token was refused, before it is known which header it came from (REFUSAL_CODES): invalid
- * or expired, `inactive` (introspection said an opaque token is not active), or
- * (`token-binding.ts`) good but not proven by the request: `unbound` (its `cnf` names a
- * certificate or key the request does not prove), `proof` (its DPoP proof is missing or fails a
- * check), `replayed` (its DPoP proof was used before). The message is a fixed reason for the log;
- * it never holds any part of the token.
+ * Why a token was refused, before it is known which header it came in: invalid, expired,
+ * `inactive` (introspection), or not proven by the request (`token-binding.ts`): `unbound`,
+ * `proof` (a DPoP proof missing or failing a check), `replayed`. The message is a fixed reason
+ * for the log, never any part of the token.
  */
 export class TokenError extends Error {
   override readonly name = 'TokenError';
@@ -26,11 +24,8 @@ export const invalidToken = (reason: string) => new TokenError('invalid', reason
 export type TokenHeader = 'auth' | 'scope';
 
 /**
- * The catalogue code of a refusal, by the header the token came in: the one table of refusal
- * codes, for JWTs and opaque tokens alike. The binding codes are the same for both headers; their
- * description names the header (HEADER_NAMES). `inactive`: introspection said so (light-4j's
- * ERR10081 for Authorization; an X-Scope-Token keeps its own code, as its invalid and expired
- * JWTs do).
+ * The one table of refusal codes, JWT or opaque, by header. An inactive X-Scope-Token keeps its
+ * own code, as for a JWT; the binding codes name the header in their description.
  */
 export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], StatusCode>> = {
   auth: {
@@ -57,10 +52,7 @@ export const HEADER_NAMES: Record<TokenHeader, string> = {
   scope: 'X-Scope-Token',
 };
 
-/**
- * jose's refusals of a token by error code, each with the reason it is logged with (one per kind
- * of defect, stable for log searches). All are invalid tokens: the expiry is ours (`claims.ts`).
- */
+/** jose's refusals by error code, each with a fixed reason (stable for log searches). */
 const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_INVALID: 'token is not a compact JWS with a JSON header',
   ERR_JWT_INVALID: 'payload is not a JSON object',
@@ -68,7 +60,7 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify',
 };
 
-/** A jose error as a TokenError (an alg it does not allow names the list); anything else unchanged. */
+/** A jose error as an invalid token (an alg not allowed names the list); anything else unchanged. */
 export function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   if (!(err instanceof errors.JOSEError)) return err;
   const reason =

@@ -1,5 +1,4 @@
-import { extractBearer, parseBearer, parseDpop } from '../src/bearer';
-import { StatusError } from '@chain/errors';
+import { parseBearer, parseDpop } from '../src/bearer';
 
 describe('parseBearer', () => {
   it.each([
@@ -105,20 +104,6 @@ describe('parseBearer reads every header as the general rule does', () => {
       let header = i % 2 === 0 ? 'Bearer ' : '';
       for (let n = next() % 5; n >= 0; n--) header += pieces[next()];
       expect([header, parseBearer(header)]).toEqual([header, rule(header)]);
-    }
-  });
-});
-
-describe('extractBearer', () => {
-  it('returns the token', () => {
-    expect(extractBearer('Bearer t')).toBe('t');
-  });
-  it('throws ERR10002 without one', () => {
-    expect(() => extractBearer('Basic x')).toThrow(StatusError);
-    try {
-      extractBearer(undefined);
-    } catch (err) {
-      expect((err as StatusError).code).toBe('ERR10002');
     }
   });
 });

@@ -1,4 +1,4 @@
-import { checkClaims, isExpired } from '../src/claims';
+import { checkClaims, isExpired, tokenScopes } from '../src/claims';
 import { TokenError } from '../src/token-error';
 
 const EXP = 1_700_000_000;
@@ -96,5 +96,24 @@ describe('checkClaims: audience and issuer', () => {
     expect(outcome({ exp: EXP, iss: 'https://evil' }, EXP + SKEW, checks)).toBe(
       'expired: token expired',
     );
+  });
+});
+
+describe('tokenScopes', () => {
+  it('reads scope as an array', () => {
+    expect(tokenScopes({ scope: ['a', 'b', 3] })).toEqual(['a', 'b']);
+  });
+  it('reads scope as a space-separated string', () => {
+    expect(tokenScopes({ scope: ' a  b ' })).toEqual(['a', 'b']);
+  });
+  it('falls back to scp when scope is absent or of another type', () => {
+    expect(tokenScopes({ scp: 'x y' })).toEqual(['x', 'y']);
+    expect(tokenScopes({ scope: 42, scp: ['z'] })).toEqual(['z']);
+  });
+  it('prefers scope over scp', () => {
+    expect(tokenScopes({ scope: ['a'], scp: ['z'] })).toEqual(['a']);
+  });
+  it('is empty without either', () => {
+    expect(tokenScopes({})).toEqual([]);
   });
 });

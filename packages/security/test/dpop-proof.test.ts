@@ -9,7 +9,7 @@ import { manualClock } from './helpers';
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJjbmYiOnt9fQ.c2ln';
 const clock = manualClock();
 const verifier = (algorithms: Algorithm[] = ['ES256', 'EdDSA', 'PS256', 'RS256']) =>
-  createDpopProofVerifier({ algorithms: [...algorithms], iatWindowSeconds: 60, now: clock.now });
+  createDpopProofVerifier({ algorithms: [...algorithms], iatWindowSeconds: 60 }, clock.now);
 const verify = verifier();
 const target = { method: METHOD, uris: [HTU], accessToken: TOKEN };
 
@@ -149,12 +149,8 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
   });
 
   it('passes through what is not a refusal of the proof', async () => {
-    const broken = createDpopProofVerifier({
-      algorithms: ['ES256'],
-      iatWindowSeconds: 60,
-      now: () => {
-        throw new Error('clock broke');
-      },
+    const broken = createDpopProofVerifier({ algorithms: ['ES256'], iatWindowSeconds: 60 }, () => {
+      throw new Error('clock broke');
     });
     await expect(broken(`${'a'.repeat(10)}.b.c`, target)).rejects.toThrow('clock broke');
   });

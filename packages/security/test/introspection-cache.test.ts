@@ -1,4 +1,4 @@
-import { IntrospectionCache } from '../src/introspection-cache';
+import { IntrospectionCache } from '../src/introspection';
 import { deferred, manualClock } from './helpers';
 
 const T0 = 1_700_000_000_000;

@@ -1,6 +1,5 @@
 import { StatusError } from '@chain/errors';
-import { createIntrospectionVerifier, type IntrospectedToken } from '../src/introspection';
-import { IntrospectionCache } from '../src/introspection-cache';
+import { createIntrospectionVerifier } from '../src/introspection';
 import {
   RefusedIntrospectionClient,
   type Introspected,
@@ -49,13 +48,9 @@ function setup(
 ) {
   const clock = manualClock(T0);
   const { source, asked } = scriptedSource(answer);
-  const cache = new IntrospectionCache<IntrospectedToken | undefined>(
-    maxEntries,
-    maxAgeMs,
-    clock.now,
-  );
-  const verify = createIntrospectionVerifier({ source, cache });
-  return { clock, asked, cache, verify };
+  const swt = { cacheMaxEntries: maxEntries, cacheMaxAgeSeconds: maxAgeMs / 1000 };
+  const verify = createIntrospectionVerifier(source, swt, clock.now);
+  return { clock, asked, verify };
 }
 
 const failure = (p: Promise<unknown>) =>

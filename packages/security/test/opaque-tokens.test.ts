@@ -8,14 +8,13 @@ import {
   writeCertificate,
 } from '@chain/testkit';
 import { verifiedCallerOf } from '../src/authorizer';
-import { createSecurity } from '../src/create-security';
 import type { Introspected, IntrospectionSource } from '../src/introspection-source';
 import { createRequestGuard, type GuardRequest } from '../src/request-guard';
 import type { SecurityConfig } from '../src/security-config';
 import { securityConfig } from './helpers';
 
 // security.yml enableVerifySwt: opaque tokens by introspection, beside JWTs or alone, through
-// createSecurity and the request guard (the source is scripted: the real protocol is
+// the request guard (the source is scripted: the real protocol is
 // @chain/oauth-client's introspection client, tested against answers as oidc-provider gives them).
 
 const primary = createSigningKey('100');
@@ -288,14 +287,16 @@ describe('opaque tokens (security.yml enableVerifySwt)', () => {
   });
 
   it('enableVerifySwt without a source: JWTs only beside enableVerifyJwt; alone, a TypeError at start', async () => {
-    const jwtOnly = createSecurity({ config: config(), env: {} });
-    const err = await jwtOnly.authorize!({
+    const jwtOnly = createRequestGuard({ config: config(), env: {} });
+    const err = await jwtOnly.check!({
       authorization: 'Bearer opaque-reader',
       scopeToken: undefined,
       requiredScopes: [],
     }).catch((e: unknown) => e);
     expect((err as StatusError).code).toBe('ERR10000');
-    expect(() => createSecurity({ config: config({ enableVerifyJwt: false }), env: {} })).toThrow(
+    expect(() =>
+      createRequestGuard({ config: config({ enableVerifyJwt: false }), env: {} }),
+    ).toThrow(
       new TypeError(
         'security.yml enableVerifySwt without enableVerifyJwt needs an introspection source',
       ),

@@ -1,11 +1,18 @@
+import * as jose from 'jose';
 import { createSigningKey, mintToken, writeCertificate } from '@chain/testkit';
-import { createRequestGuard, type GuardRequest } from '../src/request-guard';
+import { createRequestGuard, type GuardRequest, type RequestGuard } from '../src/request-guard';
 import { verifiedCallerOf } from '../src/authorizer';
-import { MockTokenIssuer } from '../src/mock-jwt';
-import { mockTokenResponse } from '../src/mock-token-request';
+import { MockTokenIssuer, mockTokenResponse } from '../src/mock-jwt';
 import { StatusError } from '@chain/errors';
 import type { SecurityConfig } from '../src/security-config';
 import { securityConfig } from './helpers';
+
+// jose's compactVerify, counted: one call per token that is not served from the cache.
+jest.mock('jose', () => {
+  const actual = jest.requireActual<typeof import('jose')>('jose');
+  return { ...actual, compactVerify: jest.fn(actual.compactVerify) };
+});
+const compactVerify = jose.compactVerify as jest.Mock;
 
 const primary = createSigningKey('100');
 const certificate = { '100': writeCertificate(primary) };
@@ -133,7 +140,7 @@ describe('createRequestGuard', () => {
       ]);
     });
 
-    it('a key server that cannot be asked is logged as not checked', async () => {
+    it('a key server that cannot be asked is logged as not checked, after the key store says why', async () => {
       const guard = createRequestGuard({
         config: securityConfig(certificate),
         env: {},
@@ -144,6 +151,10 @@ describe('createRequestGuard', () => {
       const token = mintToken(createSigningKey('999'), { scope: ['read:pets'] });
       expect((await refusal(guard.check!(request(`Bearer ${token}`)))).code).toBe('ERR20005');
       expect(seen).toEqual([
+        {
+          msg: 'key look-up failed',
+          record: { kid: '999', err: new Error('connect ECONNREFUSED') },
+        },
         {
           msg: 'token not checked',
           record: expect.objectContaining({ code: 'ERR20005', reason: 'connect ECONNREFUSED' }),
@@ -229,5 +240,104 @@ describe('createRequestGuard', () => {
         'Config error in security.yml at key "enableMockJwt": must be false when NODE_ENV=production (the mock token endpoint is for tests only)',
       );
     });
+  });
+});
+
+const authorize = (guard: RequestGuard, token: string, requiredScopes: string[] = []) =>
+  guard.check!({ authorization: `Bearer ${token}`, scopeToken: undefined, requiredScopes });
+
+describe('createRequestGuard: what security.yml builds', () => {
+  beforeEach(() => compactVerify.mockClear());
+
+  it('builds nothing but the mock issuer when verification is off', () => {
+    const guard = createRequestGuard({
+      config: securityConfig({ '100': '/missing.crt' }, { enableVerifyJwt: false }),
+    });
+    expect(guard).toEqual({ mockIssuer: undefined });
+  });
+
+  it('verifies a token once with enableJwtCache, holding jwt.cacheMaxEntries tokens', async () => {
+    const config = securityConfig(certificate, { jwt: { cacheMaxEntries: 1 } as never });
+    const guard = createRequestGuard({ config });
+    const [a, b] = [mintToken(primary), mintToken(primary)];
+    for (const token of [a, a, b, b, a]) await authorize(guard, token);
+    expect(compactVerify).toHaveBeenCalledTimes(3);
+  });
+
+  it('verifies every time without enableJwtCache', async () => {
+    const config = securityConfig(certificate, { enableJwtCache: false });
+    const guard = createRequestGuard({ config });
+    const token = mintToken(primary);
+    for (let i = 0; i < 3; i++) await authorize(guard, token);
+    expect(compactVerify).toHaveBeenCalledTimes(3);
+  });
+
+  it("verifies the mock issuer's tokens beside the certificates, and they carry the checked aud and iss", async () => {
+    const guard = createRequestGuard({
+      config: securityConfig(certificate, { enableMockJwt: true }),
+      claims: { audience: ['urn:chain:api'], issuer: ['https://issuer'] },
+      env: {},
+    });
+    const { access_token } = await guard.mockIssuer!.issue({ scopes: ['a'] });
+    expect(jose.decodeProtectedHeader(access_token)).toEqual({
+      alg: 'RS256',
+      typ: 'JWT',
+      kid: 'mock-jwt',
+    });
+    expect(jose.decodeJwt(access_token)).toMatchObject({
+      aud: 'urn:chain:api',
+      iss: 'https://issuer',
+    });
+    const authorized = await authorize(guard, access_token, ['a']);
+    expect(authorized!.scopes).toEqual(['a']);
+    const claims = { aud: 'urn:chain:api', iss: 'https://issuer' };
+    await expect(authorize(guard, mintToken(primary, { claims }))).resolves.toBeDefined();
+  });
+
+  it('accepts mock tokens (RS256) even when jwt.algorithms lists only others', async () => {
+    const ec = createSigningKey('ec', { type: 'ec' });
+    const guard = createRequestGuard({
+      config: securityConfig(
+        { ec: writeCertificate(ec) },
+        { enableMockJwt: true, jwt: { algorithms: ['ES256'] } as never },
+      ),
+      env: {},
+    });
+    const { access_token } = await guard.mockIssuer!.issue({});
+    await expect(authorize(guard, access_token)).resolves.toBeDefined();
+  });
+
+  it('fails at build, naming the file and key, for a certificate that cannot be read', () => {
+    expect(() =>
+      createRequestGuard({ config: securityConfig({ '101': '/missing/secondary.crt' }) }),
+    ).toThrow(
+      'Config error in security.yml at key "jwt.certificate.101": file not found: /missing/secondary.crt',
+    );
+  });
+
+  it('with bootstrapFromKeyService reads no certificate and fetches a JWKS at start', async () => {
+    const k = createSigningKey('k');
+    const fetch = jest.fn(
+      async () => new Map([['k', { material: k.publicKey.export({ format: 'jwk' }) }]]),
+    );
+    const guard = createRequestGuard({
+      config: securityConfig({ '100': '/missing.crt' }, { bootstrapFromKeyService: true }),
+      keySource: { kind: 'set', fetch },
+    });
+    expect(fetch).toHaveBeenCalledTimes(1);
+    await expect(authorize(guard, mintToken(k))).resolves.toBeDefined();
+    await expect(authorize(guard, mintToken(primary))).rejects.toMatchObject({
+      code: 'ERR10000',
+    });
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+
+  it('fetches nothing at start from a key server by kid (light-oauth2 cannot list its keys)', () => {
+    const fetch = jest.fn(async () => undefined);
+    createRequestGuard({
+      config: securityConfig({}, { bootstrapFromKeyService: true }),
+      keySource: { kind: 'kid', fetch },
+    });
+    expect(fetch).not.toHaveBeenCalled();
   });
 });

@@ -1,5 +1,5 @@
 import { LOOKUP_BURST, LOOKUP_INTERVAL_MS, MAX_KIDS } from '../src/key-policy';
-import { LookupBudget } from '../src/lookup-budget';
+import { LookupBudget } from '../src/kid-lookups';
 
 /** As the key store does: a kid looked up waits no more. */
 function lookups(budget: LookupBudget) {

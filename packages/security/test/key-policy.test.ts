@@ -1,9 +1,8 @@
 import { StatusError } from '@chain/errors';
-import { answerWithin, keyUnavailable, setBounded, unknownKid } from '../src/key-errors';
-import { MAX_KIDS } from '../src/key-policy';
+import { answerWithin, keyUnavailable, MAX_KIDS, setBounded, unknownKid } from '../src/key-policy';
 import { TokenError } from '../src/token-error';
 
-describe('key errors', () => {
+describe('key policy helpers', () => {
   it('an unknown kid is an invalid token; a key server that cannot answer is ERR20005 with its cause', () => {
     expect(unknownKid()).toEqual(new TokenError('invalid', 'unknown kid'));
     const cause = new Error('down');
