@@ -1,7 +1,6 @@
 import net from 'node:net';
-import path from 'node:path';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsRequest,
   metricsYml,
@@ -29,7 +28,7 @@ const PETSTORE = 'com.networknt.petstore-1.0.0';
 const ENDPOINT = '/v2/pet/{petId}@get';
 const INTERVAL_MS = 300;
 
-const key = loadSigningKey('100', path.join(CERTS, 'primary.key'), path.join(CERTS, 'primary.crt'));
+const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['read:pets'] });
 
 const OUTAGE = 'metrics: cannot report to InfluxDB';

@@ -1,13 +1,9 @@
-import type { IPoint } from 'influx';
+import { pointLine } from '@chain/testkit';
 import { ClientStats, clientMetrics, createMetrics, type WorkerSnapshot } from '../src';
 import { IntervalStats } from '../src/interval-stats';
 import { captureLogger } from './log-capture';
 
 const CONTEXT = { serviceId: 'svc', hostname: 'box', ipAddress: '10.1.2.3' };
-const lineOf = (p: IPoint) =>
-  `${p.measurement} ${Object.entries(p.tags ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',')} ${String(p.fields?.value)}`;
 
 describe('IntervalStats.merge: the workers of one service added up', () => {
   it('sums the counts, takes the min of the mins and the max of the maxes, weights the means', () => {
@@ -66,7 +62,7 @@ describe('ClientStats take and merge', () => {
     // What crosses the IPC channel is JSON.
     for (const s of snapshots) primary.merge(JSON.parse(JSON.stringify(s)));
     const host = 'hostname=box,ipAddress=10.1.2.3';
-    expect(primary.drain(CONTEXT, 1000).map(lineOf)).toEqual([
+    expect(primary.drain(CONTEXT, 1000).map(pointLine)).toEqual([
       `svc.token_renewal.count clientId=c,trigger=cold,${host} 2`,
       `svc.token_wait.count clientId=c,outcome=ok,${host} 3`,
       `svc.circuit_open.count downstream=b,${host} 1`,

@@ -40,7 +40,7 @@ export {
 export { freePort } from './free-port';
 export { httpsRequest, type Answer, type RequestOptions } from './https-request';
 export { rawRequest, type RawAnswer } from './raw-http';
-export { httpsStub, json, type Stub } from './https-stub';
+export { httpsStub, json, serveHttps, type HttpsServer, type Stub } from './https-stub';
 export { deferred } from './signals';
 export { GiveUp, waitFor } from './wait-for';
 
@@ -75,7 +75,7 @@ export {
 } from './chain-processes';
 
 // Servers the tests talk to.
-export { metricsYml, startInfluxd, type Influxd, type InfluxSeries } from './influxd';
+export { metricsYml, pointLine, startInfluxd, type Influxd, type InfluxSeries } from './influxd';
 export {
   requireProgram,
   promtoolCheckMetrics,
