@@ -21,6 +21,7 @@ import {
   clientCredentialsToken,
   tokenRequestCounts,
   ROOT,
+  PET_1,
 } from '@chain/testkit';
 
 // README.md "Run with Docker Compose", done as a user does it, on a real Docker engine
@@ -40,14 +41,6 @@ const MISSING = {
   code: 'ERR10002',
   message: 'MISSING_AUTH_TOKEN',
   description: 'No Authorization header or the token is not bearer type',
-};
-const REX = {
-  id: 1,
-  name: 'Rex',
-  photoUrls: ['https://example.com/photos/rex-1.jpg'],
-  category: { id: 1, name: 'Dogs' },
-  tags: [{ id: 1, name: 'friendly' }],
-  status: 'available',
 };
 const SECURITY_D = path.join(ROOT, 'config', 'api-d', 'config', 'security.yml');
 
@@ -317,7 +310,7 @@ describe('docker compose up: the infrastructure, then the chain', () => {
   it('the petstore serves a Pet to the user token, and ERR10002 without one', async () => {
     const answer = await get(8443, '/v2/pet/1', { Authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual(REX);
+    expect(answer.body).toEqual(PET_1);
     const refused = await get(8443, '/v2/pet/1');
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(MISSING);

@@ -11,6 +11,7 @@ import {
   ROOT,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 // The compose topology without Docker: every built service of the two compose files as a real
@@ -30,7 +31,6 @@ const services = [
 ];
 /** Each compose service name -> 127.0.0.<10+i>. */
 const hosts = Object.fromEntries(services.map((s, i) => [s.name, `127.0.0.${10 + i}`]));
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 const MISSING = {
   statusCode: 401,
   code: 'ERR10002',

@@ -14,6 +14,7 @@ import {
   configDir,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 jest.setTimeout(60_000);
@@ -33,7 +34,6 @@ const next: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: un
 const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['api_a.r'] });
 const WRONG_SCOPE = mintToken(key, { clientId: 'e2e-client', scope: ['api_z.r'] });
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 
 /**
  * What the mix of calls below must leave, per service and series (endpoint x clientId). Good

@@ -14,6 +14,7 @@ import {
   configDir,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 // Everything real: the token server and api-a ... api-d as processes over HTTPS, security on.
@@ -67,7 +68,6 @@ oauth:
     client_id: ${clientId}
 `;
 
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 const fingerprint = (jwt: string) => createHash('sha256').update(jwt).digest('hex').slice(0, 16);
 /** Resolves at a moment the token server named (a token's expiry), not after a guessed sleep. */
 const at = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));

@@ -25,6 +25,16 @@ export const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [
   `API ${l}: Message 2`,
 ]);
 
+/** The petstore's answer to GET /v2/pet/1 (its one dog). */
+export const PET_1 = {
+  id: 1,
+  name: 'Rex',
+  photoUrls: ['https://example.com/photos/rex-1.jpg'],
+  category: { id: 1, name: 'Dogs' },
+  tags: [{ id: 1, name: 'friendly' }],
+  status: 'available',
+};
+
 export interface ChainOptions {
   ts: TokenServerProcess;
   /**

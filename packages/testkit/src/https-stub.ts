@@ -64,6 +64,16 @@ export async function httpsStub(
   return { ...server, requests };
 }
 
+/**
+ * A token endpoint (light-oauth2's /oauth2/token, any path): every request gets `token()` as a
+ * bearer access token for 600 s.
+ */
+export function tokenEndpointStub(token: () => string): Promise<Stub> {
+  return httpsStub((_req, res) =>
+    json(res, 200, { access_token: token(), token_type: 'bearer', expires_in: 600 }),
+  );
+}
+
 export function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(body));

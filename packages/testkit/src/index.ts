@@ -38,9 +38,23 @@ export {
   type RunningProcess,
 } from './processes';
 export { freePort } from './free-port';
-export { httpsRequest, type Answer, type RequestOptions } from './https-request';
+export {
+  httpsOutcome,
+  httpsRequest,
+  postForm,
+  type Answer,
+  type Outcome,
+  type RequestOptions,
+} from './https-request';
 export { rawRequest, type RawAnswer } from './raw-http';
-export { httpsStub, json, serveHttps, type HttpsServer, type Stub } from './https-stub';
+export {
+  httpsStub,
+  json,
+  serveHttps,
+  tokenEndpointStub,
+  type HttpsServer,
+  type Stub,
+} from './https-stub';
 export { deferred } from './signals';
 export { GiveUp, waitFor } from './wait-for';
 
@@ -65,6 +79,7 @@ export {
 export {
   LETTERS,
   EIGHT,
+  PET_1,
   startChain,
   jsonLines,
   at,
