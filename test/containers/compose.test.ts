@@ -22,6 +22,7 @@ import {
   tokenRequestCounts,
   ROOT,
   PET_1,
+  ONE_CALL_TOKENS,
 } from '@chain/testkit';
 
 // README.md "Run with Docker Compose", done as a user does it, on a real Docker engine
@@ -272,12 +273,7 @@ describe('docker compose up: the infrastructure, then the chain', () => {
     expect(answer.headers['content-type']).toMatch(/^application\/json/);
     expect(answer.body).toEqual(EIGHT);
     // api-a, api-b and api-c each got their own token from https://oauth2-token:6882, once.
-    expect(await tokenRequestCounts('https://localhost:6882')).toEqual({
-      'chain-user': 1,
-      'api-a-client': 1,
-      'api-b-client': 1,
-      'api-c-client': 1,
-    });
+    expect(await tokenRequestCounts('https://localhost:6882')).toEqual(ONE_CALL_TOKENS);
     // Every hop verified the user's token, the one correlation id passed down the chain.
     for (const service of ['api-a', 'api-b', 'api-c', 'api-d']) {
       let logs = '';
@@ -345,13 +341,16 @@ describe('operating the running chain as the README says', () => {
   });
 
   it('api-c stopped: api-a answers ERR20002 within the time-out; started: the chain heals alone', async () => {
-    const others = (
-      await inspect(
-        [...Object.values(infra), ...Object.values(app)]
-          .filter((c) => c.service !== 'api-c')
-          .map((c) => c.id),
-      )
-    ).map((c) => [c.name, c.startedAt, c.restartCount]);
+    /** Every other container: its name, when it started and its restart count. */
+    const othersNow = async () =>
+      (
+        await inspect(
+          [...Object.values(infra), ...Object.values(app)]
+            .filter((c) => c.service !== 'api-c')
+            .map((c) => c.id),
+        )
+      ).map((c) => [c.name, c.startedAt, c.restartCount]);
+    const others = await othersNow();
 
     await compose(APP.project, APP.files, ['stop', 'api-c']);
     const started = Date.now();
@@ -380,14 +379,7 @@ describe('operating the running chain as the README says', () => {
     expect(healed.status).toBe(200);
     expect(healed.body).toEqual(EIGHT);
     // Nothing else was restarted.
-    const after = (
-      await inspect(
-        [...Object.values(infra), ...Object.values(app)]
-          .filter((c) => c.service !== 'api-c')
-          .map((c) => c.id),
-      )
-    ).map((c) => [c.name, c.startedAt, c.restartCount]);
-    expect(after).toEqual(others);
+    expect(await othersNow()).toEqual(others);
   });
 
   it('the metrics of the requests above reach the containerized InfluxDB in light-4j names', async () => {

@@ -7,6 +7,7 @@ export {
   devSigningKey,
   loadSigningKey,
   writeCertificate,
+  writeKeyPair,
   type KeyType,
   type SigningAlgorithm,
   type SigningKey,
@@ -79,6 +80,7 @@ export {
 export {
   LETTERS,
   EIGHT,
+  ONE_CALL_TOKENS,
   PET_1,
   startChain,
   jsonLines,
