@@ -14,10 +14,10 @@
 //   - services/<service>/config/api_<x>.yml: that service's downstream, in every tree;
 //   - services/token-server/config/{token-server,clients}.yml: the token server's trees.
 // The yaml package's Document API edits the parsed source, so the comments on its keys carry
-// over; each written file gets its own header. Not written here: secret.yml (written by
-// scripts/compose-certs.sh and scripts/kubernetes-secrets.mjs, never committed), openapi.yaml
-// and users.yml (one copy each), and the token server's clients.yml of compose and Kubernetes
-// (secrets, written by those scripts too).
+// over; each written file gets its own header. Not written here: secret.yml (each service's
+// development secrets; those of compose and Kubernetes are written by scripts/compose-certs.sh
+// and scripts/kubernetes-secrets.mjs and never committed, as are the token server's clients.yml
+// there), openapi.yaml and users.yml (one copy each).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -406,7 +406,8 @@ async function files() {
         const header = bundledHeader(name, file);
         await add(`services/${name}/config/${file}`, source, own(), header, { keepTrailing: true });
       }
-      // The petstore serves no /metrics in compose or Kubernetes (nothing scrapes it there).
+      // The petstore's compose and Kubernetes folders hold no prometheus.yml: its bundled
+      // one applies.
       if (file === 'prometheus.yml' && s.keysOnly) continue;
       await add(
         `config/${name}/config/${file}`,

@@ -1,7 +1,7 @@
 // @ts-check
 // Files a script generates and keeps in the repository (the Dockerfiles, the Kubernetes
-// workloads): written by the script, or checked by `pnpm lint` (`--check`), which names every
-// file that is not what the script makes.
+// workloads, the config trees): written by the script, or checked by `pnpm lint` (`--check`),
+// which names every file that is not what the script makes.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
