@@ -185,11 +185,11 @@ const LOCAL = {
 const read = (...parts) => parseDocument(fs.readFileSync(path.join(root, ...parts), 'utf8'));
 const TO_STRING = { lineWidth: 0, flowCollectionPadding: false };
 
-/** Every string value through `change` (certificate paths, URLs). */
-function mapStrings(doc, change) {
+/** Every string value through `edit` (certificate paths, URLs). */
+function mapStrings(doc, edit) {
   visit(doc, {
     Scalar(key, node) {
-      if (key !== 'key' && typeof node.value === 'string') node.value = change(node.value);
+      if (key !== 'key' && typeof node.value === 'string') node.value = edit(node.value);
     },
   });
   return doc;
@@ -201,6 +201,12 @@ const byServiceNames = (doc) =>
       HOSTS[port] ? `https://${HOSTS[port]}:${port}` : url,
     ),
   );
+
+/** Changes the value at `at`, which the source must hold (a key renamed there fails here). */
+function change(doc, at, value) {
+  if (!doc.hasIn(at)) throw new Error(`${SCRIPT}: the source has no ${at.join('.')} to change`);
+  doc.setIn(at, value);
+}
 
 /** Sets `key` in the map at `at`, right after the key `after`, or at the end without it. */
 function insert(doc, at, key, value, after) {
@@ -247,11 +253,11 @@ function bundled(name, file) {
   const s = SERVICES[name];
   const doc = read('services', SOURCE, 'config', file);
   if (file === 'server.yml') {
-    doc.setIn(['serviceId'], s.serviceId);
-    doc.setIn(['httpsPort'], s.port);
+    change(doc, ['serviceId'], s.serviceId);
+    change(doc, ['httpsPort'], s.port);
   }
   if (file === 'client.yml') {
-    doc.setIn(['oauth', 'key', 'client_id'], `${name}-client`);
+    change(doc, ['oauth', 'key', 'client_id'], `${name}-client`);
     if (s.keysOnly) {
       for (const at of [
         ['tls', 'loadKeyStore'],
@@ -261,7 +267,7 @@ function bundled(name, file) {
       ])
         doc.deleteIn(at);
     } else {
-      doc.setIn(['oauth', 'token', 'client_credentials', 'client_id'], `${name}-client`);
+      change(doc, ['oauth', 'token', 'client_credentials', 'client_id'], `${name}-client`);
       const scope = ['oauth', 'token', 'client_credentials', 'scope'];
       if (s.calls) {
         const x = s.calls.replace('-', '_');
@@ -287,15 +293,15 @@ function bundledHeader(name, file) {
 /** The compose folder's version of a bundled file (mounted at /config, hosts by name). */
 function compose(doc, file) {
   byServiceNames(certsAt('certs/')(doc));
-  if (file === 'security.yml') doc.setIn(['enableVerifyJwt'], true);
+  if (file === 'security.yml') change(doc, ['enableVerifyJwt'], true);
   if (file === 'metrics.yml') {
-    doc.setIn(['enabled'], true);
-    doc.setIn(['influxdbHost'], 'influxdb');
-    doc.setIn(['influxdbPass'], 'admin');
+    change(doc, ['enabled'], true);
+    change(doc, ['influxdbHost'], 'influxdb');
+    change(doc, ['influxdbPass'], 'admin');
   }
   if (file === 'prometheus.yml') {
-    doc.setIn(['enabled'], true);
-    doc.setIn(['enableHotspot'], true);
+    change(doc, ['enabled'], true);
+    change(doc, ['enableHotspot'], true);
   }
   return doc;
 }
@@ -306,16 +312,17 @@ function kubernetes(doc, file) {
     // No client certificate is projected into the pod (loadKeyStore is false).
     doc.deleteIn(['tls', 'keyStore']);
     if (doc.hasIn(['oauth', 'token']))
-      doc.setIn(['oauth', 'token', 'server_url'], '${OAUTH_TOKEN_URL:https://oauth2-token:6882}');
-    doc.setIn(['oauth', 'key', 'server_url'], '${OAUTH_KEY_URL:https://oauth2-key:6886}');
+      change(doc, ['oauth', 'token', 'server_url'], '${OAUTH_TOKEN_URL:https://oauth2-token:6882}');
+    change(doc, ['oauth', 'key', 'server_url'], '${OAUTH_KEY_URL:https://oauth2-key:6886}');
   }
+  // Added: how long a pod waits for in-flight requests after SIGTERM (its preStop is sized on it).
   if (file === 'server.yml') doc.setIn(['shutdownTimeoutMs'], 10000);
   if (file === 'metrics.yml') {
-    doc.setIn(['influxdbHost'], '${INFLUXDB_HOST:influxdb}');
-    doc.setIn(['influxdbUser'], '${INFLUXDB_USER}');
-    doc.setIn(['influxdbPass'], '${INFLUXDB_PASS}');
+    change(doc, ['influxdbHost'], '${INFLUXDB_HOST:influxdb}');
+    change(doc, ['influxdbUser'], '${INFLUXDB_USER}');
+    change(doc, ['influxdbPass'], '${INFLUXDB_PASS}');
   }
-  if (file === 'token-server.yml') doc.setIn(['signing', 'keyFile'], 'certs/signing.key');
+  if (file === 'token-server.yml') change(doc, ['signing', 'keyFile'], 'certs/signing.key');
   return doc;
 }
 
@@ -423,7 +430,7 @@ async function files() {
       );
     }
     const local = bundled(name, 'security.yml');
-    local.setIn(['enableVerifyJwt'], true);
+    change(local, ['enableVerifyJwt'], true);
     const security = `services/${SOURCE}/config/security.yml`;
     await add(`config/local/${name}/security.yml`, security, local, LOCAL['security.yml'](s, name));
     for (const file of ['server.yml', 'client.yml']) {
