@@ -491,4 +491,5 @@ writeGenerated(await files(), {
   check: process.argv.includes('--check'),
   script: SCRIPT,
   what: 'config files',
+  source: 'the source each names in its header, or the table there',
 });
