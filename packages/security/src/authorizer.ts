@@ -5,7 +5,7 @@ import type { JwtClaims, VerifiedCaller } from './claims';
 import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import type { SecurityConfig } from './security-config';
-import type { RequestFacts, TokenBindingCheck } from './token-binding';
+import type { createTokenBinding, RequestFacts } from './token-binding';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */
@@ -14,11 +14,9 @@ export interface AuthInfo {
   userId?: string;
   scopes: string[];
   claims: JwtClaims;
-  /** The X-Scope-Token's caller and scopes, when the request carried one. */
   scopeToken?: { clientId?: string; scopes: string[] };
   /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
   passThrough: Record<string, string>;
-  /** The token was opaque, verified by introspection. */
   introspected?: true;
 }
 
@@ -30,19 +28,16 @@ export interface AuthRequest extends RequestFacts, IntrospectionRequest {
   scopeToken: string | string[] | undefined;
   /** The operation's scopes (empty: none); undefined without a spec operation (ERR10007). */
   requiredScopes: readonly string[] | undefined;
-  /** The `DPoP` and `X-Scope-Token-DPoP` headers: the proofs of the two tokens. */
+  /** The `DPoP` and `X-Scope-Token-DPoP` headers. */
   dpop?: string | string[];
   scopeTokenDpop?: string | string[];
 }
 
 /** The verified caller and the token of Authorization (for the audit line). */
-export interface Authorized {
+interface Authorized {
   auth: AuthInfo;
   token: string;
 }
-
-/** Resolves undefined for a path of `skipPathPrefixes`: not verified at all. */
-export type Authorizer = (request: AuthRequest) => Promise<Authorized | undefined>;
 
 /** The request rules of security.yml, and the binding check (without it a bound token is refused). */
 export type AuthorizerOptions = Partial<
@@ -54,7 +49,7 @@ export type AuthorizerOptions = Partial<
     | 'passThroughClaims'
     | 'dpop'
   >
-> & { enableVerifyScope: boolean; confirm?: TokenBindingCheck };
+> & { enableVerifyScope: boolean; confirm?: ReturnType<typeof createTokenBinding> };
 
 /** The verified caller behind a scope mismatch: metrics count the 403 under it, as light-4j. */
 const refusedCallers = new WeakMap<StatusError, AuthInfo>();
@@ -64,15 +59,11 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
 }
 
 /**
- * One request (README "Per request"): a path of `skipPathPrefixes` is not verified; otherwise the
- * token of Authorization, `Bearer` or `DPoP` (ERR10002), its verification and the proof of its
- * binding (`token-binding.ts`, for a token with `cnf` or the DPoP scheme, cached or not), then,
- * with scope verification, the X-Scope-Token the same way (unless `enableExtractScopeToken` is
- * false) and the scope match (ERR10005/ERR10006; no operation: ERR10007 unless
- * `skipVerifyScopeWithoutSpec`). A refusal of a DPoP token, or of a DPoP-bound one sent as
- * Bearer, carries the DPoP challenge (`challenge.ts`).
+ * One request (README "Per request"): the token of Authorization and its binding, then the
+ * X-Scope-Token the same way and the scope match. A refusal of a DPoP token, or of a DPoP-bound
+ * one sent as Bearer, carries the DPoP challenge (`challenge.ts`).
  */
-export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions): Authorizer {
+export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions) {
   const {
     enableVerifyScope,
     enableExtractScopeToken = true,
@@ -104,21 +95,37 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   };
 
   /**
-   * The proof of a verified token's binding. Called only for a token with `cnf` or sent with the
-   * DPoP scheme: an unbound bearer token costs no call and no await.
+   * The token of a header (`Bearer` or `DPoP`), verified, and the proof of its binding, for a
+   * token with `cnf` or sent with the DPoP scheme: an unbound bearer token costs no call more.
    */
-  const prove = async (
-    verified: VerifiedCaller,
-    presented: { scheme: Scheme; token: string; proof: string | string[] | undefined },
+  const verifyHeader = async (
+    header: string | string[] | undefined,
     which: TokenHeader,
+    proof: string | string[] | undefined,
     request: AuthRequest,
-  ): Promise<void> => {
-    try {
-      if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
-      await confirm(verified.binding, presented, request);
-    } catch (err) {
-      throw refused(err, which, presented.scheme, verified);
+  ) => {
+    let scheme: Scheme = 'bearer';
+    let token = parseBearer(header);
+    if (token === undefined) {
+      scheme = 'dpop';
+      token = parseDpop(header);
     }
+    if (token === undefined) {
+      if (which === 'auth') throw new StatusError('ERR10002');
+      const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
+      throw refused(new TokenError('invalid', reason), which, 'bearer');
+    }
+    let verified: VerifiedCaller | undefined;
+    try {
+      verified = await verify(token, request);
+      if (verified.binding !== undefined || scheme === 'dpop') {
+        if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
+        await confirm(verified.binding, { scheme, token, proof }, request);
+      }
+    } catch (err) {
+      throw refused(err, which, scheme, verified);
+    }
+    return { verified, scheme, token };
   };
 
   const mismatch = (
@@ -134,25 +141,15 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return error;
   };
 
-  return async (request) => {
+  /** Undefined for a path of `skipPathPrefixes`: not verified at all. */
+  return async (request: AuthRequest): Promise<Authorized | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
-    let scheme: Scheme = 'bearer';
-    let token = parseBearer(authorization);
-    if (token === undefined) {
-      scheme = 'dpop';
-      token = parseDpop(authorization);
-      if (token === undefined) throw new StatusError('ERR10002');
-    }
-    let main: VerifiedCaller;
-    try {
-      main = await verify(token, request);
-    } catch (err) {
-      throw refused(err, 'auth', scheme);
-    }
-    if (main.binding !== undefined || scheme === 'dpop') {
-      await prove(main, { scheme, token, proof: request.dpop }, 'auth', request);
-    }
+    const {
+      verified: main,
+      scheme,
+      token,
+    } = await verifyHeader(authorization, 'auth', request.dpop, request);
     const auth: AuthInfo = {
       clientId: main.clientId,
       userId: main.userId,
@@ -168,26 +165,12 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
 
     if (scopeToken !== undefined && enableExtractScopeToken) {
-      let scopeScheme: Scheme = 'bearer';
-      let scopeJwt = parseBearer(scopeToken);
-      if (scopeJwt === undefined) {
-        scopeScheme = 'dpop';
-        scopeJwt = parseDpop(scopeToken);
-      }
-      if (scopeJwt === undefined) {
-        const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
-        throw refused(new TokenError('invalid', reason), 'scope', 'bearer');
-      }
-      let scoped: VerifiedCaller;
-      try {
-        scoped = await verify(scopeJwt, request);
-      } catch (err) {
-        throw refused(err, 'scope', scopeScheme);
-      }
-      if (scoped.binding !== undefined || scopeScheme === 'dpop') {
-        const presented = { scheme: scopeScheme, token: scopeJwt, proof: request.scopeTokenDpop };
-        await prove(scoped, presented, 'scope', request);
-      }
+      const { verified: scoped, scheme: scopeScheme } = await verifyHeader(
+        scopeToken,
+        'scope',
+        request.scopeTokenDpop,
+        request,
+      );
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
         throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, scopeScheme);

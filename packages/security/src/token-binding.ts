@@ -24,20 +24,12 @@ export interface RequestFacts {
   secure?: boolean;
 }
 
-export type TokenBindingCheck = (
-  binding: Binding | undefined,
-  presented: Presentation,
-  request: RequestFacts,
-) => Promise<void>;
-
 /**
- * That a request proves the binding of a token with a `cnf`, or sent with the DPoP scheme: a
- * `cnf` not checkable here is refused; `x5t#S256` (RFC 8705 section 3) is the connection's
- * client certificate; `jkt` (RFC 9449 section 7.1) needs the DPoP scheme (section 7.2) and a
- * proof passing section 4.3 for this request and token, signed by that key, whose `jti` was not
- * used before; the DPoP scheme needs a `jkt`. Throws a TokenError `unbound`, `proof` or `replayed`.
+ * That a request proves a token's binding (README "Bound tokens"): `x5t#S256` (RFC 8705) the
+ * connection's certificate, `jkt` (RFC 9449) the DPoP scheme and a fresh proof by that key.
+ * Throws a TokenError `unbound`, `proof` or `replayed`.
  */
-export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock): TokenBindingCheck {
+export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock) {
   const verifyProof = createDpopProofVerifier(dpop, now);
   const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
 
@@ -58,7 +50,11 @@ export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock): To
     return uris;
   };
 
-  return async (binding, presented, request) => {
+  return async (
+    binding: Binding | undefined,
+    presented: Presentation,
+    request: RequestFacts,
+  ): Promise<void> => {
     if (binding?.problem) throw unbound(binding.problem);
     if (binding?.x5t !== undefined) {
       if (request.clientCertThumbprint === undefined) {
