@@ -2,10 +2,7 @@ import { invalidToken, TokenError } from './token-error';
 
 export type JwtClaims = Record<string, unknown>;
 
-/**
- * Opt-in checks of who issued a token and for whom (client.yml `oauth.key.audience`, light-4j's,
- * and `oauth.key.issuer`, ours). A configured check needs its claim.
- */
+/** client.yml `oauth.key.audience` (light-4j's) and `oauth.key.issuer` (ours), when set. */
 export interface ClaimChecks {
   audience?: readonly string[];
   issuer?: readonly string[];
@@ -63,9 +60,8 @@ function asScopes(value: unknown): string[] | undefined {
 }
 
 /**
- * What a `cnf` claim (RFC 7800) binds a token to: an RFC 8705 certificate thumbprint
- * (`x5t#S256`), an RFC 9449 DPoP key thumbprint (`jkt`), or both; `problem` when it names
- * something this service cannot check (such a token is never accepted).
+ * What a `cnf` claim (RFC 7800) binds a token to (`x5t#S256`: RFC 8705, `jkt`: RFC 9449);
+ * `problem` when it names something this service cannot check (never accepted).
  */
 export interface Binding {
   x5t?: string;
@@ -104,7 +100,6 @@ export interface VerifiedCaller {
   claims: JwtClaims;
   /** Proven by every request, cached or not (`token-binding.ts`). */
   binding?: Binding;
-  /** Told by introspection, not by a signature. */
   introspected?: true;
 }
 

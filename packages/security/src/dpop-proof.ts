@@ -19,23 +19,9 @@ export interface ProofTarget {
   accessToken: string;
 }
 
-/** A proof that passed every check but the replay of its `jti`; `thumbprint` is RFC 7638's. */
-export interface VerifiedProof {
-  thumbprint: string;
-  jti: string;
-  iat: number;
-}
-
-export type DpopProofVerifier = (
-  header: string | string[] | undefined,
-  target: ProofTarget,
-) => Promise<VerifiedProof>;
-
-/** Longest proof read (ours). */
+// Ours: the longest proof and `jti` (a UUID is 36 characters); the proof keys kept imported.
 const MAX_PROOF_LENGTH = 8192;
-/** Longest `jti` remembered (ours): a UUID is 36 characters. */
 const MAX_JTI_LENGTH = 128;
-/** Proof headers whose key is kept imported (ours): a service sees a few clients' keys. */
 const MAX_SEEN_KEYS = 256;
 
 interface ProofKey {
@@ -68,7 +54,7 @@ const proofError = (reason: string) => new TokenError('proof', reason);
 export function createDpopProofVerifier(
   dpop: Pick<SecurityConfig['dpop'], 'algorithms' | 'iatWindowSeconds'>,
   now: Clock,
-): DpopProofVerifier {
+) {
   const window = dpop.iatWindowSeconds;
   const algorithms = [...dpop.algorithms];
   /**
@@ -105,7 +91,8 @@ export function createDpopProofVerifier(
     return entry;
   };
 
-  return async (header, target) => {
+  /** A proof that passed every check but the replay of its `jti`; the RFC 7638 thumbprint. */
+  return async (header: string | string[] | undefined, target: ProofTarget) => {
     const proof = singleProof(header);
     let nowMs = 0;
     let thumbprint = '';

@@ -1,9 +1,7 @@
 /**
- * The `jti` of every DPoP proof this process accepted, until the proof could no longer pass the
- * `iat` window (RFC 9449 section 11.1). Past `maxEntries` the oldest goes, and every proof
- * expiring no later than it is refused from then on: the accepted window shrinks under a flood,
- * a replay never gets through. A `Map`, not lru-cache: lru-cache allocates its bound (100,000
- * by default) at start, in every process, whether DPoP is used or not.
+ * The `jti` of every DPoP proof accepted, until it could no longer pass the `iat` window (RFC
+ * 9449 section 11.1). Full, the oldest goes and proofs expiring no later are refused: a replay
+ * never gets through. A `Map`: lru-cache would allocate its bound at start in every process.
  */
 export class DpopReplayCache {
   /** jti -> the last second its proof passes the iat window. */

@@ -23,23 +23,15 @@ export interface IntrospectionRequest {
   swtClientSecret?: string | string[];
 }
 
-export type IntrospectionVerifier = (
-  token: string,
-  request: IntrospectionRequest,
-) => Promise<IntrospectedToken>;
-
 /**
- * One opaque token by introspection (RFC 7662; light-4j's simple web token), with the request's
- * own introspection client when it sent both headers. Not active: a TokenError `inactive`; no
- * answer: 503 ERR10079; the request's client refused: 401 ERR10080. Active answers are cached by
- * a digest of the token and the asking client: the cache holds no token, and a request's own
- * client is never served another client's answer.
+ * One opaque token by introspection (README "Opaque tokens"): not active, a TokenError
+ * `inactive`; no answer, ERR10079; the request's own client refused, ERR10080.
  */
 export function createIntrospectionVerifier(
   source: IntrospectionSource,
   swt: SecurityConfig['swt'],
   now: Clock,
-): IntrospectionVerifier {
+) {
   const cache = new IntrospectionCache<IntrospectedToken | undefined>(
     swt.cacheMaxEntries,
     swt.cacheMaxAgeSeconds * 1000,
@@ -62,7 +54,7 @@ export function createIntrospectionVerifier(
   const lifeOf = (answer: IntrospectedToken | undefined) =>
     answer === undefined ? undefined : answer.exp === undefined ? Infinity : answer.exp * 1000;
 
-  return async (token, request) => {
+  return async (token: string, request: IntrospectionRequest): Promise<IntrospectedToken> => {
     if (token.length > MAX_TOKEN_LENGTH) {
       throw invalidToken(`token longer than ${MAX_TOKEN_LENGTH} characters`);
     }
@@ -92,11 +84,9 @@ function cacheKey(token: string, client: IntrospectionClient | undefined): strin
 }
 
 /**
- * Answers by key, with the call in flight shared (also with the cache off). An answer is kept
- * while `lifeOf(answer)` says, at most `maxAgeMs` after its call was made (a revoked token is
- * refused within it, RFC 7662 section 4), in lru-cache (`maxEntries`, least recently used out
- * first). Not kept: `lifeOf` undefined (inactive), a life over, a failure. lru-cache's own
- * `fetch` keeps values only with a positive TTL and never with `max` 0.
+ * Answers by key, the call in flight shared (also with the cache off), kept while `lifeOf` says
+ * and at most `maxAgeMs` after the call. lru-cache's own `fetch` would keep values only with a
+ * positive TTL and never with `max` 0.
  */
 export class IntrospectionCache<T> {
   private readonly kept?: LRUCache<string, { answer: T }>;

@@ -25,7 +25,7 @@ export interface JwtVerifierOptions {
   keys: KeyStore;
   clockSkewInSeconds: number;
   now: Clock;
-  /** Bound of the verified-token cache; 0 or none: no cache (`enableJwtCache: false`). */
+  /** 0 or none: no cache (`enableJwtCache: false`). */
   cacheMaxEntries?: number;
   algorithms?: readonly Algorithm[];
   claims?: ClaimChecks;
@@ -51,12 +51,9 @@ const cacheKey = (token: string) =>
   token.length > KEY_LENGTH ? token.slice(token.length - KEY_LENGTH) : token;
 
 /**
- * One token. A cached one has only its expiry checked, while the key that verified it is still
- * current (light-4j; a retired key takes its tokens with it). Any other goes to jose's
- * `compactVerify` (the compact JWS, `alg` in `jwt.algorithms`, `crit`, the signature), with our
- * key resolver: no `crit`, a plain kid, the claims (`claims.ts`), the key of the kid and an alg
- * it fits. A fetched key that fails is fetched again once (a provider that reused a kid).
- * Throws a TokenError (invalid / expired) or ERR20005.
+ * One token (README "Per request"): a cached one has only its expiry checked while its key is
+ * current; any other goes to jose's `compactVerify` with our key resolver. A fetched key that
+ * fails is fetched again once (a reused kid). Throws a TokenError or ERR20005.
  */
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   const { keys, clockSkewInSeconds: skew, now, cacheMaxEntries } = options;

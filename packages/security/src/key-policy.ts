@@ -22,27 +22,19 @@ export interface KeyPolicy {
 export const DEFAULT_KEY_POLICY: KeyPolicy = { timeoutMs: 3000, maxAgeMs: 600_000 };
 export const refreshAgeMs = (policy: KeyPolicy) => Math.floor((policy.maxAgeMs * 3) / 4);
 
-/** PEM by kid: a kid the key server does not know is answered "unknown" this long. */
+// The fixed numbers of README "Keys and the key server".
 export const NOT_FOUND_TTL_MS = 30_000;
-/** A failed look-up (server down, 5xx, time-out, not a key) is answered ERR20005 this long. */
 export const FAILURE_TTL_MS = 5_000;
-/** PEM by kid: look-ups of kids not yet known, this many at once, then one per interval. */
 export const LOOKUP_BURST = 5;
 export const LOOKUP_INTERVAL_MS = 1_000;
-/** JWKS: fetched again for a kid it does not hold at most this often. */
 export const SET_COOLDOWN_MS = 5_000;
-/** A fetched kid whose signature check fails is fetched again (a reused kid) at most this often. */
 export const REFETCH_COOLDOWN_MS = 30_000;
-/** Bound of each map of kids. */
 export const MAX_KIDS = 1000;
 
 /** Keys fetched from a key server (by kid, or a JWKS), as the key store asks for them. */
 export interface FetchedKeys {
-  /** The key of a kid when held and within its maximum age; never waits. */
   current(kid: string): VerificationKey | undefined;
-  /** The key of a kid, fetched if needed: TokenError (unknown kid) or ERR20005. */
   resolve(kid: string): Promise<VerificationKey>;
-  /** After `stale` failed a signature check: another key for the kid, when one can be had now. */
   refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined>;
 }
 

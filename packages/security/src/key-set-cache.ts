@@ -16,11 +16,7 @@ import {
 import type { KeySource } from './key-source';
 import type { VerificationKey } from './public-key';
 
-/**
- * A key server publishing a JWKS, fetched whole (one fetch in flight, shared) and used for
- * `maxAgeMs`, past which its keys are not trusted (ERR20005). A kid the set does not hold fetches
- * it again at most once per SET_COOLDOWN_MS; a failed fetch is remembered FAILURE_TTL_MS.
- */
+/** A JWKS of the key server, fetched whole (README "Keys and the key server"). */
 export class KeySetCache implements FetchedKeys {
   private keys = new Map<string, VerificationKey>();
   private fetchedAt: number | undefined;

@@ -30,10 +30,8 @@ interface Miss {
 }
 
 /**
- * light-oauth2's key service, one kid per request. Each kid is fetched once at a time and kept
- * `maxAgeMs`; a kid the server does not know is remembered NOT_FOUND_TTL_MS, a failure
- * FAILURE_TTL_MS. Kids nobody knows yet share a LookupBudget, so a flood of made-up kids cannot
- * keep out a kid the server really has; known kids are refreshed outside it.
+ * light-oauth2's key service, one kid per request (README "Keys and the key server"). Kids
+ * nobody knows yet share a LookupBudget: made-up kids cannot keep out a real one.
  */
 export class KidLookups implements FetchedKeys {
   private readonly entries = new Map<string, Entry>();

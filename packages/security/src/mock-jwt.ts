@@ -2,13 +2,6 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from './clock';
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'bearer';
-  expires_in: number;
-  scope?: string;
-}
-
 const EXPIRES_IN = 600;
 
 /**
@@ -30,11 +23,7 @@ export class MockTokenIssuer {
     this.privateKey = pair.privateKey;
   }
 
-  async issue(request: {
-    clientId?: string;
-    userId?: string;
-    scopes?: string[];
-  }): Promise<TokenResponse> {
+  async issue(request: { clientId?: string; userId?: string; scopes?: string[] }) {
     const iat = Math.floor(this.now() / 1000);
     const claims: JWTPayload = {
       iss: this.claims.issuer ?? 'urn:com:networknt:oauth2:v1',
@@ -47,15 +36,11 @@ export class MockTokenIssuer {
       scope: request.scopes ?? [],
     };
     if (request.userId) claims.user_id = request.userId;
-    const response: TokenResponse = {
-      access_token: await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
-        .sign(this.privateKey),
-      token_type: 'bearer',
-      expires_in: EXPIRES_IN,
-    };
-    if (request.scopes?.length) response.scope = request.scopes.join(' ');
-    return response;
+    const access_token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
+      .sign(this.privateKey);
+    const scope = request.scopes?.length ? { scope: request.scopes.join(' ') } : {};
+    return { access_token, token_type: 'bearer' as const, expires_in: EXPIRES_IN, ...scope };
   }
 }
 
@@ -67,7 +52,7 @@ export function mockTokenResponse(
   issuer: MockTokenIssuer,
   form: URLSearchParams,
   authorization: string | undefined,
-): Promise<TokenResponse> {
+) {
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization ?? '');
   const user = basic && Buffer.from(basic[1], 'base64').toString('utf8').split(':')[0];
   return issuer.issue({

@@ -71,7 +71,10 @@ export function verificationKey(
 }
 
 /** The verification key of a `jwt.certificate` file, or what is wrong with it. */
-function readCertificate(path: string, allowed: readonly Algorithm[]): VerificationKey | string {
+export function readCertificate(
+  path: string,
+  allowed: readonly Algorithm[],
+): VerificationKey | string {
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -86,15 +89,6 @@ function readCertificate(path: string, allowed: readonly Algorithm[]): Verificat
     const reason = err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
     return `${path} holds ${reason}`;
   }
-}
-
-/** What is wrong with a `jwt.certificate` file (security.yml's schema), or undefined. */
-export function certificateProblem(
-  path: string,
-  allowed: readonly Algorithm[],
-): string | undefined {
-  const read = readCertificate(path, allowed);
-  return typeof read === 'string' ? read : undefined;
 }
 
 /** security.yml `jwt.certificate` (kid -> file), read at start; a bad file stops the service. */

@@ -24,10 +24,8 @@ export interface RequestGuardOptions {
   config: SecurityConfig;
   /** Receives the key store's events, the audit line of each verified request, each refusal. */
   logger?: Logger;
-  /** Keys of unknown kids (the key server of client.yml `oauth.key`). */
   keySource?: KeySource;
   keyPolicy?: Partial<KeyPolicy>;
-  /** Audience and issuer checks (client.yml `oauth.key.audience` / `issuer`). */
   claims?: ClaimChecks;
   /** Where opaque tokens are introspected; needed by `enableVerifySwt` without `enableVerifyJwt`. */
   introspection?: IntrospectionSource;
@@ -45,9 +43,8 @@ export interface GuardRequest extends AuthRequest {
 
 export interface RequestGuard {
   /**
-   * Verifies one request: the verified caller, or undefined for a path of `skipPathPrefixes`;
-   * rejects with the catalogue StatusError (a 403's caller: `verifiedCallerOf`). Undefined when
-   * `enableVerifyJwt` and `enableVerifySwt` are false.
+   * The verified caller, undefined for a path of `skipPathPrefixes`, or the catalogue
+   * StatusError. Absent when `enableVerifyJwt` and `enableVerifySwt` are false.
    */
   check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
   /** The `enableMockJwt` token issuer. */
@@ -55,9 +52,8 @@ export interface RequestGuard {
 }
 
 /**
- * Everything security.yml asks for, built once at start (a bad option throws a ConfigError
- * naming the key), behind one check per request that writes the audit line of a verified
- * request and one line per refusal (never the token, never a stack).
+ * What security.yml asks for, built at start (a bad option: a ConfigError naming the key),
+ * behind one check per request that logs the audit line and each refusal (never the token).
  */
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const { config, claims, logger } = options;
@@ -155,6 +151,8 @@ function tokenVerifier(
     token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
 }
 
+const REFUSAL_MESSAGES: Record<number, string> = { 401: 'token refused', 403: 'scope refused' };
+
 /** One line per refusal; a failure that is not a refusal (ERR10010) is the renderer's to log. */
 function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
@@ -171,12 +169,7 @@ function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
     const claimed = claimedClientId(request.authorization);
     if (claimed) record.claimedClientId = claimed;
   }
-  const message =
-    err.statusCode === 403
-      ? 'scope refused'
-      : err.statusCode === 401
-        ? 'token refused'
-        : 'token not checked';
+  const message = REFUSAL_MESSAGES[err.statusCode] ?? 'token not checked';
   logger.warn(record, message);
 }
 

@@ -1,6 +1,6 @@
 import { configFile, listOf, mapOf, z, type Light4jKey, type SchemaHelpers } from '@chain/config';
 import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
-import { certificateProblem } from './public-key';
+import { readCertificate } from './public-key';
 
 /** Header names that carry credentials or framing: never a claim's, nor the introspection client's. */
 const RESERVED_HEADERS = new Set([
@@ -60,32 +60,24 @@ const swtHeader = z
 /** `dpop.origins`: `http(s)://host[:port]`, kept as `htu` is compared (lower case, no default port). */
 const origins = listOf(
   z.string().transform((value, ctx) => {
-    const origin = originOf(value);
-    if (origin === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'is not an origin: http(s)://host[:port], without a path, query or user info',
-      });
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (
+      url &&
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      !url.username &&
+      !url.password &&
+      url.pathname === '/' &&
+      !/[?#]/.test(value)
+    ) {
+      return `${url.protocol}//${url.host}`;
     }
-    return origin ?? value;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'is not an origin: http(s)://host[:port], without a path, query or user info',
+    });
+    return value;
   }),
 );
-
-function originOf(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  const bare =
-    (url.protocol === 'https:' || url.protocol === 'http:') &&
-    !url.username &&
-    !url.password &&
-    url.pathname === '/' &&
-    !/[?#]/.test(value);
-  return bare ? `${url.protocol}//${url.host}` : undefined;
-}
 
 /** light-4j's security.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
@@ -157,8 +149,8 @@ export const securityConfigSchema = configFile<SecurityConfig>(
       // Certificates are read only with verification on and not from the key server.
       if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return;
       for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
-        const problem = certificateProblem(file, cfg.jwt.algorithms);
-        if (problem) {
+        const problem = readCertificate(file, cfg.jwt.algorithms);
+        if (typeof problem === 'string') {
           ctx.addIssue({ code: 'custom', path: ['jwt', 'certificate', kid], message: problem });
         }
       }

@@ -2,10 +2,8 @@ import type { StatusCode } from '@chain/errors';
 import { errors } from 'jose';
 
 /**
- * Why a token was refused, before it is known which header it came in: invalid, expired,
- * `inactive` (introspection), or not proven by the request (`token-binding.ts`): `unbound`,
- * `proof` (a DPoP proof missing or failing a check), `replayed`. The message is a fixed reason
- * for the log, never any part of the token.
+ * Why a token was refused, before it is known which header it came in. The message is a fixed
+ * reason for the log, never any part of the token.
  */
 export class TokenError extends Error {
   override readonly name = 'TokenError';
@@ -23,27 +21,11 @@ export const invalidToken = (reason: string) => new TokenError('invalid', reason
 /** Which header a token came in: Authorization or X-Scope-Token. */
 export type TokenHeader = 'auth' | 'scope';
 
-/**
- * The one table of refusal codes, JWT or opaque, by header. An inactive X-Scope-Token keeps its
- * own code, as for a JWT; the binding codes name the header in their description.
- */
+/** The refusal codes, JWT or opaque, by header (the binding codes name the header). */
+const BINDING_CODES = { unbound: 'ERR20012', proof: 'ERR20013', replayed: 'ERR20014' } as const;
 export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], StatusCode>> = {
-  auth: {
-    invalid: 'ERR10000',
-    expired: 'ERR10001',
-    inactive: 'ERR10081',
-    unbound: 'ERR20012',
-    proof: 'ERR20013',
-    replayed: 'ERR20014',
-  },
-  scope: {
-    invalid: 'ERR10003',
-    expired: 'ERR10004',
-    inactive: 'ERR10003',
-    unbound: 'ERR20012',
-    proof: 'ERR20013',
-    replayed: 'ERR20014',
-  },
+  auth: { invalid: 'ERR10000', expired: 'ERR10001', inactive: 'ERR10081', ...BINDING_CODES },
+  scope: { invalid: 'ERR10003', expired: 'ERR10004', inactive: 'ERR10003', ...BINDING_CODES },
 };
 
 /** The header's name in a description (light-4j's words: `authorization header`). */

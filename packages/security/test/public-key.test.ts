@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigError } from '@chain/errors';
 import { createSigningKey, writeCertificate } from '@chain/testkit';
 import {
-  certificateProblem,
+  readCertificate,
   importPublicKey,
   loadCertificates,
   toPublicKey,
@@ -108,13 +108,13 @@ describe('verificationKey', () => {
   });
 });
 
-describe('certificateProblem and loadCertificates', () => {
+describe('readCertificate and loadCertificates', () => {
   const good = writeCertificate(rsa, dir);
   const privateKey = write('private.pem', rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   const ecCert = write('ec.crt', ec.certificatePem);
 
   it('accepts a certificate of an allowed type', () => {
-    expect(certificateProblem(good, ['RS256'])).toBeUndefined();
+    expect(readCertificate(good, ['RS256'])).toMatchObject({ algorithms: ['RS256'] });
     const keys = loadCertificates({ '100': good }, ['RS256']);
     expect(keys.get('100')!.key.export({ format: 'jwk' })).toEqual(
       rsa.publicKey.export({ format: 'jwk' }),
@@ -139,14 +139,14 @@ describe('certificateProblem and loadCertificates', () => {
       `${ecCert} holds a EC prime256v1 key (ES256); jwt.algorithms allows RS256`,
     ],
   ])('names the problem of %s', (_name, file, problem) => {
-    expect(certificateProblem(file, ['RS256'])).toBe(problem);
+    expect(readCertificate(file, ['RS256'])).toBe(problem);
     expect(() => loadCertificates({ '101': file }, ['RS256'])).toThrow(
       new ConfigError('security.yml', 'jwt.certificate.101', problem),
     );
   });
 
   it('never puts the content of a refused file in the message', () => {
-    const message = certificateProblem(privateKey, ['RS256'])!;
+    const message = readCertificate(privateKey, ['RS256']) as string;
     expect(message).not.toMatch(/BEGIN|MII/);
   });
 });
