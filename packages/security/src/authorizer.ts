@@ -95,37 +95,21 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   };
 
   /**
-   * The token of a header (`Bearer` or `DPoP`), verified, and the proof of its binding, for a
-   * token with `cnf` or sent with the DPoP scheme: an unbound bearer token costs no call more.
+   * The proof of a verified token's binding. Called only for a token with `cnf` or sent with the
+   * DPoP scheme: an unbound bearer token costs no call and no await.
    */
-  const verifyHeader = async (
-    header: string | string[] | undefined,
+  const prove = async (
+    verified: VerifiedCaller,
+    presented: { scheme: Scheme; token: string; proof: string | string[] | undefined },
     which: TokenHeader,
-    proof: string | string[] | undefined,
     request: AuthRequest,
-  ) => {
-    let scheme: Scheme = 'bearer';
-    let token = parseBearer(header);
-    if (token === undefined) {
-      scheme = 'dpop';
-      token = parseDpop(header);
-    }
-    if (token === undefined) {
-      if (which === 'auth') throw new StatusError('ERR10002');
-      const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
-      throw refused(new TokenError('invalid', reason), which, 'bearer');
-    }
-    let verified: VerifiedCaller | undefined;
+  ): Promise<void> => {
     try {
-      verified = await verify(token, request);
-      if (verified.binding !== undefined || scheme === 'dpop') {
-        if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
-        await confirm(verified.binding, { scheme, token, proof }, request);
-      }
+      if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
+      await confirm(verified.binding, presented, request);
     } catch (err) {
-      throw refused(err, which, scheme, verified);
+      throw refused(err, which, presented.scheme, verified);
     }
-    return { verified, scheme, token };
   };
 
   const mismatch = (
@@ -145,11 +129,22 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   return async (request: AuthRequest): Promise<Authorized | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
-    const {
-      verified: main,
-      scheme,
-      token,
-    } = await verifyHeader(authorization, 'auth', request.dpop, request);
+    let scheme: Scheme = 'bearer';
+    let token = parseBearer(authorization);
+    if (token === undefined) {
+      scheme = 'dpop';
+      token = parseDpop(authorization);
+      if (token === undefined) throw new StatusError('ERR10002');
+    }
+    let main: VerifiedCaller;
+    try {
+      main = await verify(token, request);
+    } catch (err) {
+      throw refused(err, 'auth', scheme);
+    }
+    if (main.binding !== undefined || scheme === 'dpop') {
+      await prove(main, { scheme, token, proof: request.dpop }, 'auth', request);
+    }
     const auth: AuthInfo = {
       clientId: main.clientId,
       userId: main.userId,
@@ -165,12 +160,26 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
 
     if (scopeToken !== undefined && enableExtractScopeToken) {
-      const { verified: scoped, scheme: scopeScheme } = await verifyHeader(
-        scopeToken,
-        'scope',
-        request.scopeTokenDpop,
-        request,
-      );
+      let scopeScheme: Scheme = 'bearer';
+      let scopeJwt = parseBearer(scopeToken);
+      if (scopeJwt === undefined) {
+        scopeScheme = 'dpop';
+        scopeJwt = parseDpop(scopeToken);
+      }
+      if (scopeJwt === undefined) {
+        const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
+        throw refused(new TokenError('invalid', reason), 'scope', 'bearer');
+      }
+      let scoped: VerifiedCaller;
+      try {
+        scoped = await verify(scopeJwt, request);
+      } catch (err) {
+        throw refused(err, 'scope', scopeScheme);
+      }
+      if (scoped.binding !== undefined || scopeScheme === 'dpop') {
+        const presented = { scheme: scopeScheme, token: scopeJwt, proof: request.scopeTokenDpop };
+        await prove(scoped, presented, 'scope', request);
+      }
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
         throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, scopeScheme);

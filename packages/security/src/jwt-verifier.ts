@@ -1,5 +1,4 @@
 import { compactVerify, decodeJwt, type CompactVerifyGetKey, type JWSHeaderParameters } from 'jose';
-import { LRUCache } from 'lru-cache';
 import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
 import {
   callerOf,
@@ -11,6 +10,7 @@ import {
 } from './claims';
 import type { Clock } from './clock';
 import type { KeyStore } from './key-store';
+import { setBounded } from './key-policy';
 import type { VerificationKey } from './public-key';
 import { invalidToken, refusalOf, TokenError } from './token-error';
 
@@ -60,7 +60,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const joseOptions = { algorithms: [...algorithms] };
   const cache = cacheMaxEntries
-    ? new LRUCache<string, { token: string; verified: VerifiedToken }>({ max: cacheMaxEntries })
+    ? new Map<string, { token: string; verified: VerifiedToken }>()
     : undefined;
 
   /** A TokenError when the key `getKey` gives does not verify the token; anything else thrown. */
@@ -116,7 +116,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       if (!fresh || (refused = await attempt(token, () => fitting(fresh)))) throw refused;
     }
     const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key! };
-    cache?.set(cacheKey(token), { token, verified });
+    if (cache) setBounded(cache, cacheKey(token), { token, verified }, cacheMaxEntries);
     return verified;
   };
 }

@@ -61,11 +61,11 @@ export function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
   return Promise.race([answer, late]);
 }
 
-/** Sets an entry of a map of kids, dropping the oldest when it holds MAX_KIDS already. */
-export function setBounded<V>(map: Map<string, V>, kid: string, value: V): void {
-  map.delete(kid);
-  if (map.size >= MAX_KIDS) map.delete(map.keys().next().value as string);
-  map.set(kid, value);
+/** Sets an entry of a map, dropping the oldest when it holds `max` entries already. */
+export function setBounded<V>(map: Map<string, V>, key: string, value: V, max = MAX_KIDS): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value as string);
+  map.set(key, value);
 }
 
 /**
