@@ -1,23 +1,23 @@
-import { addCredentialHeaders, type OutgoingTrace } from './call-headers';
+import { credentialHeaders, type OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
 import type { Downstream, DownstreamAnswer } from './downstream';
 import type { TokenSource } from './token-source';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;
-  /** The service's own token for this downstream; none: no credentials are added. */
+  /** The service's own token for this downstream; none: no credentials. */
   tokens?: TokenSource;
   events?: ClientEvents;
 }
 
-/** One call: what the caller of our service sent that goes on, and the path. */
+/** One call: the path, and what goes on of the request it is made for. */
 export interface CallRequest {
   path?: string;
   /** The caller's `Authorization`, passed on unchanged. */
   callerAuthorization?: string;
-  /** Other headers: correlation and traceability ids, trace context, pass-through claims. */
+  /** Correlation and traceability ids, trace context, pass-through claims. */
   headers?: Record<string, string>;
-  /** The request the call is made for: token requests on its behalf carry its trace. */
+  /** Token requests made on its behalf carry its trace. */
   trace?: OutgoingTrace;
 }
 
@@ -25,35 +25,24 @@ export interface CallRequest {
 const AUTHORIZATION_REFUSED = new Set(['ERR10000', 'ERR10001']);
 const SCOPE_TOKEN_REFUSED = new Set(['ERR10003', 'ERR10004']);
 /**
- * Codes of ours for a refused binding: a token without its certificate or key
- * (TOKEN_BINDING_MISMATCH) or a proof that is not right (INVALID_DPOP_PROOF). A renewed token
- * or a new proof is made the same way and would be refused the same way: no retry (a retry per
- * call would be a token request per call).
+ * A refused binding (TOKEN_BINDING_MISMATCH, INVALID_DPOP_PROOF): a renewed token or a new proof
+ * would be refused the same way, and a retry per call would be a token request per call.
  */
 const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
-/** DPOP_PROOF_REPLAYED: a proof seen before (sent twice on the way); a new proof mends it. */
+/** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
 const PROOF_REPLAYED = 'ERR20014';
 
 /** What a 401 of the downstream calls for: a renewed token, a new proof, or nothing. */
 type Remedy = 'renew' | 'new_proof' | 'none';
 
 /**
- * A downstream called with the service's credentials, light-4j's chain: the caller's
- * `Authorization` unchanged and the own token as `X-Scope-Token: Bearer …` (the own token in
- * `Authorization` when the caller sent none). A DPoP-bound own token (`TokenSource.dpop`) goes
- * with a new proof for each call (`htm` GET, `htu` the call's URL, `ath` the token's hash):
- * `Authorization: DPoP …` and `DPoP`, or as X-Scope-Token (`addCredentialHeaders`).
- *
- * A downstream that answers 401 because it refused **our own** token (revoked, or signed with a
- * key the token server no longer has after a restart) gets one more call with a freshly renewed
- * token; a second refusal is the error. Ours means: our token in `Authorization` and a 401 with
- * our ERR10000/ERR10001 or an RFC 6750 `error="invalid_token"` challenge; or our token in
- * `X-Scope-Token` and a 401 with our ERR10003/ERR10004. A refusal of the caller's token is
- * passed on as it is: a new token of ours cannot mend it.
- *
- * A refused binding (ERR20012, ERR20013, a DPoP challenge `error="invalid_dpop_proof"`) is the
- * error at once, never a renewal; a replayed proof (ERR20014) gets one more call with the same
- * token and a new proof.
+ * A downstream called with the service's credentials (`credentialHeaders`; a DPoP-bound own
+ * token with a new proof per call). A 401 that refused **our own** token (revoked, or signed by
+ * a key the token server no longer has) gets one more call with a renewed token: our token in
+ * `Authorization` and ERR10000/ERR10001 or an RFC 6750 `error="invalid_token"` challenge, or our
+ * token in `X-Scope-Token` and ERR10003/ERR10004. A refusal of the caller's token, a refused
+ * binding or a second refusal is the error; a replayed proof (ERR20014) gets one more call with
+ * a new proof.
  */
 export class DownstreamCaller {
   constructor(readonly options: DownstreamCallerOptions) {}
@@ -93,10 +82,7 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
-  /**
-   * The call's headers and the credentials, in a new object filled by assignment; a new DPoP
-   * proof when the token is bound to a key (a promise only then).
-   */
+  /** The call's headers and the credentials, with a new DPoP proof when bound (a promise then). */
   private headers(
     request: CallRequest,
     own: string,
@@ -107,7 +93,7 @@ export class DownstreamCaller {
     return dpop.proof('GET', url, own).then((proof) => this.filled(request, own, proof));
   }
 
-  /** A proof is sent once: a resend of the call on a fresh connection gets a new one. */
+  /** A resend on a fresh connection gets a new proof. */
   private resendHeaders(request: CallRequest, own: string) {
     return this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
   }
@@ -116,7 +102,7 @@ export class DownstreamCaller {
     const headers: Record<string, string> = {};
     const given = request.headers;
     if (given) for (const name in given) headers[name] = given[name];
-    return addCredentialHeaders(headers, request.callerAuthorization, own, proof);
+    return credentialHeaders(request.callerAuthorization, own, proof, headers);
   }
 }
 
