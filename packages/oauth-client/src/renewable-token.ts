@@ -12,38 +12,24 @@ export interface RenewalPolicy {
 
 export interface RenewableTokenOptions extends RenewalPolicy {
   clientId: string;
-  /**
-   * Obtains a new token (one request to the token server); `trace` is the request it is made
-   * for, when there is one.
-   */
+  /** One request to the token server, for the request of `trace` when there is one. */
   fetch: (trigger: RenewalTrigger, trace?: OutgoingTrace) => Promise<AccessToken>;
-  /** A token to start with (a user's token from the code exchange); none: cold. */
+  /** A token to start with (a user's, from the code exchange). */
   initial?: AccessToken;
   now?: () => number;
-  /** Told about a failed background renewal (the current token is still served). */
+  /** A failed background renewal (the current token is still served). */
   onBackgroundError?: (err: unknown) => void;
   events?: ClientEvents;
 }
 
-/**
- * - `cold`: no token yet (or the last one was refused downstream)
- * - `fresh`: before the renewal window
- * - `early`: inside the renewal window (`tokenRenewBeforeExpired` before expiry), not expired
- * - `expired`
- */
+/** `cold`: no token (or it was refused downstream); `early`: in the renewal window. */
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
 /**
- * One cached token and its renewal, as light-4j's client does it:
- * - fresh: the token is served.
- * - early: the token is served while one background renewal runs; after a failed one, the next
- *   starts no sooner than `earlyRefreshRetryDelay` after that failure.
- * - cold or expired: callers wait for one shared renewal; after a failed one, callers fail at
- *   once (`retry_later`) until `expiredRefreshRetryDelay` has passed since that failure.
- * - `invalidate(token)`: a downstream refused the token (revoked, or signed with a key the token
- *   server no longer has): it is dropped, and the next caller waits for a new one, shared by
- *   every caller that saw the same refusal.
- * The pending renewal is shared by every caller, so a crowd sends one request.
+ * One cached token and its renewal, as light-4j's client does it. Early: served while one
+ * background renewal runs, the next no sooner than `earlyRefreshRetryDelay` after a failed one.
+ * Cold or expired: callers wait for one shared renewal; after a failed one they fail at once
+ * (`retry_later`) for `expiredRefreshRetryDelay`.
  */
 export class RenewableToken {
   private token: AccessToken | undefined;
@@ -63,11 +49,6 @@ export class RenewableToken {
     return this.options.clientId;
   }
 
-  /** The token held now, whatever its state (for a refresh token or a claim; not to send). */
-  get current(): AccessToken | undefined {
-    return this.token;
-  }
-
   state(now = this.now()): TokenState {
     if (!this.token) return 'cold';
     if (now >= this.token.expiresAt) return 'expired';
@@ -76,9 +57,8 @@ export class RenewableToken {
   }
 
   /**
-   * The token when it can be served at once: fresh, or inside the renewal window (a background
-   * renewal is started then, as `get` does). Undefined when callers would have to wait.
-   * The hot path of every downstream call: no promise, no timer.
+   * The token when it can be served at once (starting a background renewal in the window), else
+   * undefined. The hot path of every downstream call: no promise, no timer.
    */
   peek(now = this.now(), trace?: OutgoingTrace): AccessToken | undefined {
     const state = this.state(now);
@@ -108,14 +88,14 @@ export class RenewableToken {
   }
 
   /**
-   * A downstream refused `value`: drop it so that the next caller waits for a new token. A
-   * token already replaced (another caller saw the refusal first) is left alone.
+   * A downstream refused `value`: the next caller waits for a new token, shared by every caller
+   * that saw the refusal (a token already replaced is left alone).
    */
   invalidate(value: string): void {
     if (this.token?.value !== value) return;
     this.token = undefined;
     this.invalidated = true;
-    // The refusal is news: do not make the next caller wait for an earlier failure's delay.
+    // News: not held back by an earlier failure's delay.
     this.expiredRetryAt = -Infinity;
   }
 

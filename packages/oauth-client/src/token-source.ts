@@ -4,10 +4,7 @@ import type { ClientEvents } from './client-events';
 import type { DpopKey } from './dpop-key';
 import type { RenewableToken } from './renewable-token';
 
-/**
- * The own token of one client at one auth server, for the calls of a downstream: kept, renewed
- * as client.yml says, shared by every call. What a downstream call asks for its credentials.
- */
+/** The own token of one client at one auth server, shared by the calls of its downstreams. */
 export class TokenSource {
   constructor(
     readonly token: RenewableToken,
@@ -22,9 +19,8 @@ export class TokenSource {
   }
 
   /**
-   * The token, or ERR10009 (408) when it cannot be had; the StatusError keeps the
-   * TokenFetchError as its cause. A caller waits at most for one token request, which client.yml
-   * `request.timeout` bounds. A token at hand (the usual case) costs no promise of its own.
+   * The token, or ERR10009 (408) keeping the TokenFetchError as its cause. A token at hand (the
+   * usual case) costs no promise of its own.
    */
   async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
@@ -42,7 +38,6 @@ export class TokenSource {
     }
   }
 
-  /** A downstream refused `value` as an invalid token: the next call waits for a new one. */
   invalidate(value: string): void {
     this.token.invalidate(value);
   }

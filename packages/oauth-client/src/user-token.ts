@@ -15,12 +15,9 @@ export interface UserTokenOptions extends RenewalPolicy {
 }
 
 /**
- * A user's token from the authorization code exchange, kept valid without the user: renewed with
- * the refresh token grant under the same rules as the service's own token (inside
- * `tokenRenewBeforeExpired` in the background while it is still used; once expired, callers wait
- * for one shared renewal; the retry delays of client.yml). A rotated refresh token replaces the
- * old one. When the token server refuses the refresh token (expired, revoked, used) the answer is
- * TokenFetchError `invalid_grant`: the user must sign in again.
+ * A user's token from the code exchange, kept valid without the user by the refresh grant under
+ * the own token's renewal rules; a rotated refresh token replaces the old one. A refused refresh
+ * token is TokenFetchError `invalid_grant`: the user must sign in again.
  */
 export class UserToken {
   private refreshToken: string | undefined;
@@ -54,10 +51,5 @@ export class UserToken {
 
   state(now?: number): TokenState {
     return this.token.state(now);
-  }
-
-  /** When the current access token expires (epoch ms). */
-  get expiresAt(): number | undefined {
-    return this.token.current?.expiresAt;
   }
 }

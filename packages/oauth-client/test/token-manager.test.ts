@@ -393,7 +393,9 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
     expect(server.seen.map((r) => r.headers.authorization)).toEqual(
       Array(3).fill(basic('chain-user', 'chain-user-secret')),
     );
-    expect(user.expiresAt).toBe(10_000_000 + 600_000);
+    // The refreshed token lives from its request on.
+    expect(user.state(10_000_000 + 600_000 - 1)).toBe('early');
+    expect(user.state(10_000_000 + 600_000)).toBe('expired');
   });
 
   it('client.yml refresh_token: its own client, uri and scope (secret.yml refreshTokenClientSecret)', async () => {
