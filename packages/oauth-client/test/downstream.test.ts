@@ -5,14 +5,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
-import {
-  Downstream,
-  TransportError,
-  type ClientEvents,
-  type Transport,
-  type TransportRequest,
-  type TransportResponse,
-} from '../src';
+import { Downstream, type ClientEvents, type Transport } from '../src';
+import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
 import {
   CERTS,
   closeClients,

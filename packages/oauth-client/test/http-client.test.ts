@@ -5,7 +5,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { TransportError, type TransportRequest } from '../src';
+import { TransportError, type TransportRequest } from '../src/transport';
 import { failureOf } from '../src/http-client';
 import {
   CERTS,

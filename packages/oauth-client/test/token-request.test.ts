@@ -1,6 +1,7 @@
 import util from 'node:util';
 import { EmbeddedJWK, jwtVerify } from 'jose';
-import { DpopKey, TokenFetchError, TokenRequester } from '../src';
+import { DpopKey, TokenFetchError } from '../src';
+import { TokenRequester } from '../src/token-request';
 import {
   closeClients,
   closedPort,
