@@ -2,28 +2,23 @@ import { ConfigError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import {
   grantSettings,
-  type ClientConfig,
   type ClientFiles,
   type GrantName,
   type GrantSettings,
-  type SecretConfig,
 } from './client-config';
 import type { ClientEvents } from './client-events';
 import { DpopKey } from './dpop-key';
-import { HttpClient } from './http-client';
 import { RenewableToken } from './renewable-token';
 import { TokenSource } from './token-source';
 import { TokenRequester, type AccessToken } from './token-request';
 import type { Transport } from './transport';
 import { UserToken } from './user-token';
 
-export interface TokenManagerOptions {
-  client: ClientConfig;
-  secret: SecretConfig;
-  /** The files client.yml and secret.yml came from, for a ConfigError. */
-  files?: { client: string; secret: string };
-  /** The service's `HttpClient`; one of client.yml's own when absent. */
-  http?: Transport;
+/** client.yml and secret.yml (their files named by a ConfigError), the service's `HttpClient`. */
+export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
+  clientFile?: string;
+  secretFile?: string;
+  http: Transport;
   now?: () => number;
   onBackgroundError?: (err: unknown) => void;
   events?: ClientEvents;
@@ -38,31 +33,23 @@ export interface CodeExchange {
 }
 
 /**
- * The tokens of one service: its own client-credentials tokens per scope set, or with
- * `oauth.multipleAuthServers` per downstream serviceId; users' tokens (`UserToken`). A
- * configured grant that cannot be asked for (`grantSettings`) is a ConfigError when the manager
- * is built; another when first used.
+ * The tokens of one service: its own (with `oauth.multipleAuthServers` one per downstream
+ * serviceId) and users'. A configured grant that cannot be asked for is a ConfigError at start.
  */
 export class TokenManager {
+  /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
-  private defaultSource: TokenSource | undefined;
+  private ownSource: TokenSource | undefined;
   private readonly requesters = new Map<string, TokenRequester>();
   private readonly files: ClientFiles;
-  private readonly http: Transport;
   /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
   /** client_credentials.tokenBinding dpop: the service's key, made at start. */
   readonly dpopKey: DpopKey | undefined;
 
   constructor(private readonly options: TokenManagerOptions) {
-    const { client, secret, files } = options;
-    this.files = {
-      client,
-      secret,
-      clientFile: files?.client ?? 'client.yml',
-      secretFile: files?.secret ?? 'secret.yml',
-    };
-    this.http = options.http ?? new HttpClient(client);
+    const { client, secret, clientFile = 'client.yml', secretFile = 'secret.yml' } = options;
+    this.files = { client, secret, clientFile, secretFile };
     this.prefixes = Object.entries(client.pathPrefixServices).sort(
       (a, b) => b[0].length - a[0].length,
     );
@@ -89,7 +76,11 @@ export class TokenManager {
    */
   forService(serviceId: string | undefined): TokenSource {
     const { oauth } = this.options.client;
-    if (!oauth.multipleAuthServers) return this.source(undefined);
+    if (!oauth.multipleAuthServers) {
+      // Scopes sorted and once each, as a token server names them.
+      const scope = [...new Set(oauth.token.client_credentials?.scope)].sort();
+      return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), scope));
+    }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.prototype.hasOwnProperty.call(servers, serviceId)) {
       throw new ConfigError(
@@ -102,7 +93,7 @@ export class TokenManager {
         }`,
       );
     }
-    let source = this.sources.get(`service:${serviceId}`);
+    let source = this.sources.get(serviceId);
     if (!source) {
       // `clientRules` made sure of a server_url.
       const server = servers[serviceId];
@@ -117,14 +108,9 @@ export class TokenManager {
         this.dpopKey,
       );
       source = this.makeSource(requester, server.scope ?? []);
-      this.sources.set(`service:${serviceId}`, source);
+      this.sources.set(serviceId, source);
     }
     return source;
-  }
-
-  /** The own token for a scope set (client.yml's when omitted). Throws TokenFetchError. */
-  clientCredentials(scope?: readonly string[]): Promise<AccessToken> {
-    return this.source(scope).token.get();
   }
 
   /**
@@ -159,21 +145,6 @@ export class TokenManager {
           trace?.childHeaders(),
         ),
     });
-  }
-
-  /** The token of one scope set at the default auth server; the default set's is kept at hand. */
-  private source(scope: readonly string[] | undefined): TokenSource {
-    if (scope === undefined && this.defaultSource) return this.defaultSource;
-    const requester = this.requester('client_credentials');
-    const wanted = scope ?? this.options.client.oauth.token.client_credentials?.scope ?? [];
-    const key = [...new Set(wanted)].sort().join(' ');
-    let source = this.sources.get(key);
-    if (!source) {
-      source = this.makeSource(requester, key ? key.split(' ') : []);
-      this.sources.set(key, source);
-    }
-    if (scope === undefined) this.defaultSource = source;
-    return source;
   }
 
   private makeSource(requester: TokenRequester, scope: readonly string[]): TokenSource {
@@ -217,7 +188,7 @@ export class TokenManager {
       ...settings,
       dpop,
       timeoutMs: this.options.client.request.timeout,
-      http: this.http,
+      http: this.options.http,
       now: this.options.now,
     });
   }
