@@ -3,11 +3,9 @@ import { decodeJwt } from 'jose';
 
 /**
  * The credentials a service sends downstream (light-4j's chain), set on `headers`: the caller's
- * `Authorization` unchanged and `X-Scope-Token: Bearer <own token>`, or the own token in
- * `Authorization` when the caller sent none. A DPoP-bound own token goes with its proof:
- * `Authorization: DPoP <token>` and `DPoP` (RFC 9449 7.1), or beside the caller's token
- * `X-Scope-Token: DPoP <token>` and `X-Scope-Token-DPoP` (`DPoP` belongs to the token in
- * `Authorization`). A certificate-bound token (RFC 8705) goes as Bearer.
+ * `Authorization` and the own token as `X-Scope-Token`, or the own token in `Authorization`. A
+ * DPoP-bound own token goes with its proof (RFC 9449 7.1; beside the caller's token in
+ * `X-Scope-Token-DPoP`, for `DPoP` belongs to the token in `Authorization`).
  */
 export function credentialHeaders(
   callerAuthorization: string | undefined,
@@ -33,10 +31,8 @@ export function credentialHeaders(
 }
 
 /**
- * The caller's `Authorization` as it goes on down the chain: a Bearer token without `cnf` only.
- * A bound one (the DPoP scheme, or `cnf` in its verified claims) is the caller's to prove, which
- * a hop cannot: it stops here (undefined) and the hop's own token goes in `Authorization`.
- * Without verified claims (verification off) a Bearer token goes on as it is.
+ * The caller's `Authorization` as it goes on: a bound token (the DPoP scheme, or `cnf` in its
+ * verified claims) is the caller's to prove, which a hop cannot, so it stops here.
  */
 export function forwardedAuthorization(
   header: string | undefined,
@@ -46,10 +42,7 @@ export function forwardedAuthorization(
   return claims?.cnf === undefined ? header : undefined;
 }
 
-/**
- * What a log line may say about a request's credentials: per token its client_id, user_id and
- * the first 16 hex digits of its SHA-256, never the token. The claims are read, not verified.
- */
+/** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
 export function credentialSummary(headers: {
   authorization?: string | string[];
   'x-scope-token'?: string | string[];

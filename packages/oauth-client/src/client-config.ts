@@ -70,8 +70,6 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'request.healthCheckIntervalMs': notHere('no connection health checks'),
 };
 
-const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
-
 const isMap = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -87,7 +85,6 @@ const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
   earlyRefreshRetryDelay: 'oauth.token.earlyRefreshRetryDelay applies to every token',
 };
 
-/** client.yml's keys and defaults, each key checked alone; `clientRules` checks them together. */
 function clientShape({ path, warn }: SchemaHelpers) {
   const at = 'oauth.token.client_credentials.serviceIdAuthServers';
   // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry is
@@ -225,33 +222,31 @@ export const clientConfigSchema = configFile<ClientConfig>(
   },
 );
 
-/**
- * Every rule of client.yml that joins several of its keys, at the path of the key it names;
- * nothing re-checks them later. Rules across files are `grantSettings` and the runtime's.
- */
+/** Every rule across client.yml's keys; those across files are `grantSettings` and the runtime's. */
 function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) =>
     ctx.addIssue({ code: 'custom', path, message });
   const { tls, oauth } = cfg;
-  // A store is read only when its switch is on.
+  // A store is read only when its switch is on, so only then must it be there.
+  const store = (key: 'trustStore' | 'keyStore', fits: (pem: string) => boolean, or: string) => {
+    const file = tls[key];
+    if (!file) issue(['tls', key], 'is required');
+    else if (!fs.existsSync(file)) issue(['tls', key], `file not found: ${file}`);
+    else if (!fits(fs.readFileSync(file, 'utf8'))) issue(['tls', key], `${file} ${or}`);
+  };
   if (tls.loadTrustStore) {
-    const file = storeFile(tls.trustStore, issue, 'trustStore');
-    if (file !== undefined && !file.text.includes(PEM_CERTIFICATE)) {
-      issue(
-        ['tls', 'trustStore'],
-        `${file.path} is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)`,
-      );
-    }
+    store(
+      'trustStore',
+      (pem) => pem.includes('-----BEGIN CERTIFICATE-----'),
+      'is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)',
+    );
   }
   if (tls.loadKeyStore) {
-    const file = storeFile(tls.keyStore, issue, 'keyStore');
-    const parts = file && pemParts(file.text);
-    if (parts && (!parts.key || !parts.cert)) {
-      issue(
-        ['tls', 'keyStore'],
-        `${file.path} must hold a PEM private key and its certificate (a Java key store? export both as PEM)`,
-      );
-    }
+    store(
+      'keyStore',
+      (pem) => Object.values(pemParts(pem)).every(Boolean),
+      'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
+    );
   }
   const { token } = oauth;
   const cc = token.client_credentials;
@@ -294,18 +289,6 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
       );
     }
   }
-}
-
-/** A store file that must be there, or an issue at its key. */
-function storeFile(
-  file: string | undefined,
-  issue: (path: string[], message: string) => void,
-  key: 'trustStore' | 'keyStore',
-): { path: string; text: string } | undefined {
-  if (!file) issue(['tls', key], 'is required');
-  else if (!fs.existsSync(file)) issue(['tls', key], `file not found: ${file}`);
-  else return { path: file, text: fs.readFileSync(file, 'utf8') };
-  return undefined;
 }
 
 const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
@@ -361,14 +344,12 @@ export interface ClientFiles {
   secretFile: string;
 }
 
-export type ClientAuthMethod = 'client_secret_basic' | 'tls_client_auth';
-
 /** What one grant is asked for with (`clientSecret`: none with `tls_client_auth`). */
 export interface GrantSettings {
   serverUrl: string;
   uri: string;
   clientId: string;
-  authMethod: ClientAuthMethod;
+  authMethod: 'client_secret_basic' | 'tls_client_auth';
   clientSecret?: string;
 }
 
@@ -380,9 +361,7 @@ const SECRET_KEY = {
 
 /**
  * A grant's rules across client.yml and secret.yml, checked when it is to be used (light-4j's
- * own client.yml lists grants without a `server_url`, found by service discovery). The refresh
- * grant without a client of its own goes as the authorization code's. A missing key is a
- * ConfigError naming the file and key; `why` says what needs it.
+ * own client.yml lists grants without a `server_url`, found by service discovery).
  */
 export function grantSettings(
   files: ClientFiles,
@@ -401,10 +380,7 @@ export function grantSettings(
   if (!token.server_url) throw missing(files.clientFile, 'oauth.token.server_url');
   if (!cfg.client_id) throw missing(files.clientFile, `oauth.token.${grant}.client_id`);
   const settings = { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id };
-  if (
-    grant === 'client_credentials' &&
-    token.client_credentials?.token_endpoint_auth_method === 'tls_client_auth'
-  ) {
+  if ('token_endpoint_auth_method' in cfg && cfg.token_endpoint_auth_method === 'tls_client_auth') {
     return { ...settings, authMethod: 'tls_client_auth' };
   }
   const clientSecret = clientSecrets(files.client, files.secret)[SECRET_KEY[grant]];

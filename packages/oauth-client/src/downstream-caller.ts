@@ -36,13 +36,9 @@ const PROOF_REPLAYED = 'ERR20014';
 type Remedy = 'renew' | 'new_proof' | 'none';
 
 /**
- * A downstream called with the service's credentials (`credentialHeaders`; a DPoP-bound own
- * token with a new proof per call). A 401 that refused **our own** token (revoked, or signed by
- * a key the token server no longer has) gets one more call with a renewed token: our token in
- * `Authorization` and ERR10000/ERR10001 or an RFC 6750 `error="invalid_token"` challenge, or our
- * token in `X-Scope-Token` and ERR10003/ERR10004. A refusal of the caller's token, a refused
- * binding or a second refusal is the error; a replayed proof (ERR20014) gets one more call with
- * a new proof.
+ * A downstream called with the service's credentials. A 401 refusing **our own** token (revoked,
+ * or signed by a key the token server no longer has) gets one more call with a renewed token; a
+ * replayed proof one more with a new proof; any other refusal, or a second, is the error.
  */
 export class DownstreamCaller {
   constructor(readonly options: DownstreamCallerOptions) {}
@@ -63,7 +59,7 @@ export class DownstreamCaller {
       path,
       resendHeaders: this.resendHeaders(request, own),
     });
-    if (answer.status === 401) {
+    if (answer.response.status === 401) {
       const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
       if (remedy === 'renew') {
         tokens.invalidate(own);
@@ -119,7 +115,7 @@ function remedyOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: bool
     }
   }
   if (ownInScopeToken) return 'none';
-  const challenge = answer.headers['www-authenticate'];
+  const challenge = answer.response.headers['www-authenticate'];
   if (typeof challenge !== 'string') return 'none';
   // RFC 9449 7.1: a DPoP challenge may name the proof, which a renewed token does not mend.
   if (/\berror\s*=\s*"?invalid_dpop_proof"?/i.test(challenge)) return 'none';

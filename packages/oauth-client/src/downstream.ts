@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/errors';
 import { CircuitBreaker } from './circuit-breaker';
 import type { ClientEvents } from './client-events';
@@ -12,42 +11,20 @@ export interface DownstreamOptions {
   /** client.yml `request.timeout`. */
   timeoutMs: number;
   transport: Transport;
-  /** Default 1 MiB; a larger body is ERR20004. */
-  maxBodyBytes?: number;
   /** client.yml `request.errorThreshold` and `resetTimeout`; no breaker when absent. */
   breaker?: { errorThreshold: number; resetTimeoutMs: number };
   now?: () => number;
   events?: ClientEvents;
 }
 
-/** One answer of the downstream, whatever its status. */
+/** One answer of the downstream, whatever its status, and its body parsed (JSON, else text). */
 export interface DownstreamAnswer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  /** The body as text (for the log), and parsed: JSON, else the text. */
-  text: string;
+  response: TransportResponse;
   body: unknown;
 }
 
-const DEFAULT_MAX_BODY = 1024 * 1024;
-
-/** A transport's answer with its body parsed; its headers read only when asked for. */
-class Answer implements DownstreamAnswer {
-  readonly status: number;
-  readonly text: string;
-
-  constructor(
-    private readonly response: TransportResponse,
-    readonly body: unknown,
-  ) {
-    this.status = response.status;
-    this.text = response.body;
-  }
-
-  get headers(): IncomingHttpHeaders {
-    return this.response.headers;
-  }
-}
+/** A larger body is ERR20004. */
+const MAX_BODY = 1024 * 1024;
 
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH: readonly StatusCode[] = [
@@ -76,18 +53,14 @@ const OUR_DESCRIPTIONS = new Map(
   }),
 );
 
-/** Our own words for a passed-on code whose description was not one of ours. */
+/** Our words for a passed-on code whose description was not one of ours. */
 const fallbackArgs = (code: StatusCode, name: string): string[] =>
   code === 'ERR20005' || code === 'ERR10009' ? [] : [`beyond ${name}`];
 
-const IDEMPOTENT = new Set(['GET', 'HEAD']);
-
 /**
- * One downstream service and how it is called: every failure a catalogue StatusError that keeps
- * its cause (ERR20002 no connection, ERR20003 no whole answer in time, ERR20004 a body too
- * large), a GET or HEAD found on a reset kept-alive connection sent once more on a fresh one,
- * and the circuit breaker (ERR20011). The downstream's own failures count: no answer, or a 5xx
- * that is not one of our codes for a failure further down.
+ * One downstream service, called with GET: every failure a catalogue StatusError keeping its
+ * cause, a call found on a reset kept-alive connection sent once more on a fresh one, and the
+ * circuit breaker (ERR20011), which counts no answer and a 5xx not passed on from further down.
  */
 export class Downstream {
   private readonly target: URL;
@@ -130,7 +103,6 @@ export class Downstream {
   async send(
     headers: Record<string, string>,
     options: {
-      method?: string;
       path?: string;
       /** The headers of a resend on a fresh connection, when not `headers` (a DPoP proof). */
       resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
@@ -148,8 +120,7 @@ export class Downstream {
     }
     let answer: TransportResponse;
     try {
-      const url = this.urlOf(options.path);
-      answer = await this.attempt(headers, options.method ?? 'GET', url, options.resendHeaders);
+      answer = await this.attempt(headers, this.urlOf(options.path), options.resendHeaders);
     } catch (err) {
       breaker?.failure();
       const failure = err as TransportError;
@@ -166,7 +137,7 @@ export class Downstream {
       if (isOwnFailure(answer.status, body)) breaker.failure();
       else breaker.success();
     }
-    return new Answer(answer, body);
+    return { response: answer, body };
   }
 
   /** A JSON GET: the 2xx answer, or the StatusError of `check`. */
@@ -182,11 +153,12 @@ export class Downstream {
    * with its code, and its description when it is one of ours; anything else ERR20004.
    */
   check(answer: DownstreamAnswer, path?: string): { body: unknown; status: number } {
-    const { status, body, text } = answer;
+    const { body, response } = answer;
+    const { status } = response;
     if (status >= 200 && status <= 299) return { body, status };
     const { name } = this.options;
     const cause = new Error(
-      `${this.urlOf(path).href} answered HTTP ${status}: ${text.slice(0, 200)}`,
+      `${this.urlOf(path).href} answered HTTP ${status}: ${response.body.slice(0, 200)}`,
     );
     const code = (body as { code?: unknown } | null)?.code;
     if (isStatusCode(code) && PASS_THROUGH.includes(code)) {
@@ -202,21 +174,19 @@ export class Downstream {
     throw new StatusError('ERR20004', [name, what], { cause });
   }
 
-  /** One request; a kept-alive connection found reset is tried once more on a fresh one. */
+  /** One GET; a kept-alive connection found reset is tried once more on a fresh one. */
   private async attempt(
     headers: Record<string, string>,
-    method: string,
     url: URL,
     resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>,
   ): Promise<TransportResponse> {
-    const { timeoutMs, maxBodyBytes = DEFAULT_MAX_BODY } = this.options;
-    const request = { method, url, headers: withAccept(headers), timeoutMs, maxBodyBytes };
+    const { timeoutMs } = this.options;
+    const sent = withAccept(headers);
+    const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
     try {
       return await this.transport.request(request);
     } catch (err) {
-      if ((err as TransportError).kind !== 'stale_connection' || !IDEMPOTENT.has(method)) {
-        throw err;
-      }
+      if ((err as TransportError).kind !== 'stale_connection') throw err;
       this.options.events?.downstreamRetried?.({
         downstream: this.options.name,
         reason: 'stale_connection',

@@ -1,8 +1,8 @@
+import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import tls, { type TLSSocket } from 'node:tls';
 import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
-import type { ClientConfig } from './client-config';
-import { tlsOptions } from './tls-options';
+import { pemParts, type ClientConfig } from './client-config';
 import {
   TransportError,
   type Transport,
@@ -12,20 +12,15 @@ import {
 
 /** Connections per origin, as many as a busy hop needs. */
 const CONNECTIONS = 256;
-const STREAMS_PER_SESSION = 100;
 
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
 /**
- * The one outbound HTTP client of a service (undici): one keep-alive pool per origin with
- * client.yml's TLS settings and `request.connectTimeout`, and with `request.enableHttp2` HTTP/2
- * to the origins that offer it (ALPN). Calls go through undici's low-level `dispatch` with a
- * handler of ours: no stream and no promise of undici's per call.
- *
- * A kept-alive connection found reset before any byte of the answer is `stale_connection`:
- * undici emits `connect` on its pool right before it writes the first request on a new
- * connection (synchronously), which is how a call tells a new connection from a kept-alive one.
+ * The one outbound HTTP client of a service (undici): a keep-alive pool per origin, HTTP/2 to
+ * the origins that offer it with `request.enableHttp2`, calls dispatched with a handler of ours
+ * (no stream or promise of undici's per call). undici emits `connect` right before it writes
+ * the first request on a new connection, which is how a call tells a kept-alive one.
  */
 export class HttpClient implements Transport {
   readonly connectTimeoutMs: number;
@@ -57,9 +52,8 @@ export class HttpClient implements Transport {
     this.pool.on('connect', (_origin, targets) => {
       this.newConnection = true;
       queueMicrotask(() => (this.newConnection = false));
-      // Up to 100 streams on an h2 session (a Node server's default); else HTTP/1.1 pipelining.
-      (targets[targets.length - 1] as Client).pipelining =
-        this.protocol === 'h2' ? STREAMS_PER_SESSION : 1;
+      // Up to 100 streams on an h2 session (a Node server's default); no HTTP/1.1 pipelining.
+      (targets[targets.length - 1] as Client).pipelining = this.protocol === 'h2' ? 100 : 1;
     });
   }
 
@@ -90,23 +84,42 @@ export class HttpClient implements Transport {
   }
 }
 
+/**
+ * client.yml `tls` as the options of every connection (undici's `connect`, which are
+ * `tls.connect`'s), read once; the files were checked when client.yml was loaded.
+ */
+export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
+  const options: tls.ConnectionOptions = { rejectUnauthorized: true };
+  if (config.loadTrustStore && config.trustStore) {
+    const own = fs.readFileSync(config.trustStore, 'utf8');
+    options.ca = config.loadDefaultTrustStore ? [...tls.rootCertificates, own] : own;
+  }
+  if (config.tlsVersion) options.minVersion = config.tlsVersion;
+  if (!config.verifyHostname) {
+    // The chain is still verified; only the name check is skipped, as light-4j's
+    // verifyHostname: false does for self-signed certificates.
+    options.checkServerIdentity = () => undefined;
+  }
+  if (config.loadKeyStore && config.keyStore) {
+    const { key, cert } = pemParts(fs.readFileSync(config.keyStore, 'utf8'));
+    options.key = key;
+    options.cert = cert;
+  }
+  return options;
+}
+
 const timedOut = (r: TransportRequest) =>
   new TransportError('timeout', `no answer within ${r.timeoutMs} ms`);
-
-/** What a call knew when it failed. */
-export interface CallState {
-  answered: boolean;
-  reused: boolean;
-  fresh: boolean;
-  connectTimeoutMs: number;
-}
 
 /**
  * A failure of undici or Node as a `TransportError` of its kind, the one place kinds are told
  * apart (the call's own time-out and body limit aside). undici's "other side closed" before an
  * answer is reported as Node reports it: ECONNRESET, "socket hang up".
  */
-export function failureOf(err: Error, call: CallState): TransportError {
+export function failureOf(
+  err: Error,
+  call: Pick<Call, 'answered' | 'reused' | 'fresh' | 'connectTimeoutMs'>,
+): TransportError {
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
     const message = `no connection within ${call.connectTimeoutMs} ms`;
@@ -131,7 +144,7 @@ const isRefusedStream = (err: Error) =>
   err.message.endsWith('NGHTTP2_REFUSED_STREAM');
 
 /** One call: undici's (legacy) dispatch handler, collecting the answer. */
-class Call implements Dispatcher.DispatchHandler, CallState {
+class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
   reused = false;

@@ -9,7 +9,6 @@ import { clientSecrets, type ClientFiles } from './client-config';
 import { basicAuth } from './token-request';
 import { jsonObject, noAnswer, type Transport, type TransportError } from './transport';
 
-/** Where opaque tokens are introspected, and the client that asks. */
 export interface IntrospectionEndpoint {
   /** `{server_url}{uri}` */
   url: string;
@@ -33,11 +32,9 @@ export class IntrospectionFetchError extends Error {
 const MAX_ANSWER = 16 * 1024;
 
 /**
- * The introspection server of client.yml for security.yml `enableVerifySwt`:
- * `oauth.introspection`, else, when the service does not verify JWTs, light-4j's place for it,
- * the key section (whose `server_url`, `uri`, `client_id` and secret its SWT verifier posts to;
- * JWT and SWT verification are exclusive there). Undefined when the service verifies JWTs and
- * names none. A missing key is a ConfigError naming the file and key.
+ * The introspection server for security.yml `enableVerifySwt`: `oauth.introspection`, else,
+ * when JWTs are not verified, light-4j's place for it, the key section (JWT and SWT
+ * verification are exclusive there). A missing key is a ConfigError naming the file and key.
  */
 export function introspectionEndpoint(
   files: ClientFiles,
@@ -73,11 +70,8 @@ export function introspectionEndpoint(
 }
 
 /**
- * RFC 7662: `POST {url}` of `token=…&token_type_hint=access_token` with Basic client auth (the
- * configured client, or the one the request brought); a kept-alive connection found reset is
- * asked again once on a fresh one (introspection changes nothing). 200 with a boolean `active`
- * is the answer; a 401 for the request's own client `RefusedIntrospectionClient`; anything else
- * an `IntrospectionFetchError`. Caching and single flight are the security package's.
+ * RFC 7662 with Basic client auth (the configured client, or the request's own). A reset
+ * kept-alive connection is asked again on a fresh one: introspection changes nothing.
  */
 export function createIntrospectionClient(
   options: IntrospectionClientOptions,
@@ -129,5 +123,5 @@ export function createIntrospectionClient(
   };
 }
 
-/** An OAuth error code as RFC 6749 5.2 allows it (and short): a server's others are not repeated. */
+/** An OAuth error code as RFC 6749 5.2 allows it (and short); any other is not repeated. */
 const OAUTH_ERROR = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/;

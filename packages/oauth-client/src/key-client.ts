@@ -33,9 +33,8 @@ const MAX_PEM = 64 * 1024;
 const MAX_JWKS = 1024 * 1024;
 
 /**
- * The client of the key distribution server: light-oauth2's `GET {server_url}{uri}/{kid}` with
- * Basic `client_id:secret` answering a PEM, or a JWKS at `{server_url}{uri}` (every key at once,
- * each the JWK as published). Rate limiting, single flight and caching are the key store's.
+ * The key distribution server's client: light-oauth2's PEM by kid at `{server_url}{uri}/{kid}`,
+ * or a JWKS at `{server_url}{uri}`. Rate limiting, single flight and caching are the key store's.
  */
 export function createKeyClient(options: KeyClientOptions): KeySource {
   const { key, secret, http, timeoutMs, events } = options;
@@ -57,7 +56,7 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
       throw new KeyFetchError(`key server ${base} ${noAnswer(err, request)}`, { cause: err });
     });
   };
-  /** Tells the outcome of a look-up (metrics), then gives its result or failure unchanged. */
+  /** The look-up's result or failure, its outcome told. */
   const reported = async <T>(lookup: Promise<T>, outcome: (result: T) => KeyFetchOutcome) => {
     let result: T;
     try {

@@ -2,16 +2,9 @@ import { jsonObject } from './transport';
 
 /**
  * light-oauth2's key service (`GET /oauth2/key/{keyId}`, its Oauth2KeyKeyIdGetHandler), as the
- * key client reads it and the stand-in key servers answer:
- *
- * - A kid of three characters or fewer is the server's own; a longer one is read as a
- *   two-character provider id and a key id (`01` + `100`). A provider id `00` or the server's
- *   own is looked up here; any other belongs to a federated provider this server does not have.
- * - Its own kids need `Authorization: Basic client_id:secret`: none 401 ERR12002, a wrong secret
- *   401 ERR12007, an unknown client 404 ERR12014.
- * - A known kid: 200 with the PEM certificate, `Content-Type: application/text`.
- * - An unknown kid of its own: 400 ERR12030 INVALID_KEY_ID; of an unknown provider: 404
- *   ERR12017 KEY_NOT_FOUND. Errors are light-4j status bodies.
+ * key client reads it and the stand-in key servers answer. A kid over three characters is a
+ * provider id and a key id (`01` + `100`); provider `00` or its own is looked up here (its own
+ * with Basic client auth), another belongs to a federated provider it does not have.
  */
 const KEY_SERVICE_STATUS = {
   ERR12002: { statusCode: 401, message: 'MISSING_AUTHORIZATION_HEADER' },
@@ -57,7 +50,6 @@ function status(code: KeyServiceCode, arg = ''): KeyServiceAnswer {
   return { status: statusCode, contentType: 'application/json', body };
 }
 
-/** light-oauth2's answer to `GET /oauth2/key/{kid}`. */
 export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,

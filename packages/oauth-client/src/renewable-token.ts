@@ -3,15 +3,12 @@ import type { ClientEvents, RenewalTrigger } from './client-events';
 import { TokenFetchError } from './token-fetch-error';
 import type { AccessToken } from './token-request';
 
-/** client.yml `oauth.token` renewal settings, in milliseconds. */
-export interface RenewalPolicy {
+export interface RenewableTokenOptions {
+  clientId: string;
+  /** client.yml `oauth.token`'s, ms. */
   tokenRenewBeforeExpired: number;
   expiredRefreshRetryDelay: number;
   earlyRefreshRetryDelay: number;
-}
-
-export interface RenewableTokenOptions extends RenewalPolicy {
-  clientId: string;
   /** One request to the token server, for the request of `trace` when there is one. */
   fetch: (trigger: RenewalTrigger, trace?: OutgoingTrace) => Promise<AccessToken>;
   /** A token to start with (a user's, from the code exchange). */
@@ -26,10 +23,9 @@ export interface RenewableTokenOptions extends RenewalPolicy {
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
 /**
- * One cached token and its renewal, as light-4j's client does it. Early: served while one
- * background renewal runs, the next no sooner than `earlyRefreshRetryDelay` after a failed one.
- * Cold or expired: callers wait for one shared renewal; after a failed one they fail at once
- * (`retry_later`) for `expiredRefreshRetryDelay`.
+ * One cached token and its renewal, as light-4j's client does it: served in the renewal window
+ * while one background renewal runs; once cold or expired, callers share one renewal, and after
+ * a failed one fail at once (`retry_later`) until the retry delay has passed.
  */
 export class RenewableToken {
   private token: AccessToken | undefined;

@@ -3,13 +3,11 @@ import type { DpopKey } from './dpop-key';
 import { TokenFetchError } from './token-fetch-error';
 import { jsonObject, type Transport, type TransportError } from './transport';
 
-/** A token as the cache keeps it. */
 export interface AccessToken {
   value: string;
   /** Epoch ms. */
   expiresAt: number;
   scope?: string[];
-  /** Issued with it by the authorization code and refresh grants. */
   refreshToken?: string;
 }
 
@@ -45,11 +43,9 @@ export function basicAuth(id: string, secret: string): string {
 }
 
 /**
- * One light-oauth2 token request: a form POST with Basic client auth, or with RFC 8705
- * `tls_client_auth` the `client_id` in the form and the connection's certificate; when bound, a
- * new DPoP proof (once more with the server's nonce when it asks, RFC 9449 8). Every failure is
- * a TokenFetchError whose cause is the transport's failure or the server's error answer, never
- * the request.
+ * light-oauth2's token request: a form POST with Basic client auth, or (RFC 8705
+ * `tls_client_auth`) `client_id` in the form; when bound, a DPoP proof, once more with the
+ * server's nonce when it asks (RFC 9449 8). A failure is a TokenFetchError, never the request.
  */
 export class TokenRequester {
   readonly url: string;

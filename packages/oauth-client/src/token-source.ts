@@ -7,7 +7,7 @@ import type { RenewableToken } from './renewable-token';
 /** The own token of one client at one auth server, shared by the calls of its downstreams. */
 export class TokenSource {
   constructor(
-    readonly token: RenewableToken,
+    private readonly token: RenewableToken,
     private readonly events?: ClientEvents,
     private readonly now: () => number = Date.now,
     /** The key its tokens are bound to (DPoP): every call with them carries a new proof. */

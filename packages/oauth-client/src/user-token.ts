@@ -1,17 +1,11 @@
 import type { OutgoingTrace } from './call-headers';
-import type { ClientEvents } from './client-events';
-import { RenewableToken, type RenewalPolicy, type TokenState } from './renewable-token';
+import { RenewableToken, type RenewableTokenOptions, type TokenState } from './renewable-token';
 import { TokenFetchError } from './token-fetch-error';
 import type { AccessToken } from './token-request';
 
-export interface UserTokenOptions extends RenewalPolicy {
-  /** The client the token was issued to (the token server binds the refresh token to it). */
-  clientId: string;
-  /** One refresh grant request: a new access token, and usually a new refresh token. */
+export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 'initial'> {
+  /** One refresh grant request, as the client the code was issued to. */
   refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
-  now?: () => number;
-  events?: ClientEvents;
-  onBackgroundError?: (err: unknown) => void;
 }
 
 /**

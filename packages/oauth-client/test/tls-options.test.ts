@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import tls from 'node:tls';
 import path from 'node:path';
 import { Downstream, type ClientConfig } from '../src';
-import { tlsOptions } from '../src/tls-options';
+import { tlsOptions } from '../src/http-client';
 import {
   CERTS,
   closeClients,
