@@ -1,7 +1,7 @@
 import { credentialHeaders, type OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
 import type { Downstream, DownstreamAnswer } from './downstream';
-import type { TokenSource } from './token-source';
+import type { TokenSource } from './renewable-token';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;
@@ -55,10 +55,7 @@ export class DownstreamCaller {
     let own = await tokens.get(trace);
     const first = this.headers(request, own);
     // Awaited only when it is a promise (a DPoP proof): a Bearer call costs no promise more.
-    let answer = await downstream.send(first instanceof Promise ? await first : first, {
-      path,
-      resendHeaders: this.resendHeaders(request, own),
-    });
+    let answer = await this.send(request, own, first instanceof Promise ? await first : first);
     if (answer.response.status === 401) {
       const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
       if (remedy === 'renew') {
@@ -69,10 +66,7 @@ export class DownstreamCaller {
         events?.downstreamRetried?.({ downstream: this.name, reason: 'dpop_proof_replayed' });
       }
       if (remedy !== 'none') {
-        answer = await downstream.send(await this.headers(request, own), {
-          path,
-          resendHeaders: this.resendHeaders(request, own),
-        });
+        answer = await this.send(request, own, await this.headers(request, own));
       }
     }
     return downstream.check(answer, path);
@@ -89,9 +83,10 @@ export class DownstreamCaller {
     return dpop.proof('GET', url, own).then((proof) => this.filled(request, own, proof));
   }
 
-  /** A resend on a fresh connection gets a new proof. */
-  private resendHeaders(request: CallRequest, own: string) {
-    return this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
+  private send(request: CallRequest, own: string, headers: Record<string, string>) {
+    // A resend on a fresh connection gets a new proof.
+    const resendHeaders = this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
+    return this.options.downstream.send(headers, { path: request.path, resendHeaders });
   }
 
   private filled(request: CallRequest, own: string, proof?: string): Record<string, string> {

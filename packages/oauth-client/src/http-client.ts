@@ -101,9 +101,7 @@ export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
     options.checkServerIdentity = () => undefined;
   }
   if (config.loadKeyStore && config.keyStore) {
-    const { key, cert } = pemParts(fs.readFileSync(config.keyStore, 'utf8'));
-    options.key = key;
-    options.cert = cert;
+    Object.assign(options, pemParts(fs.readFileSync(config.keyStore, 'utf8')));
   }
   return options;
 }

@@ -14,9 +14,8 @@ export type { Transport } from './transport';
 export type { ClientEvents } from './client-events';
 export { TokenFetchError } from './token-fetch-error';
 export { TokenManager } from './token-manager';
-export { TokenSource } from './token-source';
 export { DpopKey } from './dpop-key';
-export { UserToken } from './user-token';
+export { TokenSource, UserToken } from './renewable-token';
 export {
   credentialHeaders,
   credentialSummary,

@@ -24,12 +24,6 @@ const DESCRIPTION: Record<KeyServiceCode, (arg: string) => string> = {
   ERR12030: (kid) => `Invalid key id ${kid}.`,
 };
 
-export interface KeyServiceAnswer {
-  status: number;
-  contentType: 'application/text' | 'application/json';
-  body: string;
-}
-
 /** Who a Basic header names: a known client with its secret, or why not. */
 export type ClientCheck =
   | { ok: true }
@@ -43,7 +37,7 @@ export interface KeyServiceOptions {
   certificate(keyId: string): string | undefined;
 }
 
-function status(code: KeyServiceCode, arg = ''): KeyServiceAnswer {
+function status(code: KeyServiceCode, arg = '') {
   const { statusCode, message } = KEY_SERVICE_STATUS[code];
   const description = DESCRIPTION[code](arg);
   const body = JSON.stringify({ statusCode, code, message, description, severity: 'ERROR' });
@@ -54,7 +48,7 @@ export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,
   options: KeyServiceOptions,
-): KeyServiceAnswer {
+): { status: number; contentType: string; body: string } {
   const provider = kid.length < 4 ? undefined : kid.slice(0, 2);
   const keyId = kid.length < 4 ? kid : kid.slice(2);
   const own = provider === undefined || provider === options.providerId;

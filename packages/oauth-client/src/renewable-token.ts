@@ -1,5 +1,7 @@
+import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import type { ClientEvents, RenewalTrigger } from './client-events';
+import type { DpopKey } from './dpop-key';
 import { TokenFetchError } from './token-fetch-error';
 import type { AccessToken } from './token-request';
 
@@ -128,5 +130,89 @@ export class RenewableToken {
       });
     this.pending = pending;
     return pending;
+  }
+}
+
+/** The own token of one client at one auth server, shared by the calls of its downstreams. */
+export class TokenSource {
+  constructor(
+    private readonly token: RenewableToken,
+    private readonly events?: ClientEvents,
+    private readonly now: () => number = Date.now,
+    /** The key its tokens are bound to (DPoP): every call with them carries a new proof. */
+    readonly dpop?: DpopKey,
+  ) {}
+
+  get clientId(): string {
+    return this.token.clientId;
+  }
+
+  /**
+   * The token, or ERR10009 (408) keeping the TokenFetchError as its cause. A token at hand (the
+   * usual case) costs no promise of its own.
+   */
+  async get(trace?: OutgoingTrace): Promise<string> {
+    const ready = this.token.peek(undefined, trace);
+    if (ready) return ready.value;
+    const startedAt = this.now();
+    let ok = false;
+    try {
+      const { value } = await this.token.get(trace);
+      ok = true;
+      return value;
+    } catch (err) {
+      throw new StatusError('ERR10009', [], { cause: err });
+    } finally {
+      this.events?.tokenWaited?.({ clientId: this.clientId, ms: this.now() - startedAt, ok });
+    }
+  }
+
+  invalidate(value: string): void {
+    this.token.invalidate(value);
+  }
+}
+
+export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 'initial'> {
+  /** One refresh grant request, as the client the code was issued to. */
+  refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
+}
+
+/**
+ * A user's token from the code exchange, kept valid without the user by the refresh grant under
+ * the own token's renewal rules; a rotated refresh token replaces the old one. A refused refresh
+ * token is TokenFetchError `invalid_grant`: the user must sign in again.
+ */
+export class UserToken {
+  private refreshToken: string | undefined;
+  private readonly token: RenewableToken;
+
+  constructor(first: AccessToken, options: UserTokenOptions) {
+    this.refreshToken = first.refreshToken;
+    const { refresh, clientId } = options;
+    this.token = new RenewableToken({
+      ...options,
+      initial: first,
+      fetch: async (_trigger, trace) => {
+        const refreshToken = this.refreshToken;
+        if (!refreshToken) {
+          throw new TokenFetchError('invalid_grant', {
+            clientId,
+            cause: new Error('the token server issued no refresh token'),
+          });
+        }
+        const next = await refresh(refreshToken, trace);
+        if (next.refreshToken) this.refreshToken = next.refreshToken;
+        return next;
+      },
+    });
+  }
+
+  /** The access token, renewed by the refresh grant when due. Throws TokenFetchError. */
+  async get(trace?: OutgoingTrace): Promise<string> {
+    return (await this.token.get(trace)).value;
+  }
+
+  state(now?: number): TokenState {
+    return this.token.state(now);
   }
 }

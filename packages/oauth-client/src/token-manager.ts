@@ -8,11 +8,9 @@ import {
 } from './client-config';
 import type { ClientEvents } from './client-events';
 import { DpopKey } from './dpop-key';
-import { RenewableToken } from './renewable-token';
-import { TokenSource } from './token-source';
+import { RenewableToken, TokenSource, UserToken } from './renewable-token';
 import { TokenRequester, type AccessToken } from './token-request';
 import type { Transport } from './transport';
-import { UserToken } from './user-token';
 
 /** client.yml and secret.yml (their files named by a ConfigError), the service's `HttpClient`. */
 export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
