@@ -5,12 +5,11 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
+import { CERTS, freePort } from '@chain/testkit';
 import { Downstream, type ClientEvents, type Transport } from '../src';
 import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
 import {
-  CERTS,
   closeClients,
-  closedPort,
   httpsServer,
   send,
   testClient,
@@ -41,7 +40,7 @@ describe('Downstream', () => {
   });
 
   it('a refused connection is ERR20002', async () => {
-    const url = `https://127.0.0.1:${await closedPort()}/v1/data`;
+    const url = `https://127.0.0.1:${await freePort()}/v1/data`;
     await expect(downstream(url).getJson({})).rejects.toMatchObject({
       body: {
         statusCode: 502,
