@@ -16,12 +16,7 @@ export { TokenFetchError } from './token-fetch-error';
 export { TokenManager } from './token-manager';
 export { DpopKey } from './dpop-key';
 export { TokenSource, UserToken } from './renewable-token';
-export {
-  credentialHeaders,
-  credentialSummary,
-  forwardedAuthorization,
-  type OutgoingTrace,
-} from './call-headers';
+export { credentialHeaders, credentialSummary, forwardedAuthorization } from './call-headers';
 export { createKeyClient } from './key-client';
 export { createIntrospectionClient, introspectionEndpoint } from './introspection-client';
 export { keyServiceAnswer, type ClientCheck } from './light-oauth2-key';
