@@ -129,6 +129,11 @@ export function targets(rows) {
       cpu: cpu('shipped', 'shipped-base'),
     },
     {
+      what: 'shipped: every hop on mTLS with certificate-bound tokens / shipped',
+      value: ratio('shipped-mtls', 'shipped'),
+      cpu: cpu('shipped-mtls', 'shipped'),
+    },
+    {
       what: 'shipped: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: h2 ? ratio('shipped-h2', 'shipped-h1') : undefined,
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,
