@@ -4,26 +4,14 @@ import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chai
 import type { ServiceConfig } from './service-config';
 
 /**
- * server.yml `workers` above 1: the service as a node:cluster. The primary process reads and
- * checks the config, forks the workers and serves nothing; every worker runs the whole service
- * and listens on the same port (the primary hands connections out in turn). The primary:
- *
- * - logs the listening line once, when every worker listens (what `pnpm start`, the tests and
- *   the bench wait for); a worker that cannot start (a config file, a port in use) ends the
- *   service with its message, once, and exit code 1;
- * - on SIGTERM or SIGINT, asks every worker to stop as one process stops (503 ERR20006 for new
- *   requests, in-flight ones finish, server.yml `shutdownTimeoutMs`), waits for them, writes
- *   the last metrics and exits 0;
- * - replaces a worker that dies, and gives up (exit code 1, saying why) when workers keep dying;
- * - is the one writer of the metrics: the workers hand their intervals over (see
- *   @chain/metrics cluster-metrics), and `GET /metrics` on any worker answers for them all.
- *
- * Messages between the primary and a worker carry `chain` (their type) so that prom-client's
- * own messages on the same channel pass by.
+ * server.yml `workers` above 1: the service as a node:cluster (README "Workers"). The primary
+ * checks the config, forks the workers, logs the listening line once every worker listens, stops
+ * them on SIGTERM, replaces one that dies (within a bound), and is the one writer of the metrics.
+ * Messages carry `chain` (their type) so that prom-client's own on the same channel pass by.
  */
 
-/** The environment variable that tells a worker its number (1, 2, ...): set by the primary. */
-export const WORKER_ENV = 'CHAIN_WORKER';
+/** Tells a worker its number (1, 2, ...). */
+const WORKER_ENV = 'CHAIN_WORKER';
 
 /** This process's worker number, or undefined outside a cluster of this runtime. */
 export function workerNumber(): number | undefined {
@@ -38,13 +26,10 @@ export interface ListeningPort {
   port: number;
   framework: string;
   http2: boolean;
-  /** server.yml enableTwoWayTls: the port asks for client certificates. */
   twoWayTls?: true;
-  /** server.yml probePort: the port serves `/health` and `/ready` only. */
   probes?: true;
 }
 
-/** The message of a listening line: the service's port, or its probe port. */
 export function listeningMessage(port: ListeningPort): string {
   return `${port.probes ? 'probes listening' : 'listening'} on ${port.protocol} port ${port.port}`;
 }
@@ -61,24 +46,19 @@ type ToWorker =
 
 function sendToPrimary(message: ToPrimary): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (!process.send || !process.connected) {
-      reject(new Error('no primary process'));
-      return;
-    }
+    if (!process.send || !process.connected) return reject(new Error('no primary process'));
     process.send(message, undefined, {}, (err) => (err ? reject(err) : resolve()));
   });
 }
 
-/** Worker side: tells the primary this worker listens. */
 export function reportListening(ports: ListeningPort[]): Promise<void> {
   return sendToPrimary({ chain: 'listening', ports });
 }
 
-/** Worker side: tells the primary why this worker cannot start (the primary says it, once). */
+/** Worker side: why it cannot start, said by the primary. */
 export function reportCannotStart(message: string, file?: string, key?: string): Promise<void> {
   return sendToPrimary({ chain: 'cannot-start', message, file, key }).catch(() => {
-    // No primary to say it: say it here.
-    process.stderr.write(`Cannot start: ${message}\n`);
+    process.stderr.write(`Cannot start: ${message}\n`); // no primary to say it
   });
 }
 
@@ -128,13 +108,11 @@ export function workerMetricsLink(): WorkerLink | undefined {
 export interface PrimaryOptions {
   config: ServiceConfig;
   logger: Logger;
-  /** The script the workers run (default: this process's). */
+  /** The script the workers run, their added environment, their output piped (default: shared). */
   exec?: string;
-  /** Added to the workers' environment. */
   env?: NodeJS.ProcessEnv;
-  /** The workers' stdout and stderr piped to this process (worker.process.stdout) instead of shared. */
   silent?: boolean;
-  /** Crashes tolerated within `crashWindowMs` before the service gives up (default 5 in 60 s). */
+  /** Deaths within `crashWindowMs` that end the service (default 5 in 60 s). */
   maxCrashes?: number;
   crashWindowMs?: number;
 }
@@ -146,7 +124,6 @@ export interface Primary {
   done: Promise<number>;
   /** Stops every worker gracefully; resolves as `done`. */
   stop(reason?: string): Promise<number>;
-  /** The live workers' process ids. */
   pids(): number[];
 }
 
@@ -166,11 +143,10 @@ export function runPrimary(options: PrimaryOptions): Primary {
     prometheus: config.prometheus,
   });
   const numbers = new Map<Worker, number>();
-  const listeners = new Set<Worker>();
   let nextNumber = 1;
+  let listened = 0;
   let up = false;
   let stopping = false;
-  let failed = false;
   const crashes: number[] = [];
 
   let resolveListening!: (ports: ListeningPort[]) => void;
@@ -188,8 +164,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
     const worker = cluster.fork({ ...options.env, [WORKER_ENV]: String(number) });
     numbers.set(worker, number);
     worker.on('message', (message: ToPrimary) => onMessage(worker, message));
-    // 'exit' can come before the last messages are read (a worker's reason for not starting,
-    // its last metrics): the worker is dealt with once its channel has closed.
+    // 'exit' can come before the last messages (why it cannot start, its last metrics) are read.
     worker.on('exit', (code, signal) => {
       if (worker.isConnected())
         worker.process.once('disconnect', () => onExit(worker, code, signal));
@@ -200,10 +175,9 @@ export function runPrimary(options: PrimaryOptions): Primary {
   const onMessage = (worker: Worker, message: ToPrimary) => {
     switch (message?.chain) {
       case 'listening':
-        listeners.add(worker);
         if (up) {
           logger.info({ worker: numbers.get(worker), pid: worker.process.pid }, 'worker replaced');
-        } else if (listeners.size === count && !stopping) {
+        } else if (++listened === count && !stopping) {
           up = true;
           for (const port of message.ports) {
             logger.info({ ...port, workers: count }, listeningMessage(port));
@@ -242,8 +216,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
 
   /** The service ends before it served: one message, exit code 1. */
   const cannotStart = (message: string, fields: Record<string, unknown> = {}) => {
-    if (failed || stopping) return;
-    failed = true;
+    if (stopping) return;
     process.stderr.write(`Cannot start: ${message}\n`);
     logger.fatal(fields, message);
     rejectListening(new Error(message));
@@ -253,17 +226,12 @@ export function runPrimary(options: PrimaryOptions): Primary {
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
     const number = numbers.get(worker);
     numbers.delete(worker);
-    listeners.delete(worker);
-    if (stopping || failed) {
+    if (stopping) {
       if (numbers.size === 0) finish();
       return;
     }
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    if (!up) {
-      cannotStart(`worker ${number} ended (${how}) before it listened`);
-      if (numbers.size === 0) finish();
-      return;
-    }
+    if (!up) return cannotStart(`worker ${number} ended (${how}) before it listened`);
     const now = Date.now();
     crashes.push(now);
     while (crashes.length && crashes[0] <= now - crashWindowMs) crashes.shift();
@@ -271,7 +239,6 @@ export function runPrimary(options: PrimaryOptions): Primary {
       const why = `${crashes.length} workers ended within ${crashWindowMs / 1000} s; the last: worker ${number} (${how})`;
       process.stderr.write(`Stopping: ${why}\n`);
       logger.fatal({ worker: number, pid: worker.process.pid, code, signal }, `giving up: ${why}`);
-      failed = true;
       void stopAll(1);
       return;
     }
@@ -288,7 +255,6 @@ export function runPrimary(options: PrimaryOptions): Primary {
     exitCode = Math.max(exitCode, code);
     stopping = true;
     for (const worker of numbers.keys()) reply(worker, { chain: 'stop' });
-    // A worker stops within shutdownTimeoutMs and a few seconds for its last lines and metrics.
     forceTimer ??= setTimeout(() => {
       for (const worker of numbers.keys()) {
         logger.warn({ worker: numbers.get(worker) }, 'worker did not stop in time; killing it');
@@ -317,7 +283,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
     listening,
     done,
     stop: (reason) => {
-      if (!stopping && !failed) {
+      if (!stopping) {
         logger.info({ reason, workers: numbers.size }, 'stopping: finishing in-flight requests');
       }
       return stopAll(0);
@@ -326,7 +292,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
   };
 }
 
-/** The primary of `pnpm start` and the services: runPrimary, stopped by SIGTERM/SIGINT, then exit. */
+/** runPrimary stopped by SIGTERM/SIGINT, then exit. */
 export function runPrimaryProcess(options: PrimaryOptions): void {
   const primary = runPrimary(options);
   const { logger } = options;
@@ -336,7 +302,6 @@ export function runPrimaryProcess(options: PrimaryOptions): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // The last line is written on exit (./log-destination), or given up on with the reader gone.
   void primary.done.then((code) => {
     logger.info(code === 0 ? 'stopped' : 'stopped after a failure');
     process.exit(code);
