@@ -1,7 +1,13 @@
 export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
 export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger';
-export { parseTraceparent, parseTracestate, readTrace, Trace } from './correlation';
-export { newSpanId, newTraceId } from './trace-ids';
+export {
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  parseTracestate,
+  readTrace,
+  Trace,
+} from './correlation';
 export {
   createServiceClient,
   type DownstreamTarget,
