@@ -33,12 +33,7 @@ export {
 export { send, sendEmpty, sendError, sendJson, ERROR_TYPE, JSON_TYPE } from './respond';
 export { asStatusError, createErrorRenderer, reasonOf } from './error-renderer';
 export { readBody } from './read-body';
-export {
-  createReadiness,
-  READINESS_TIMEOUT_MS,
-  type ReadinessCheck,
-  type ReadinessState,
-} from './readiness';
+export { createReadiness, type ReadinessCheck } from './readiness';
 export { loadServiceConfig, type ServiceConfig } from './service-config';
 export {
   createServiceApp,
