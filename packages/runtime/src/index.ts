@@ -1,4 +1,4 @@
-export { serverConfigSchema, FRAMEWORKS, type Framework, type ServerConfig } from './server-config';
+export { type Framework, type ServerConfig } from './server-config';
 export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger';
 export {
   newSpanId,
@@ -9,28 +9,20 @@ export {
   Trace,
 } from './correlation';
 export {
-  createServiceClient,
   type DownstreamTarget,
   type ServiceClient,
-  type ServiceClientOptions,
   type ServiceDownstream,
 } from './service-client';
-export { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
-export {
-  SpanExporter,
-  type ExportResult,
-  type SpanExporterOptions,
-} from './telemetry/span-exporter';
+export { SpanExporter } from './telemetry/span-exporter';
 export { encodeSpan, exportTraceBody, unixNano, type SpanRecord } from './telemetry/otlp-json';
 export {
-  answered,
   createExchange,
   type Exchange,
   type Handler,
   type RequestContext,
   type Stage,
 } from './exchange';
-export { send, sendEmpty, sendError, sendJson, ERROR_TYPE, JSON_TYPE } from './respond';
+export { sendJson } from './respond';
 export { asStatusError, createErrorRenderer, reasonOf } from './error-renderer';
 export { readBody } from './read-body';
 export { createReadiness, type ReadinessCheck } from './readiness';
@@ -43,25 +35,13 @@ export {
   type ServiceAppOptions,
   type ServiceTools,
 } from './service-app';
-export {
-  contextOf,
-  expressApplication,
-  expressStage,
-  type ExpressExtensions,
-  type ExpressStages,
-} from './hosts/express';
-export { nativeListener, type RenderError } from './hosts/native';
-export { createHttpServer, ShutdownGate, type ServedApp } from './http-server';
+export { contextOf, expressApplication, type ExpressExtensions } from './hosts/express';
+export { nativeListener } from './hosts/native';
+export { createHttpServer, ShutdownGate } from './http-server';
 export {
   loadTls,
   startService,
   type RunningService,
   type ServiceDefinition,
 } from './start-service';
-export {
-  runPrimary,
-  workerNumber,
-  type ListeningPort,
-  type Primary,
-  type PrimaryOptions,
-} from './workers';
+export { runPrimary } from './workers';
