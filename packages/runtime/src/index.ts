@@ -44,4 +44,3 @@ export {
   type RunningService,
   type ServiceDefinition,
 } from './start-service';
-export { runPrimary } from './workers';

@@ -16,7 +16,7 @@ import {
   reportCannotStart,
   reportListening,
   listeningMessage,
-  runPrimaryProcess,
+  runPrimary,
   watchForStop,
   workerNumber,
   type ListeningPort,
@@ -73,7 +73,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     }
     const tlsOptions = config.server.enableHttps ? loadTls(config) : undefined;
     if (worker === undefined && config.server.workers > 1) {
-      runPrimaryProcess({ config, logger });
+      runPrimary(config, logger);
       return await new Promise<never>(() => undefined);
     }
     const app = definition.createApp(config, logger);

@@ -105,38 +105,16 @@ export function workerMetricsLink(): WorkerLink | undefined {
   };
 }
 
-export interface PrimaryOptions {
-  config: ServiceConfig;
-  logger: Logger;
-  /** The script the workers run, their added environment, their output piped (default: shared). */
-  exec?: string;
-  env?: NodeJS.ProcessEnv;
-  silent?: boolean;
-  /** Deaths within `crashWindowMs` that end the service (default 5 in 60 s). */
-  maxCrashes?: number;
-  crashWindowMs?: number;
-}
+/** Deaths of workers within CRASH_WINDOW_MS that end the service. */
+const MAX_CRASHES = 5;
+const CRASH_WINDOW_MS = 60_000;
 
-export interface Primary {
-  /** Resolves with the ports once every worker listens (rejects when the service cannot start). */
-  listening: Promise<ListeningPort[]>;
-  /** Resolves with the exit code once the service has stopped (0) or given up (1). */
-  done: Promise<number>;
-  /** Stops every worker gracefully; resolves as `done`. */
-  stop(reason?: string): Promise<number>;
-  pids(): number[];
-}
-
-/** Primary side: forks `config.server.workers` workers and runs them until stopped. */
-export function runPrimary(options: PrimaryOptions): Primary {
-  const { config, logger } = options;
+/**
+ * Primary side: forks `config.server.workers` workers and runs them until SIGTERM or SIGINT (exit
+ * 0) or a failure (exit 1): a worker that cannot start, or too many deaths.
+ */
+export function runPrimary(config: ServiceConfig, logger: Logger): void {
   const { workers: count, shutdownTimeoutMs, serviceId } = config.server;
-  const maxCrashes = options.maxCrashes ?? 5;
-  const crashWindowMs = options.crashWindowMs ?? 60_000;
-  if (options.exec || options.silent) {
-    cluster.setupPrimary({ exec: options.exec, silent: options.silent });
-  }
-
   const metrics = createMetricsMerger(config.metrics, {
     serviceId,
     logger,
@@ -149,19 +127,9 @@ export function runPrimary(options: PrimaryOptions): Primary {
   let stopping = false;
   const crashes: number[] = [];
 
-  let resolveListening!: (ports: ListeningPort[]) => void;
-  let rejectListening!: (err: Error) => void;
-  const listening = new Promise<ListeningPort[]>((resolve, reject) => {
-    resolveListening = resolve;
-    rejectListening = reject;
-  });
-  listening.catch(() => undefined);
-  let resolveDone!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (resolveDone = resolve));
-
   const fork = () => {
     const number = nextNumber++;
-    const worker = cluster.fork({ ...options.env, [WORKER_ENV]: String(number) });
+    const worker = cluster.fork({ [WORKER_ENV]: String(number) });
     numbers.set(worker, number);
     worker.on('message', (message: ToPrimary) => onMessage(worker, message));
     // 'exit' can come before the last messages (why it cannot start, its last metrics) are read.
@@ -183,7 +151,6 @@ export function runPrimary(options: PrimaryOptions): Primary {
             logger.info({ ...port, workers: count }, listeningMessage(port));
           }
           metrics.start();
-          resolveListening(message.ports);
         }
         return;
       case 'cannot-start':
@@ -219,8 +186,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
     if (stopping) return;
     process.stderr.write(`Cannot start: ${message}\n`);
     logger.fatal(fields, message);
-    rejectListening(new Error(message));
-    void stopAll(1);
+    stopAll(1);
   };
 
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
@@ -234,12 +200,12 @@ export function runPrimary(options: PrimaryOptions): Primary {
     if (!up) return cannotStart(`worker ${number} ended (${how}) before it listened`);
     const now = Date.now();
     crashes.push(now);
-    while (crashes.length && crashes[0] <= now - crashWindowMs) crashes.shift();
-    if (crashes.length >= maxCrashes) {
-      const why = `${crashes.length} workers ended within ${crashWindowMs / 1000} s; the last: worker ${number} (${how})`;
+    while (crashes.length && crashes[0] <= now - CRASH_WINDOW_MS) crashes.shift();
+    if (crashes.length >= MAX_CRASHES) {
+      const why = `${crashes.length} workers ended within ${CRASH_WINDOW_MS / 1000} s; the last: worker ${number} (${how})`;
       process.stderr.write(`Stopping: ${why}\n`);
       logger.fatal({ worker: number, pid: worker.process.pid, code, signal }, `giving up: ${why}`);
-      void stopAll(1);
+      stopAll(1);
       return;
     }
     logger.error(
@@ -251,7 +217,7 @@ export function runPrimary(options: PrimaryOptions): Primary {
 
   let exitCode = 0;
   let forceTimer: NodeJS.Timeout | undefined;
-  const stopAll = (code: number): Promise<number> => {
+  const stopAll = (code: number) => {
     exitCode = Math.max(exitCode, code);
     stopping = true;
     for (const worker of numbers.keys()) reply(worker, { chain: 'stop' });
@@ -260,10 +226,8 @@ export function runPrimary(options: PrimaryOptions): Primary {
         logger.warn({ worker: numbers.get(worker) }, 'worker did not stop in time; killing it');
         worker.process.kill('SIGKILL');
       }
-    }, shutdownTimeoutMs + 5_000);
-    forceTimer.unref();
+    }, shutdownTimeoutMs + 5_000).unref();
     if (numbers.size === 0) finish();
-    return done;
   };
 
   let finishing = false;
@@ -274,36 +238,23 @@ export function runPrimary(options: PrimaryOptions): Primary {
     void metrics
       .stop()
       .catch(() => undefined)
-      .then(() => resolveDone(exitCode));
+      .then(() => {
+        logger.info(exitCode === 0 ? 'stopped' : 'stopped after a failure');
+        process.exit(exitCode);
+      });
   };
 
-  for (let i = 0; i < count; i++) fork();
-
-  return {
-    listening,
-    done,
-    stop: (reason) => {
-      if (!stopping) {
-        logger.info({ reason, workers: numbers.size }, 'stopping: finishing in-flight requests');
-      }
-      return stopAll(0);
-    },
-    pids: () => [...numbers.keys()].map((w) => w.process.pid as number),
-  };
-}
-
-/** runPrimary stopped by SIGTERM/SIGINT, then exit. */
-export function runPrimaryProcess(options: PrimaryOptions): void {
-  const primary = runPrimary(options);
-  const { logger } = options;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'signal received');
-    void primary.stop(signal);
+    if (!stopping) {
+      logger.info(
+        { reason: signal, workers: numbers.size },
+        'stopping: finishing in-flight requests',
+      );
+    }
+    stopAll(0);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  void primary.done.then((code) => {
-    logger.info(code === 0 ? 'stopped' : 'stopped after a failure');
-    process.exit(code);
-  });
+  for (let i = 0; i < count; i++) fork();
 }
