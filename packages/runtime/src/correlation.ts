@@ -2,11 +2,8 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** W3C Trace Context `traceparent`; a version after 00 may carry more after a `-` (3.2.4). */
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const ZERO_TRACE = '00000000000000000000000000000000';
 const ZERO_SPAN = '0000000000000000';
-const ZERO = 0x30;
 const DASH = 0x2d;
 /** A `tracestate` list member: `key=value` as 3.3.1 defines them. */
 const TRACESTATE_MEMBER =
@@ -116,34 +113,35 @@ function isLowerHex(text: string, from: number, to: number): boolean {
   return true;
 }
 
+/**
+ * W3C Trace Context `traceparent`: version, trace-id, parent-id, flags in lower-case hex, 55
+ * characters for version 00; a later version may carry more after a `-` (3.2.4), `ff` is invalid.
+ */
 export function parseTraceparent(
   header: string | string[] | undefined,
 ): { traceId: string; parentId: string; sampled: boolean } | undefined {
-  if (typeof header !== 'string' || header.length < 55) return undefined;
-  // Version 00 as every hop of ours and OpenTelemetry send it, read without the expression.
+  if (typeof header !== 'string') return undefined;
+  const h = header.length === 55 ? header : header.trim();
   if (
-    header.length === 55 &&
-    header.charCodeAt(0) === ZERO &&
-    header.charCodeAt(1) === ZERO &&
-    header.charCodeAt(2) === DASH &&
-    header.charCodeAt(35) === DASH &&
-    header.charCodeAt(52) === DASH &&
-    isLowerHex(header, 3, 35) &&
-    isLowerHex(header, 36, 52) &&
-    isLowerHex(header, 53, 55)
+    h.length < 55 ||
+    !isLowerHex(h, 0, 2) ||
+    h.charCodeAt(2) !== DASH ||
+    !isLowerHex(h, 3, 35) ||
+    h.charCodeAt(35) !== DASH ||
+    !isLowerHex(h, 36, 52) ||
+    h.charCodeAt(52) !== DASH ||
+    !isLowerHex(h, 53, 55)
   ) {
-    const traceId = header.slice(3, 35);
-    const parentId = header.slice(36, 52);
-    if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
-    return { traceId, parentId, sampled: (parseInt(header.slice(53), 16) & 1) === 1 };
+    return undefined;
   }
-  const match = TRACEPARENT.exec(header.trim());
-  if (!match) return undefined;
-  const [, version, traceId, parentId, flags, rest] = match;
-  if (version === 'ff') return undefined;
-  if (version === '00' && rest !== undefined) return undefined;
+  const version = h.slice(0, 2);
+  if (version === 'ff' || (h.length > 55 && (version === '00' || h.charCodeAt(55) !== DASH))) {
+    return undefined;
+  }
+  const traceId = h.slice(3, 35);
+  const parentId = h.slice(36, 52);
   if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
-  return { traceId, parentId, sampled: (parseInt(flags, 16) & 1) === 1 };
+  return { traceId, parentId, sampled: (parseInt(h.slice(53, 55), 16) & 1) === 1 };
 }
 
 /** The `tracestate` members, joined as one header; undefined when absent or not valid. */
