@@ -3,11 +3,17 @@
 // the four chain services and the petstore as processes over HTTPS, security on
 // (config/local/<service>), prints each URL and working curl lines, and stops everything on
 // Ctrl-C. Each service's log is appended to .run/logs/<service>.log (one JSON line per event).
-//   node scripts/start.mjs [--security off] [--mtls] [--no-build]
-// --mtls: two-way TLS on every hop. Each service requires a client certificate of the client CA
-// (certs/clients/ca.crt) and presents its own (certs/clients/<service>.pem) on every call; the
-// printed curl lines present certs/clients/client.pem. Its config is config/local/<service>
-// with config/local/mtls/<service> over it, file by file, in .run/config/<service>.
+//   node scripts/start.mjs [--security off] [--mtls | --dpop] [--no-build]
+// --mtls: two-way TLS on every hop, and certificate-bound tokens (RFC 8705). Each service
+// requires a client certificate of the client CA (certs/clients/ca.crt) and presents its own
+// (certs/clients/<service>.pem) on every call; the token server asks for certificates too, each
+// hop authenticates there with its certificate (tls_client_auth) and its own tokens are bound to
+// it; the printed curl lines present certs/clients/client.pem. Its config is
+// config/local/<service> with config/local/mtls/<service> over it, file by file, in
+// .run/config/<service>.
+// --dpop: each hop's own tokens are bound to its DPoP key (RFC 9449: a key made at start, a new
+// proof with every call), over one-way TLS: config/local/dpop/<service> over
+// config/local/<service>. Not with --mtls: there the certificate is what a token is bound to.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +24,7 @@ const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
 const securityOff = process.argv.includes('--security') && process.argv.includes('off');
 // `pnpm start -- --mtls` (pnpm passes what follows its `--`).
 const mtls = process.argv.includes('--mtls');
+const dpop = process.argv.includes('--dpop');
 const logs = path.join(root, '.run', 'logs');
 const noOverride = path.join(root, '.run', 'no-override'); // empty: bundled config only
 fs.mkdirSync(logs, { recursive: true });
@@ -95,13 +102,14 @@ let startProcess;
 
 /**
  * The CONFIG_DIR of a service: config/local/<service> (security on), and with --mtls
- * config/local/mtls/<service> over it, file by file, copied together into .run/config/<service>
- * (a service reads one override folder). The bundled config only when neither applies.
+ * config/local/mtls/<service> (with --dpop config/local/dpop/<service>) over it, file by file,
+ * copied together into .run/config/<service> (a service reads one override folder). The bundled config only when neither applies.
  */
 function configDirOf(name) {
   const folders = [
     !securityOff && path.join(root, 'config', 'local', name),
     mtls && path.join(root, 'config', 'local', 'mtls', name),
+    dpop && path.join(root, 'config', 'local', 'dpop', name),
   ].filter((dir) => dir && fs.existsSync(dir));
   if (folders.length === 0) return noOverride;
   if (folders.length === 1) return folders[0];
@@ -113,7 +121,7 @@ function configDirOf(name) {
 
 async function start({ name }) {
   const logFile = path.join(logs, `${name}.log`);
-  const modes = [securityOff && 'security off', mtls && 'two-way TLS'].filter(Boolean);
+  const modes = [securityOff && 'security off', ...bindingModes].filter(Boolean);
   runnerLine(logFile, `starting ${name}${modes.length ? ` (${modes.join(', ')})` : ''}`);
   const proc = await startProcess(name, path.join(root, 'services', name, 'dist', 'index.js'), {
     env: {
@@ -149,17 +157,30 @@ async function stopAll(exitCode) {
   process.exit(exitCode);
 }
 
+/** What --mtls and --dpop switch on, as the runner says it. */
+const bindingModes = [
+  mtls && 'two-way TLS',
+  mtls && !securityOff && 'certificate-bound tokens',
+  dpop && !securityOff && 'DPoP-bound tokens',
+].filter(Boolean);
+
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 async function main() {
+  if (mtls && dpop) {
+    throw new Error(
+      '--mtls and --dpop each choose what the tokens are bound to: the certificate or a DPoP key; pass one',
+    );
+  }
   if (!process.argv.includes('--no-build')) {
     console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
     await build();
   }
   ({ startProcess } = await import('@chain/testkit'));
+  const modes = bindingModes.map((m) => `, ${m}`).join('');
   console.log(
-    `starting the chain (security ${securityOff ? 'off' : 'on'}${mtls ? ', two-way TLS' : ''}); logs in .run/logs/`,
+    `starting the chain (security ${securityOff ? 'off' : 'on'}${modes}); logs in .run/logs/`,
   );
   for (const svc of services) {
     await start(svc);

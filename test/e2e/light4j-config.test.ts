@@ -76,7 +76,6 @@ const LIGHT4J_WARNINGS = [
   'server.yml serverString',
   'server.yml maxTransferFileSize',
   TRUSTSTORE,
-  'security.yml enableVerifySwt',
   'security.yml jwtCacheFullSize',
   ...PEM_STORES,
   'client.yml tls.defaultCertPassword',
@@ -163,7 +162,12 @@ describe("light-4j's own config files", () => {
       const warned = service.lines
         .map((l) => JSON.parse(l) as { level: number; msg: string; key?: string })
         .filter((l) => l.level === 40);
-      expect(warned.length).toBe(LIGHT4J_WARNINGS.length);
+      // light-4j's enableVerifySwt: true beside enableVerifyJwt, with no introspection server in
+      // client.yml: said when the app is built, after the light-4j keys of the files.
+      expect(warned.length).toBe(LIGHT4J_WARNINGS.length + 1);
+      expect(warned.filter((w) => w.key === 'enableVerifySwt').map((w) => w.msg)).toEqual([
+        `${dir}/security.yml key "enableVerifySwt": no introspection server (client.yml oauth.introspection): only JWTs are verified, any other token is refused (ERR10000)`,
+      ]);
       expect(warned[0].msg).toBe(
         `${dir}/server.yml key "keyPass": light-4j key not supported here; ignored (a PKCS12 keystore is opened with keystorePass)`,
       );

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import https from 'node:https';
 import http2 from 'node:http2';
 import net from 'node:net';
 import path from 'node:path';
@@ -14,9 +14,13 @@ import {
   CERTS,
   ROOT,
   configDir,
+  httpsOutcome,
+  postForm,
+  type Outcome,
   startExpectingFailure,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 // Two-way TLS over real processes: `pnpm start -- --mtls` (scripts/start.mjs on the local run's
@@ -31,35 +35,56 @@ const clientPem = (name: string) => {
   return { key: pem, cert: pem };
 };
 const USER = clientPem('client');
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((x) => [`API ${x}: Message 1`, `API ${x}: Message 2`]);
 const SERVICES = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore'];
 
-interface Answer {
-  status?: number;
-  body?: string;
-  error?: string;
-}
-
 /** One HTTPS/1.1 GET on a fresh connection: the answer, or the client's error and no answer. */
-function get(
+const get = (
   url: string,
   client?: { key: Buffer; cert: Buffer },
   headers: Record<string, string> = {},
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = https.request(url, { ca: CA, agent: false, headers, ...client }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error(), { code: 'TIMEOUT' })));
-    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
-    req.end();
-  });
-}
+) => httpsOutcome(url, { client, headers });
 
-describe('config/local/mtls: the bundled files with two-way TLS and nothing else changed', () => {
+/** A client-credentials request to the local token server: status and parsed body. */
+const tokenRequest = (
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+  client?: { key: Buffer; cert: Buffer },
+): Promise<{ status?: number; body?: Record<string, unknown>; error?: string }> =>
+  postForm(
+    'https://localhost:6882/oauth2/token',
+    { grant_type: 'client_credentials', ...form },
+    headers,
+    client,
+  ).then(
+    ({ status, body }) => ({ status, body }),
+    (err: { code?: string }) => ({ error: err.code }),
+  );
+/** Runs `script` with bash (-euo pipefail) in the repository: its standard output. */
+const runBash = (script: string) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(
+      'bash',
+      ['-euo', 'pipefail', '-c', script],
+      { cwd: ROOT, timeout: 30_000 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+const claims = (jwt: unknown) =>
+  JSON.parse(Buffer.from(String(jwt).split('.')[1], 'base64url').toString()) as Record<
+    string,
+    unknown
+  >;
+const listeningOf = (name: string) =>
+  JSON.parse(
+    fs
+      .readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"msg":"listening on https port'))
+      .pop() ?? '{}',
+  ) as Record<string, unknown>;
+
+describe('config/local/mtls: the bundled files with two-way TLS and certificate-bound own tokens, nothing else changed', () => {
   it.each(SERVICES)('%s: server.yml and client.yml', (name) => {
     const bundledDir = path.join(ROOT, 'services', name, 'config');
     const env = { CERTS_DIR: CERTS };
@@ -74,6 +99,16 @@ describe('config/local/mtls: the bundled files with two-way TLS and nothing else
       enableTwoWayTls: true,
       truststoreName: path.join(CLIENTS, 'ca.crt'),
     });
+    const { token } = bundled.client.oauth;
+    // Each hop that asks for tokens of its own authenticates with its certificate and gets
+    // them bound to it (the petstore asks for none).
+    const ownTokens = token.client_credentials && {
+      client_credentials: {
+        ...token.client_credentials,
+        tokenBinding: 'mtls',
+        token_endpoint_auth_method: 'tls_client_auth',
+      },
+    };
     expect(mtls.client).toEqual({
       ...bundled.client,
       tls: {
@@ -81,6 +116,7 @@ describe('config/local/mtls: the bundled files with two-way TLS and nothing else
         loadKeyStore: true,
         keyStore: path.join(CLIENTS, `${name}.pem`),
       },
+      oauth: { ...bundled.client.oauth, token: { ...token, ...ownTokens } },
     });
     expect(mtls.loader.warnings).toEqual([]);
   });
@@ -98,7 +134,9 @@ describe('pnpm start -- --mtls', () => {
   afterAll(() => run.stop());
 
   it('every service listens with two-way TLS', () => {
-    expect(run.stdout()).toContain('starting the chain (security on, two-way TLS)');
+    expect(run.stdout()).toContain(
+      'starting the chain (security on, two-way TLS, certificate-bound tokens)',
+    );
     for (const name of SERVICES) {
       const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
       const listening = log
@@ -121,15 +159,7 @@ describe('pnpm start -- --mtls', () => {
     );
     expect(token).toContain('--cert certs/clients/client.pem');
     expect(chain).toContain('--cert certs/clients/client.pem');
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        'bash',
-        ['-euo', 'pipefail', '-c', `${token}\n${chain}`],
-        { cwd: ROOT, timeout: 30_000 },
-        (err, stdout, stderr) =>
-          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-      ),
-    );
+    const out = await runBash(`${token}\n${chain}`);
     expect(out).toBe(JSON.stringify(EIGHT));
   });
 
@@ -157,6 +187,28 @@ describe('pnpm start -- --mtls', () => {
     expect(curl.stderr).toContain('alert certificate required');
   });
 
+  it('the token server authenticates each hop by its certificate and binds its tokens to it', async () => {
+    expect(listeningOf('token-server')).toMatchObject({ mtls: true, dpop: false });
+    const bound = await tokenRequest({ client_id: 'api-b-client' }, {}, clientPem('api-b'));
+    expect(bound.status).toBe(200);
+    const thumbprint = Buffer.from(
+      new X509Certificate(fs.readFileSync(path.join(CLIENTS, 'api-b.crt'))).fingerprint256.replace(
+        /:/g,
+        '',
+      ),
+      'hex',
+    ).toString('base64url');
+    expect(claims(bound.body?.access_token).cnf).toEqual({ 'x5t#S256': thumbprint });
+    // Another hop's certificate, or the secret alone, is not api-b-client.
+    const other = await tokenRequest({ client_id: 'api-b-client' }, {}, clientPem('api-c'));
+    expect([other.status, other.body?.error]).toEqual([401, 'invalid_client']);
+    const secret = await tokenRequest(
+      {},
+      { Authorization: `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}` },
+    );
+    expect([secret.status, secret.body?.error]).toEqual([401, 'invalid_client']);
+  });
+
   it("a certificate of another CA (the development CA) is refused; the client CA's passes", async () => {
     const token = await clientCredentialsToken(
       'https://localhost:6882',
@@ -173,6 +225,53 @@ describe('pnpm start -- --mtls', () => {
       status: 200,
       body: JSON.stringify(EIGHT),
     });
+  });
+});
+
+describe('pnpm start -- --dpop', () => {
+  let run: ReturnType<typeof spawnNode>;
+  beforeAll(async () => {
+    run = spawnNode('pnpm start', path.join(ROOT, 'scripts', 'start.mjs'), {
+      args: ['--no-build', '--dpop'],
+      cwd: ROOT,
+    });
+    await run.waitForLine((l) => l.includes('Ctrl-C stops everything.'), 60_000);
+  });
+  afterAll(() => run.stop());
+
+  it('the curl lines it prints answer the 8 messages, every hop with DPoP-bound tokens', async () => {
+    expect(run.stdout()).toContain('starting the chain (security on, DPoP-bound tokens)');
+    expect(listeningOf('token-server')).toMatchObject({ mtls: false, dpop: true });
+    expect(listeningOf('api-a').twoWayTls).toBeUndefined(); // one-way TLS
+    const lines = run.stdout().split('\n');
+    const from = lines.findIndex((l) => l.startsWith('  TOKEN=$(curl'));
+    const chain = lines.find(
+      (l) => l.includes('https://localhost:7441/v1/data') && l.includes('$TOKEN'),
+    );
+    const out = await runBash(`${lines.slice(from, from + 3).join('\n')}\n${chain}`);
+    expect(out).toBe(JSON.stringify(EIGHT));
+  });
+
+  it('a hop’s client gets no token without a DPoP proof, its secret notwithstanding', async () => {
+    const answer = await tokenRequest(
+      {},
+      { Authorization: `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}` },
+    );
+    expect([answer.status, answer.body?.error]).toEqual([400, 'invalid_grant']);
+  });
+});
+
+describe('pnpm start -- --mtls --dpop', () => {
+  it('is refused before anything starts: one binding or the other', async () => {
+    const run = spawnNode('pnpm start', path.join(ROOT, 'scripts', 'start.mjs'), {
+      args: ['--no-build', '--mtls', '--dpop'],
+      cwd: ROOT,
+    });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr()).toContain(
+      'cannot start: --mtls and --dpop each choose what the tokens are bound to: the certificate or a DPoP key; pass one',
+    );
+    expect(run.stdout()).not.toContain('starting');
   });
 });
 
@@ -204,7 +303,7 @@ describe('a service with two-way TLS, two workers, HTTP/2 and a probe port', () 
 
   /** One GET on its own HTTP/2 session: the answer, or the first error and no answer. */
   const h2 = (port: number, client?: { key: Buffer; cert: Buffer }) =>
-    new Promise<Answer>((resolve) => {
+    new Promise<Outcome>((resolve) => {
       const session = http2.connect(`https://localhost:${port}`, { ca: CA, ...client });
       let error: string | undefined;
       let status = 0;

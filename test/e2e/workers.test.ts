@@ -2,7 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsRequest,
   httpsStub,
@@ -27,7 +27,7 @@ const DB = 'chain_workers_e2e';
 const server = (workers: unknown, port = 0, serviceId = PETSTORE) =>
   `serviceId: ${serviceId}\nhttpsPort: ${port}\nip: 127.0.0.1\nworkers: ${workers}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
 
-const key = loadSigningKey('100', path.join(CERTS, 'primary.key'), path.join(CERTS, 'primary.crt'));
+const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['read:pets'] });
 const bearer = { Authorization: `Bearer ${GOOD}` };
 

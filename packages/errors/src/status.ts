@@ -1,7 +1,9 @@
 /**
  * The one status catalogue of the project: every error any service answers is a row here.
  * Rows ERR10000-ERR10010 and ERR10068 are light-4j's (same code, message and description text);
- * ERR11004 is light-4j's code with our wording; ERR2xxxx are ours (light-4j's range for a
+ * ERR11004 is light-4j's code with our wording; ERR10079-ERR10081 are light-4j's codes and
+ * messages of its simple web token (introspection) verifier with our status (light-4j answers
+ * 400) and wording (its descriptions print the token); ERR2xxxx are ours (light-4j's range for a
  * service's own codes), in the same shape. Descriptions never carry a token, a secret
  * or a stack trace: callers pass only names, paths, scopes and status codes as arguments.
  */
@@ -83,6 +85,26 @@ export const STATUS = {
     statusCode: 413,
     message: 'PAYLOAD_TOO_LARGE',
     description: fixed('The request body has exceeded the set max size.'),
+  },
+  // --- light-4j's codes of an opaque token checked by introspection (RFC 7662) ----------------
+  ERR10079: {
+    statusCode: 503,
+    message: 'OAUTH_INTROSPECTION_ERROR',
+    description: fixed(
+      'Unable to introspect the token: the introspection server could not be reached or gave no valid answer',
+    ),
+  },
+  ERR10080: {
+    statusCode: 401,
+    message: 'TOKEN_INFO_ERROR',
+    description: fixed(
+      'Token introspection error: the introspection server refused the client credentials sent with the request',
+    ),
+  },
+  ERR10081: {
+    statusCode: 401,
+    message: 'INTROSPECTED_TOKEN_EXPIRED',
+    description: fixed('Introspected token is not active: expired, revoked or unknown'),
   },
   // --- ours ---------------------------------------------------------------------------------
   ERR11004: {

@@ -196,6 +196,19 @@ function clientShape({ path, warn }: SchemaHelpers) {
                 // Unused with multipleAuthServers: only the entries below are used then.
                 client_id: text().optional(),
                 serviceIdAuthServers,
+                /**
+                 * Ours: what the service's own tokens are bound to. `mtls`: the certificate of
+                 * tls.keyStore (RFC 8705); `dpop`: the service's DPoP key (RFC 9449). Absent: none.
+                 */
+                tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
+                /**
+                 * RFC 8705 `tls_client_auth`: the client authenticates with the certificate of
+                 * tls.keyStore (`client_id` in the form, no secret) instead of its secret.
+                 * Absent: client_secret_basic.
+                 */
+                token_endpoint_auth_method: z
+                  .enum(['client_secret_basic', 'tls_client_auth'])
+                  .optional(),
               })
               .optional(),
             // The refresh grant; its client is authorization_code's when it names none.
@@ -223,6 +236,20 @@ function clientShape({ path, warn }: SchemaHelpers) {
             issuer: oneOrMore,
           })
           .prefault({}),
+        /**
+         * Ours: the introspection server (RFC 7662) of opaque tokens, for security.yml
+         * `enableVerifySwt`; without it, light-4j's place for it, `oauth.key`, when JWTs are not
+         * verified.
+         */
+        introspection: z
+          .strictObject({
+            server_url: url(),
+            uri: z.string().startsWith('/').default('/oauth2/introspection'),
+            client_id: text(),
+            /** secret.yml `introspectionClientSecret` wins when both are set. */
+            client_secret: text().optional(),
+          })
+          .optional(),
       })
       .prefault({}),
   });
@@ -275,6 +302,19 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const { token } = oauth;
   const cc = token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
+  // Both present the certificate of the key store: without it the token server would refuse
+  // every request (tls_client_auth) or issue tokens no certificate can use.
+  if (!tls.loadKeyStore) {
+    if (cc?.tokenBinding === 'mtls') {
+      issue([...at, 'tokenBinding'], 'mtls needs tls.loadKeyStore: true (the certificate)');
+    }
+    if (cc?.token_endpoint_auth_method === 'tls_client_auth') {
+      issue(
+        [...at, 'token_endpoint_auth_method'],
+        'tls_client_auth needs tls.loadKeyStore: true (the certificate)',
+      );
+    }
+  }
   if (!oauth.multipleAuthServers) {
     if (cc && cc.client_id === undefined) issue([...at, 'client_id'], 'is required');
     return;
@@ -337,13 +377,14 @@ const secretShape = () =>
     authorizationCodeClientSecret: text().optional(),
     refreshTokenClientSecret: text().optional(),
     keyClientSecret: text().optional(),
+    introspectionClientSecret: text().optional(),
   });
 
 /** secret.yml: the only place client secrets come from (or light-4j's client.yml client_secret). */
 export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
 
 /**
- * secret.yml: the client secrets. Its four keys only (a misspelled secret is an error, not a
+ * secret.yml: the client secrets. Its five keys only (a misspelled secret is an error, not a
  * silent "no secret"); light-4j's other secrets load with a warning. A secret written unquoted
  * as digits is the text written.
  */
@@ -356,7 +397,7 @@ export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
  * (secret.yml wins when both are set).
  */
 export function clientSecrets(client: ClientConfig, secret: SecretConfig): SecretConfig {
-  const { token, key } = client.oauth;
+  const { token, key, introspection } = client.oauth;
   return {
     clientCredentialsClientSecret:
       secret.clientCredentialsClientSecret ?? token.client_credentials?.client_secret,
@@ -364,6 +405,7 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
       secret.authorizationCodeClientSecret ?? token.authorization_code?.client_secret,
     refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
     keyClientSecret: secret.keyClientSecret ?? key.client_secret,
+    introspectionClientSecret: secret.introspectionClientSecret ?? introspection?.client_secret,
   };
 }
 
@@ -378,12 +420,17 @@ export interface ClientFiles {
   secretFile: string;
 }
 
+/** How a client authenticates at the token endpoint. */
+export type ClientAuthMethod = 'client_secret_basic' | 'tls_client_auth';
+
 /** What one grant is asked for with. */
 export interface GrantSettings {
   serverUrl: string;
   uri: string;
   clientId: string;
-  clientSecret: string;
+  /** `client_secret_basic`: the secret; `tls_client_auth`: none (the certificate). */
+  authMethod: ClientAuthMethod;
+  clientSecret?: string;
 }
 
 const SECRET_KEY = {
@@ -416,7 +463,14 @@ export function grantSettings(
   if (!cfg) throw missing(files.clientFile, `oauth.token.${grant}`);
   if (!token.server_url) throw missing(files.clientFile, 'oauth.token.server_url');
   if (!cfg.client_id) throw missing(files.clientFile, `oauth.token.${grant}.client_id`);
+  const settings = { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id };
+  if (
+    grant === 'client_credentials' &&
+    token.client_credentials?.token_endpoint_auth_method === 'tls_client_auth'
+  ) {
+    return { ...settings, authMethod: 'tls_client_auth' };
+  }
   const clientSecret = clientSecrets(files.client, files.secret)[SECRET_KEY[grant]];
   if (!clientSecret) throw missing(files.secretFile, SECRET_KEY[grant]);
-  return { serverUrl: token.server_url, uri: cfg.uri, clientId: cfg.client_id, clientSecret };
+  return { ...settings, authMethod: 'client_secret_basic', clientSecret };
 }

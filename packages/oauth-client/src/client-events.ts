@@ -8,7 +8,7 @@ export type RenewalTrigger = 'cold' | 'early' | 'expired' | 'invalid_token';
 export type KeyFetchOutcome = 'key' | 'key_set' | 'no_such_kid' | 'failed';
 
 /** Why a downstream call was sent a second time. */
-export type RetryReason = 'stale_connection' | 'invalid_token';
+export type RetryReason = 'stale_connection' | 'invalid_token' | 'dpop_proof_replayed';
 
 /**
  * What the client side reports, for metrics (`@chain/metrics` implements it) and logs. Every

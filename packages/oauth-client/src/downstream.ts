@@ -56,6 +56,7 @@ class Answer implements DownstreamAnswer {
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
 const PASS_THROUGH: readonly StatusCode[] = [
   'ERR10009',
+  'ERR10079',
   'ERR20002',
   'ERR20003',
   'ERR20004',
@@ -147,7 +148,15 @@ export class Downstream {
    */
   async send(
     headers: Record<string, string>,
-    options: { method?: string; path?: string } = {},
+    options: {
+      method?: string;
+      path?: string;
+      /**
+       * The headers of the one resend on a fresh connection (a kept-alive one found reset):
+       * made anew when a header may be sent once only (a DPoP proof); `headers` otherwise.
+       */
+      resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
+    } = {},
   ): Promise<DownstreamAnswer> {
     const { name, timeoutMs, events } = this.options;
     const breaker = this.breaker;
@@ -161,7 +170,8 @@ export class Downstream {
     }
     let answer: TransportResponse;
     try {
-      answer = await this.attempt(headers, options.method ?? 'GET', this.urlOf(options.path));
+      const url = this.urlOf(options.path);
+      answer = await this.attempt(headers, options.method ?? 'GET', url, options.resendHeaders);
     } catch (err) {
       breaker?.failure();
       const failure = err as TransportError;
@@ -216,12 +226,10 @@ export class Downstream {
     headers: Record<string, string>,
     method: string,
     url: URL,
+    resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>,
   ): Promise<TransportResponse> {
     const { timeoutMs, maxBodyBytes = DEFAULT_MAX_BODY } = this.options;
-    // Filled by assignment: an object spread of the headers costs several times more a call.
-    const sent: Record<string, string> = { Accept: 'application/json' };
-    for (const name in headers) sent[name] = headers[name];
-    const request = { method, url, headers: sent, timeoutMs, maxBodyBytes };
+    const request = { method, url, headers: withAccept(headers), timeoutMs, maxBodyBytes };
     try {
       return await this.transport.request(request);
     } catch (err) {
@@ -232,9 +240,17 @@ export class Downstream {
         downstream: this.options.name,
         reason: 'stale_connection',
       });
-      return this.transport.request({ ...request, freshConnection: true });
+      const again = resendHeaders ? withAccept(await resendHeaders()) : request.headers;
+      return this.transport.request({ ...request, headers: again, freshConnection: true });
     }
   }
+}
+
+/** The headers of a call with `Accept`, filled by assignment (a spread costs more a call). */
+function withAccept(headers: Record<string, string>): Record<string, string> {
+  const sent: Record<string, string> = { Accept: 'application/json' };
+  for (const name in headers) sent[name] = headers[name];
+  return sent;
 }
 
 /**

@@ -5,6 +5,7 @@ export {
   secretConfigSchema,
   type ClientConfig,
   type ClientFiles,
+  type ClientAuthMethod,
   type GrantName,
   type GrantSettings,
   type SecretConfig,
@@ -44,15 +45,25 @@ export {
 } from './renewable-token';
 export { TokenManager, type CodeExchange, type TokenManagerOptions } from './token-manager';
 export { TokenSource } from './token-source';
+export { DpopKey } from './dpop-key';
 export { UserToken, type UserTokenOptions } from './user-token';
 export {
   credentialHeaders,
   credentialSummary,
+  forwardedAuthorization,
   tokenFingerprint,
   type OutgoingTrace,
   type TokenSummary,
 } from './call-headers';
 export { createKeyClient, KeyFetchError, type KeyClientOptions } from './key-client';
+export {
+  createIntrospectionClient,
+  introspectionEndpoint,
+  IntrospectionFetchError,
+  MAX_INTROSPECTION_ANSWER,
+  type IntrospectionClientOptions,
+  type IntrospectionEndpoint,
+} from './introspection-client';
 export {
   KEY_SERVICE_STATUS,
   isNoSuchKid,

@@ -9,6 +9,7 @@ import {
   type SecretConfig,
 } from './client-config';
 import type { ClientEvents } from './client-events';
+import { DpopKey } from './dpop-key';
 import { HttpClient } from './http-client';
 import { RenewableToken } from './renewable-token';
 import { TokenSource } from './token-source';
@@ -58,6 +59,8 @@ export class TokenManager {
   private readonly http: Transport;
   /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
+  /** The service's DPoP key (client_credentials.tokenBinding dpop), made at start. */
+  readonly dpopKey: DpopKey | undefined;
 
   constructor(private readonly options: TokenManagerOptions) {
     const { client, secret, files } = options;
@@ -72,6 +75,9 @@ export class TokenManager {
       (a, b) => b[0].length - a[0].length,
     );
     const { token, multipleAuthServers } = client.oauth;
+    if (token.client_credentials?.tokenBinding === 'dpop') {
+      this.dpopKey = new DpopKey({ now: options.now });
+    }
     // Fail at start for a configured grant that cannot work.
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
@@ -110,12 +116,16 @@ export class TokenManager {
     if (!source) {
       // The schema made sure of a server_url, its own or oauth.token's.
       const server = servers[serviceId];
-      const requester = this.makeRequester({
-        serverUrl: (server.server_url ?? oauth.token.server_url)!,
-        uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
-        clientId: server.client_id,
-        clientSecret: server.client_secret,
-      });
+      const requester = this.makeRequester(
+        {
+          serverUrl: (server.server_url ?? oauth.token.server_url)!,
+          uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
+          clientId: server.client_id,
+          authMethod: 'client_secret_basic',
+          clientSecret: server.client_secret,
+        },
+        this.dpopKey,
+      );
       source = this.makeSource(requester, server.scope ?? []);
       this.sources.set(`service:${serviceId}`, source);
     }
@@ -208,22 +218,25 @@ export class TokenManager {
       fetch: (_trigger, trace) =>
         requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
     });
-    return new TokenSource(renewable, events, now);
+    return new TokenSource(renewable, events, now, this.dpopKey);
   }
 
   /** The requester of a grant of client.yml, made once (`grantSettings` says what it needs). */
   private requester(grant: GrantName): TokenRequester {
     let made = this.requesters.get(grant);
     if (!made) {
-      made = this.makeRequester(grantSettings(this.files, grant));
+      // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
+      const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
+      made = this.makeRequester(grantSettings(this.files, grant), dpop);
       this.requesters.set(grant, made);
     }
     return made;
   }
 
-  private makeRequester(settings: GrantSettings): TokenRequester {
+  private makeRequester(settings: GrantSettings, dpop?: DpopKey): TokenRequester {
     return new TokenRequester({
       ...settings,
+      dpop,
       timeoutMs: this.options.client.request.timeout,
       http: this.http,
       now: this.options.now,

@@ -1,5 +1,7 @@
+import type { ClientAuthMethod } from './client-config';
+import type { DpopKey } from './dpop-key';
 import { TokenFetchError } from './token-fetch-error';
-import type { Transport, TransportError } from './transport';
+import type { Transport, TransportError, TransportResponse } from './transport';
 
 /** A token as the cache keeps it. */
 export interface AccessToken {
@@ -19,7 +21,18 @@ export interface TokenEndpoint {
   /** e.g. `/oauth2/token` */
   uri: string;
   clientId: string;
-  clientSecret: string;
+  /**
+   * `client_secret_basic` (default): `Authorization: Basic` with `clientSecret`;
+   * `tls_client_auth` (RFC 8705): `client_id` in the form, the certificate of the connection
+   * (client.yml tls.keyStore) authenticates.
+   */
+  authMethod?: ClientAuthMethod;
+  clientSecret?: string;
+  /**
+   * RFC 9449: each request carries a new DPoP proof of this key, and the answer must be a
+   * DPoP-bound token (`token_type: DPoP`).
+   */
+  dpop?: DpopKey;
   /** client.yml `request.timeout`: the whole request. */
   timeoutMs: number;
   /** The service's `HttpClient`. */
@@ -45,7 +58,10 @@ const MAX_ANSWER = 64 * 1024;
 
 /**
  * One request to the token endpoint in the light-oauth2 protocol: a form POST with
- * `Authorization: Basic base64(client_id:client_secret)`. Every failure is a TokenFetchError whose
+ * `Authorization: Basic base64(client_id:client_secret)`, or with RFC 8705 `tls_client_auth` the
+ * `client_id` in the form and the connection's certificate; with a DPoP key (RFC 9449) a new
+ * proof in a `DPoP` header (`htm` POST, `htu` the token endpoint), once more with the server's
+ * nonce when it asks for one (`use_dpop_nonce`). Every failure is a TokenFetchError whose
  * cause is the transport's failure or the server's error answer, never the request itself.
  */
 export class TokenRequester {
@@ -64,7 +80,7 @@ export class TokenRequester {
 
   /** One token request; `headers` are added (the W3C trace context of the request it is for). */
   async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {
-    const { clientId, clientSecret } = this.endpoint;
+    const { clientId, dpop } = this.endpoint;
     const now = this.endpoint.now ?? Date.now;
     const form = new URLSearchParams();
     for (const [key, value] of Object.entries(grant)) {
@@ -75,34 +91,33 @@ export class TokenRequester {
         form.set(key, String(value));
       }
     }
-    // RFC 6749 2.3.1: id and secret are form-encoded before base64.
-    const basic = Buffer.from(
-      `${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`,
-    ).toString('base64');
-    const startedAt = now();
-    let response;
-    try {
-      response = await this.endpoint.http.request({
-        method: 'POST',
-        url: this.target,
-        headers: {
-          ...headers,
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Accept: 'application/json',
-          Authorization: `Basic ${basic}`,
-        },
-        body: form.toString(),
-        timeoutMs: this.endpoint.timeoutMs,
-        maxBodyBytes: MAX_ANSWER,
-      });
-    } catch (err) {
-      const kind = (err as TransportError).kind;
-      const code =
-        kind === 'timeout' ? 'timeout' : kind === 'body_too_large' ? 'bad_response' : 'unreachable';
-      // The transport's error knows nothing of the request: no header, no secret.
-      throw new TokenFetchError(code, { clientId, url: this.url, cause: err });
+    const sent: Record<string, string> = {
+      ...headers,
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Accept: 'application/json',
+    };
+    if (this.endpoint.authMethod === 'tls_client_auth') {
+      form.set('client_id', clientId);
+    } else {
+      // RFC 6749 2.3.1: id and secret are form-encoded before base64.
+      const secret = encodeURIComponent(this.endpoint.clientSecret ?? '');
+      const basic = Buffer.from(`${encodeURIComponent(clientId)}:${secret}`).toString('base64');
+      sent.Authorization = `Basic ${basic}`;
     }
-    const body = parseJson(response.body);
+    const startedAt = now();
+    let response = await this.send(sent, form, dpop);
+    let body = parseJson(response.body);
+    const nonce = response.headers['dpop-nonce'];
+    if (
+      dpop &&
+      response.status === 400 &&
+      body?.error === 'use_dpop_nonce' &&
+      typeof nonce === 'string'
+    ) {
+      // RFC 9449 8: the server wants its nonce in the proof; asked once.
+      response = await this.send(sent, form, dpop, nonce);
+      body = parseJson(response.body);
+    }
     const details = { clientId, url: this.url, status: response.status };
     if (response.status < 200 || response.status > 299) {
       const oauthError = typeof body?.error === 'string' ? body.error : undefined;
@@ -134,6 +149,15 @@ export class TokenRequester {
         cause: new Error('no expires_in'),
       });
     }
+    if (dpop && String(body?.token_type).toLowerCase() !== 'dpop') {
+      // RFC 9449 5: a token not bound to the key is not what was configured; never used as one.
+      throw new TokenFetchError('bad_response', {
+        ...details,
+        cause: new Error(
+          `token_type ${String(body?.token_type)}, not DPoP: the token is not bound`,
+        ),
+      });
+    }
     const refreshToken = body?.refresh_token;
     return {
       value: token,
@@ -141,6 +165,35 @@ export class TokenRequester {
       scope: typeof body?.scope === 'string' ? body.scope.split(/\s+/).filter(Boolean) : undefined,
       ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
     };
+  }
+
+  /** One POST of the form, with a new DPoP proof when bound; a failure is a TokenFetchError. */
+  private async send(
+    headers: Record<string, string>,
+    form: URLSearchParams,
+    dpop: DpopKey | undefined,
+    nonce?: string,
+  ): Promise<TransportResponse> {
+    const { clientId } = this.endpoint;
+    const sent = dpop
+      ? { ...headers, DPoP: await dpop.proof('POST', this.target, undefined, nonce) }
+      : headers;
+    try {
+      return await this.endpoint.http.request({
+        method: 'POST',
+        url: this.target,
+        headers: sent,
+        body: form.toString(),
+        timeoutMs: this.endpoint.timeoutMs,
+        maxBodyBytes: MAX_ANSWER,
+      });
+    } catch (err) {
+      const kind = (err as TransportError).kind;
+      const code =
+        kind === 'timeout' ? 'timeout' : kind === 'body_too_large' ? 'bad_response' : 'unreachable';
+      // The transport's error knows nothing of the request: no header, no secret.
+      throw new TokenFetchError(code, { clientId, url: this.url, cause: err });
+    }
   }
 }
 

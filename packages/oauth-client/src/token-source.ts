@@ -1,6 +1,7 @@
 import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import type { ClientEvents } from './client-events';
+import type { DpopKey } from './dpop-key';
 import type { RenewableToken } from './renewable-token';
 
 /**
@@ -12,6 +13,8 @@ export class TokenSource {
     readonly token: RenewableToken,
     private readonly events?: ClientEvents,
     private readonly now: () => number = Date.now,
+    /** The key its tokens are bound to (DPoP): every call with them carries a new proof. */
+    readonly dpop?: DpopKey,
   ) {}
 
   get clientId(): string {

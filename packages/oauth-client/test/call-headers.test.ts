@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { credentialHeaders, credentialSummary, tokenFingerprint } from '../src';
+import {
+  credentialHeaders,
+  credentialSummary,
+  forwardedAuthorization,
+  tokenFingerprint,
+} from '../src';
 import { fakeJwt } from './support/https-server';
 
 describe('credentialHeaders', () => {
@@ -13,6 +18,36 @@ describe('credentialHeaders', () => {
     expect(credentialHeaders(undefined, 'own')).toEqual({ Authorization: 'Bearer own' });
     expect(credentialHeaders('', 'own')).toEqual({ Authorization: 'Bearer own' });
   });
+  it('a DPoP-bound own token goes with its proof (RFC 9449 7.1), beside the caller’s token too', () => {
+    expect(credentialHeaders(undefined, 'own', 'proof')).toEqual({
+      Authorization: 'DPoP own',
+      DPoP: 'proof',
+    });
+    expect(credentialHeaders('Bearer user-jwt', 'own', 'proof')).toEqual({
+      Authorization: 'Bearer user-jwt',
+      'X-Scope-Token': 'DPoP own',
+      'X-Scope-Token-DPoP': 'proof',
+    });
+  });
+});
+
+describe('forwardedAuthorization', () => {
+  it('a Bearer token without cnf goes on as it is', () => {
+    expect(forwardedAuthorization('Bearer user-jwt', { sub: 'u' } as { cnf?: unknown })).toBe(
+      'Bearer user-jwt',
+    );
+    expect(forwardedAuthorization('Bearer user-jwt')).toBe('Bearer user-jwt');
+  });
+  it('a bound caller token stops at the hop: the DPoP scheme, or cnf in its claims', () => {
+    expect(forwardedAuthorization('DPoP user-jwt', {})).toBeUndefined();
+    expect(forwardedAuthorization(' dpop user-jwt')).toBeUndefined();
+    expect(forwardedAuthorization('Bearer user-jwt', { cnf: { 'x5t#S256': 'x' } })).toBeUndefined();
+    expect(forwardedAuthorization('Bearer user-jwt', { cnf: { jkt: 'j' } })).toBeUndefined();
+  });
+  it('no header: none', () => {
+    expect(forwardedAuthorization(undefined)).toBeUndefined();
+    expect(forwardedAuthorization('')).toBeUndefined();
+  });
 });
 
 describe('credentialSummary', () => {
@@ -25,6 +60,9 @@ describe('credentialSummary', () => {
       authorization: `Bearer ${user}`,
       'x-scope-token': `bearer  ${own}`,
     });
+    expect(credentialSummary({ authorization: `DPoP ${user}` }).authorization).toEqual(
+      summary.authorization,
+    );
     expect(summary).toEqual({
       authorization: { fingerprint: fp(user), client_id: 'chain-user', user_id: 'steve' },
       scopeToken: { fingerprint: fp(own), client_id: 'api-a-client' },

@@ -3,15 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { clientConfigSchema, clientSecrets, secretConfigSchema } from '../src';
+import { configDir } from '@chain/testkit';
+import { clientConfigSchema, clientSecrets, secretConfigSchema, type ClientConfig } from '../src';
 
 const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');
 
 function load(name: string, text: string, files: Record<string, string> = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-cfg-'));
-  fs.writeFileSync(path.join(dir, `${name}.yml`), text);
-  for (const [file, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, file), content);
+  const dir = configDir({ [`${name}.yml`]: text, ...files });
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
   return {
     dir,
@@ -455,5 +453,78 @@ describe('clientSecrets', () => {
       refreshTokenClientSecret: undefined,
       keyClientSecret: 'k2',
     });
+  });
+});
+
+describe('client.yml: sender-constrained own tokens', () => {
+  const PEM = path.resolve(CA, '..', 'clients', 'api-a.pem');
+  const yml = (cc: string, keyStore = false) =>
+    `tls:\n  loadTrustStore: false\n${keyStore ? `  loadKeyStore: true\n  keyStore: ${PEM}\n` : ''}` +
+    `oauth:\n  token:\n    client_credentials:\n      uri: /oauth2/token\n      client_id: c\n${cc}`;
+
+  it('absent: none, and client_secret_basic (no key of its own in what is read)', () => {
+    const cc = load('client', yml('')).load(clientConfigSchema).oauth.token.client_credentials;
+    expect(cc).toEqual({ uri: '/oauth2/token', client_id: 'c' });
+  });
+
+  it.each(['none', 'mtls', 'dpop'])('tokenBinding %s is read', (binding) => {
+    const cc = load('client', yml(`      tokenBinding: ${binding}\n`, true)).load(
+      clientConfigSchema,
+    ).oauth.token.client_credentials;
+    expect(cc?.tokenBinding).toBe(binding);
+  });
+
+  it('mtls and tls_client_auth need the key store: a start-up error naming the key', () => {
+    expect(error('client', yml('      tokenBinding: mtls\n'), clientConfigSchema).message).toMatch(
+      /at key "oauth\.token\.client_credentials\.tokenBinding": mtls needs tls\.loadKeyStore: true \(the certificate\)$/,
+    );
+    expect(
+      error(
+        'client',
+        yml('      token_endpoint_auth_method: tls_client_auth\n'),
+        clientConfigSchema,
+      ).message,
+    ).toMatch(
+      /at key "oauth\.token\.client_credentials\.token_endpoint_auth_method": tls_client_auth needs tls\.loadKeyStore: true \(the certificate\)$/,
+    );
+    // DPoP needs no certificate.
+    expect(
+      load('client', yml('      tokenBinding: dpop\n')).load(clientConfigSchema).oauth.token
+        .client_credentials?.tokenBinding,
+    ).toBe('dpop');
+  });
+
+  it.each([
+    ['tokenBinding: bearer', /at key "oauth\.token\.client_credentials\.tokenBinding"/],
+    ['token_endpoint_auth_method: client_secret_post', /token_endpoint_auth_method"/],
+  ])('%s is refused', (line, message) => {
+    expect(error('client', yml(`      ${line}\n`, true), clientConfigSchema).message).toMatch(
+      message,
+    );
+  });
+});
+
+describe('client.yml oauth.introspection and secret.yml introspectionClientSecret', () => {
+  it('reads the introspection server: server_url and client_id required, uri /oauth2/introspection by default', () => {
+    const { load: l } = load(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  introspection:\n    server_url: https://oauth2-token:6882\n    client_id: api-a-client\n',
+    );
+    expect(l<ClientConfig>(clientConfigSchema).oauth.introspection).toEqual({
+      server_url: 'https://oauth2-token:6882',
+      uri: '/oauth2/introspection',
+      client_id: 'api-a-client',
+    });
+    const err = error(
+      'client',
+      'tls:\n  loadTrustStore: false\noauth:\n  introspection:\n    client_id: api-a-client\n',
+      clientConfigSchema,
+    );
+    expect([err.key, err.reason]).toEqual([
+      'oauth.introspection.server_url',
+      'expected string, received undefined',
+    ]);
+    const { load: s } = load('secret', 'introspectionClientSecret: 0042\n');
+    expect(s(secretConfigSchema)).toEqual({ introspectionClientSecret: '0042' });
   });
 });

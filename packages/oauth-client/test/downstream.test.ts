@@ -5,6 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
+import { CERTS, freePort } from '@chain/testkit';
 import {
   Downstream,
   TransportError,
@@ -14,9 +15,7 @@ import {
   type TransportResponse,
 } from '../src';
 import {
-  CERTS,
   closeClients,
-  closedPort,
   httpsServer,
   send,
   testClient,
@@ -47,7 +46,7 @@ describe('Downstream', () => {
   });
 
   it('a refused connection is ERR20002', async () => {
-    const url = `https://127.0.0.1:${await closedPort()}/v1/data`;
+    const url = `https://127.0.0.1:${await freePort()}/v1/data`;
     await expect(downstream(url).getJson({})).rejects.toMatchObject({
       body: {
         statusCode: 502,
@@ -170,6 +169,20 @@ describe('Downstream', () => {
           code: 'ERR20004',
           message: 'DOWNSTREAM_BAD_RESPONSE',
           description: 'Downstream service api-x answered HTTP 401 ERR10000',
+        },
+      ],
+      [
+        503,
+        {
+          code: 'ERR10079',
+          description: 'Unable to introspect the token from https://oauth2-token:6882',
+        },
+        {
+          statusCode: 503,
+          code: 'ERR10079',
+          message: 'OAUTH_INTROSPECTION_ERROR',
+          description:
+            'Unable to introspect the token: the introspection server could not be reached or gave no valid answer',
         },
       ],
       [
@@ -305,6 +318,21 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
       s.closeAllConnections();
       s.close();
     }
+  });
+
+  it('the resend takes its headers anew when the caller gives them (a header sent once only)', async () => {
+    const again = scripted(down('stale_connection'), ok());
+    let made = 0;
+    await new Downstream({
+      name: 'api-d',
+      url: 'https://api-d:7444',
+      timeoutMs: 1000,
+      transport: again.transport,
+    }).send({ DPoP: 'proof-0' }, { resendHeaders: async () => ({ DPoP: `proof-${++made}` }) });
+    expect(again.sent.map((r) => [r.headers, r.freshConnection ?? false])).toEqual([
+      [{ Accept: 'application/json', DPoP: 'proof-0' }, false],
+      [{ Accept: 'application/json', DPoP: 'proof-1' }, true],
+    ]);
   });
 
   it('a POST is not sent again; a second failure on the fresh connection is the error; a new connection reset is not retried', async () => {

@@ -4,8 +4,11 @@ import path from 'node:path';
 import util from 'node:util';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError, StatusError } from '@chain/errors';
+import { EmbeddedJWK, jwtVerify } from 'jose';
+import { freePort } from '@chain/testkit';
 import {
   clientConfigSchema,
+  DpopKey,
   TokenFetchError,
   TokenManager,
   type ClientConfig,
@@ -14,7 +17,6 @@ import {
 } from '../src';
 import {
   closeClients,
-  closedPort,
   httpsServer,
   send,
   testClient,
@@ -249,6 +251,86 @@ describe('TokenManager', () => {
   });
 });
 
+describe('TokenManager: sender-constrained own tokens', () => {
+  const KEY_STORE = path.resolve(__dirname, '../../../certs/clients/api-a.pem');
+  const withKeyStore = {
+    root: { tls: { loadTrustStore: false, loadKeyStore: true, keyStore: KEY_STORE } },
+  };
+
+  it('tokenBinding dpop: one key for the service, every own-token request with a proof, the source bound to it', async () => {
+    answer = (_body, res) =>
+      send(res, 200, {
+        access_token: `jwt-${server.seen.length}`,
+        token_type: 'DPoP',
+        expires_in: 600,
+      });
+    const m = manager(clientConfig({ client_credentials: { ...CC, tokenBinding: 'dpop' } }));
+    expect(m.dpopKey).toBeInstanceOf(DpopKey);
+    const source = m.forService(undefined);
+    expect(source.dpop).toBe(m.dpopKey);
+    await expect(source.get()).resolves.toBe('jwt-1');
+    await m.clientCredentials(['other.scope']);
+    const proofs = await Promise.all(
+      server.seen.map((r) => jwtVerify(r.headers.dpop as string, EmbeddedJWK)),
+    );
+    expect(proofs.map((p) => p.protectedHeader.jwk)).toEqual([m.dpopKey!.jwk, m.dpopKey!.jwk]);
+    expect(proofs.map((p) => p.payload.htu)).toEqual(Array(2).fill(`${server.url}/oauth2/token`));
+  });
+
+  it('users’ tokens are not bound: the code exchange sends no proof', async () => {
+    answer = (_body, res) =>
+      send(res, 200, {
+        access_token: 'user-1',
+        token_type: 'bearer',
+        expires_in: 600,
+        refresh_token: 'r',
+      });
+    const m = manager(
+      clientConfig({
+        client_credentials: { ...CC, tokenBinding: 'dpop' },
+        authorization_code: {
+          uri: '/oauth2/token',
+          client_id: 'web',
+          redirect_uri: 'https://x/cb',
+        },
+      }),
+      { ...SECRET, authorizationCodeClientSecret: 'web-secret' },
+    );
+    await m.authorizationCode('code-1');
+    expect(server.seen[0].headers.dpop).toBeUndefined();
+  });
+
+  it('without tokenBinding: no key, no proof', async () => {
+    answer = (_body, res) => okToken(res);
+    const m = manager(clientConfig({ client_credentials: CC }));
+    expect(m.dpopKey).toBeUndefined();
+    expect(m.forService(undefined).dpop).toBeUndefined();
+    await m.clientCredentials();
+    expect(server.seen[0].headers.dpop).toBeUndefined();
+  });
+
+  it('tls_client_auth: no secret needed; client_id in the form, no Authorization header', async () => {
+    answer = (_body, res) => okToken(res);
+    const client = clientConfig(
+      {
+        client_credentials: {
+          ...CC,
+          tokenBinding: 'mtls',
+          token_endpoint_auth_method: 'tls_client_auth',
+        },
+      },
+      1000,
+      withKeyStore,
+    );
+    const m = manager(client, {});
+    await expect(m.clientCredentials()).resolves.toMatchObject({ value: 'jwt-1' });
+    const [req] = server.seen;
+    expect(req.headers.authorization).toBeUndefined();
+    expect(new URLSearchParams(req.body).get('client_id')).toBe('api-a-client');
+    expect(req.headers.dpop).toBeUndefined();
+  });
+});
+
 describe('TokenManager: a user token from the code exchange, renewed by refresh without the user', () => {
   const AC = {
     uri: '/oauth2/token',
@@ -371,7 +453,7 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
     noSecret(expired);
     // A token server that is down.
     const down = clientConfig({ authorization_code: AC });
-    down.oauth.token.server_url = `https://127.0.0.1:${await closedPort()}`;
+    down.oauth.token.server_url = `https://127.0.0.1:${await freePort()}`;
     const unreachable = await manager(down, USER_SECRET)
       .authorizationCode('wrong-code-42')
       .catch((e: unknown) => e);

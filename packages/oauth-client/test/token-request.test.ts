@@ -1,8 +1,9 @@
 import util from 'node:util';
-import { TokenFetchError, TokenRequester } from '../src';
+import { EmbeddedJWK, jwtVerify } from 'jose';
+import { freePort } from '@chain/testkit';
+import { DpopKey, TokenFetchError, TokenRequester } from '../src';
 import {
   closeClients,
-  closedPort,
   fakeJwt,
   httpsServer,
   send,
@@ -169,7 +170,7 @@ describe('TokenRequester', () => {
   });
 
   it('a refused connection is unreachable, the cause being the bare network error', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const err = await failure(
       requester({ serverUrl: `https://127.0.0.1:${port}` }).request({
         grant_type: 'client_credentials',
@@ -196,6 +197,110 @@ describe('TokenRequester', () => {
     const err = await failure(requester().request({ grant_type: 'client_credentials' }));
     expect(err.code).toBe('bad_response');
     expect(err.cause).toMatchObject({ kind: 'body_too_large' });
+  });
+});
+
+describe('TokenRequester: sender-constrained tokens', () => {
+  const payloadOf = (jwt: string) =>
+    JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as Record<string, unknown>;
+  const dpopAnswer = (res: import('node:http').ServerResponse) =>
+    send(res, 200, { access_token: 'jwt-dpop', token_type: 'DPoP', expires_in: 600 });
+
+  it('tls_client_auth: client_id in the form, no Authorization header, no secret anywhere', async () => {
+    answer = (res) =>
+      send(res, 200, { access_token: 'jwt-1', token_type: 'Bearer', expires_in: 600 });
+    const token = await requester({
+      authMethod: 'tls_client_auth',
+      clientSecret: undefined,
+    }).request({
+      grant_type: 'client_credentials',
+      scope: ['api_b.r'],
+    });
+    expect(token.value).toBe('jwt-1');
+    const [req] = server.seen;
+    expect(req.headers.authorization).toBeUndefined();
+    expect(Object.fromEntries(new URLSearchParams(req.body))).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'api_b.r',
+      client_id: 'api-a-client',
+    });
+  });
+
+  it('DPoP: each request carries a new proof of the key (htm POST, htu the token endpoint, no ath)', async () => {
+    answer = dpopAnswer;
+    const key = new DpopKey({ now: () => NOW });
+    const r = requester({ dpop: key });
+    await r.request({ grant_type: 'client_credentials' });
+    await r.request({ grant_type: 'client_credentials' });
+    const proofs = server.seen.map((req) => req.headers.dpop as string);
+    const [first, second] = await Promise.all(
+      proofs.map((p) => jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', currentDate: new Date(NOW) })),
+    );
+    expect(first.payload).toEqual({
+      htm: 'POST',
+      htu: `${server.url}/oauth2/token`,
+      iat: Math.floor(NOW / 1000),
+      jti: expect.any(String),
+    });
+    expect(first.protectedHeader.jwk).toEqual(key.jwk);
+    expect(second.payload.jti).not.toBe(first.payload.jti);
+    // The client is still authenticated as configured.
+    expect(server.seen[0].headers.authorization).toMatch(/^Basic /);
+  });
+
+  it('DPoP: an answer that is not a DPoP-bound token is bad_response, never used', async () => {
+    answer = (res) =>
+      send(res, 200, { access_token: 'jwt-1', token_type: 'Bearer', expires_in: 600 });
+    const err = await failure(
+      requester({ dpop: new DpopKey() }).request({ grant_type: 'client_credentials' }),
+    );
+    expect(err.code).toBe('bad_response');
+    expect((err.cause as Error).message).toBe(
+      'token_type Bearer, not DPoP: the token is not bound',
+    );
+    expect(util.inspect(err, { depth: 10 })).not.toContain('jwt-1');
+  });
+
+  it('DPoP: a server asking for its nonce (use_dpop_nonce) gets one more request with it, once', async () => {
+    answer = (res) => {
+      if (server.seen.length === 1) {
+        res.setHeader('DPoP-Nonce', 'nonce-1');
+        send(res, 400, { error: 'use_dpop_nonce', error_description: 'nonce is required' });
+      } else dpopAnswer(res);
+    };
+    const token = await requester({ dpop: new DpopKey() }).request({
+      grant_type: 'client_credentials',
+    });
+    expect(token.value).toBe('jwt-dpop');
+    expect(server.seen.map((req) => payloadOf(req.headers.dpop as string).nonce)).toEqual([
+      undefined,
+      'nonce-1',
+    ]);
+  });
+
+  it('DPoP: asked for a nonce twice, the second refusal is the error', async () => {
+    answer = (res) => {
+      res.setHeader('DPoP-Nonce', `nonce-${server.seen.length}`);
+      send(res, 400, { error: 'use_dpop_nonce' });
+    };
+    const err = await failure(
+      requester({ dpop: new DpopKey() }).request({ grant_type: 'client_credentials' }),
+    );
+    expect([err.code, err.oauthError, server.seen.length]).toEqual([
+      'rejected',
+      'use_dpop_nonce',
+      2,
+    ]);
+  });
+
+  it('without a DPoP key, a use_dpop_nonce answer is not retried', async () => {
+    answer = (res) => {
+      res.setHeader('DPoP-Nonce', 'nonce-1');
+      send(res, 400, { error: 'use_dpop_nonce' });
+    };
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect([err.code, server.seen.length]).toEqual(['rejected', 1]);
+    expect(server.seen[0].headers.dpop).toBeUndefined();
   });
 });
 

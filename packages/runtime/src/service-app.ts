@@ -2,10 +2,17 @@ import type http from 'node:http';
 import type express from 'express';
 import type { Logger } from 'pino';
 import { ConfigError } from '@chain/errors';
-import { clientSecrets, createKeyClient, HttpClient, type ClientEvents } from '@chain/oauth-client';
-import { createRequestGuard, type KeySource } from '@chain/security';
+import {
+  clientSecrets,
+  createIntrospectionClient,
+  createKeyClient,
+  HttpClient,
+  introspectionEndpoint,
+  type ClientEvents,
+} from '@chain/oauth-client';
+import { createRequestGuard, type IntrospectionSource, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
-import { createServiceClient, type ServiceClient } from './service-client';
+import { clientFiles, createServiceClient, type ServiceClient } from './service-client';
 import { createErrorRenderer } from './error-renderer';
 import type { Handler, Stage } from './exchange';
 import { expressApplication, type ExpressExtensions } from './hosts/express';
@@ -132,6 +139,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     config: config.security,
     logger,
     keySource: keySource(config, http, events),
+    introspection: introspectionSource(config, http),
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
     events: logger,
@@ -147,7 +155,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims));
+  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims, swtHeaders(config)));
   else if (Object.keys(passThroughClaims).length)
     spec.push(passThroughStripStage(passThroughClaims));
   spec.push(validationStage, dispatchStage(handlers));
@@ -240,4 +248,42 @@ function keySource(
     timeoutMs: config.client.request.timeout,
     events,
   });
+}
+
+/**
+ * security.yml `enableVerifySwt`: opaque tokens go to client.yml's introspection server
+ * (`introspectionEndpoint`: a missing key stops the service naming it). Beside JWT verification
+ * without an introspection server, only JWTs verify: said once at start, with the other config
+ * warnings.
+ */
+function introspectionSource(
+  config: ServiceConfig,
+  http: () => HttpClient,
+): IntrospectionSource | undefined {
+  const { enableVerifyJwt, enableVerifySwt } = config.security;
+  if (!enableVerifySwt) return undefined;
+  const endpoint = introspectionEndpoint(clientFiles(config), enableVerifyJwt);
+  if (!endpoint) {
+    const { file } = config.loader.locate(['openapi-security', 'security']);
+    config.loader.warnings.push({
+      file: file ?? 'security.yml',
+      key: 'enableVerifySwt',
+      message:
+        'no introspection server (client.yml oauth.introspection): only JWTs are verified, any other token is refused (ERR10000)',
+    });
+    return undefined;
+  }
+  return createIntrospectionClient({
+    endpoint,
+    http: http(),
+    timeoutMs: config.client.request.timeout,
+  });
+}
+
+/** The request headers that may bring the introspection client (security.yml), when it is used. */
+function swtHeaders(config: ServiceConfig) {
+  const { enableVerifySwt, swtClientIdHeader, swtClientSecretHeader } = config.security;
+  return enableVerifySwt
+    ? { clientId: swtClientIdHeader, clientSecret: swtClientSecretHeader }
+    : undefined;
 }

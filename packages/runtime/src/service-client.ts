@@ -4,6 +4,7 @@ import { highResolutionNow } from '@chain/metrics';
 import {
   Downstream,
   DownstreamCaller,
+  forwardedAuthorization,
   grantSettings,
   TokenManager,
   type ClientEvents,
@@ -31,7 +32,8 @@ export interface DownstreamTarget {
   serviceId?: string;
   /**
    * Send the service's own token (light-4j's chain: the caller's `Authorization` unchanged, the
-   * own token as `X-Scope-Token`). Default: security.yml `enableVerifyJwt`.
+   * own token as `X-Scope-Token`). Default: whether the service verifies tokens (security.yml
+   * `enableVerifyJwt` or `enableVerifySwt`).
    */
   credentials?: boolean;
 }
@@ -42,7 +44,7 @@ export interface ServiceDownstream {
   /**
    * A JSON GET of `path` for the request `x`: its correlation and traceability ids, its W3C trace
    * context (a child span), its pass-through claims and, with credentials, its `Authorization`
-   * and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
+   * (unless bound to the caller: `forwardedAuthorization`) and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
    */
   getJson(x: Exchange, path?: string): Promise<{ status: number; body: unknown }>;
 }
@@ -108,11 +110,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
         events,
       });
-      if (!(target.credentials ?? config.security.enableVerifyJwt)) {
+      if (!(target.credentials ?? verifiesTokens(config))) {
         const plain = new DownstreamCaller({ downstream: base, events });
         return serviceDownstream(base, () => plain, false, options);
       }
-      const callerOf = ownTokenCallers(target, files, tokens, (source) => {
+      const verifying = config.security.enableVerifyJwt ? 'enableVerifyJwt' : 'enableVerifySwt';
+      const callerOf = ownTokenCallers(target, files, tokens, verifying, (source) => {
         ownTokens.add(source);
         return new DownstreamCaller({ downstream: base, tokens: source, events });
       });
@@ -133,7 +136,11 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   };
 }
 
-function clientFiles(config: ServiceConfig): ClientFiles {
+/** Whether the service verifies its callers' tokens (JWTs, or opaque ones by introspection). */
+const verifiesTokens = ({ security }: ServiceConfig) =>
+  security.enableVerifyJwt || security.enableVerifySwt;
+
+export function clientFiles(config: ServiceConfig): ClientFiles {
   const fileOf = (name: string) =>
     config.loader.locate(name).file ?? `${config.loader.bundledDir}/${name}.yml`;
   return {
@@ -155,13 +162,15 @@ function ownTokenCallers(
   target: DownstreamTarget,
   files: ClientFiles,
   tokens: () => TokenManager,
+  /** The security.yml switch that makes the service call with credentials, for the message. */
+  verifying: 'enableVerifyJwt' | 'enableVerifySwt',
   make: (source: TokenSource) => DownstreamCaller,
 ): (path: string | undefined) => DownstreamCaller {
   if (!files.client.oauth.multipleAuthServers) {
     // Why the service needs its own token's settings: the start-up message.
     const why =
       target.credentials === undefined
-        ? 'is required when security.yml enableVerifyJwt is true'
+        ? `is required when security.yml ${verifying} is true`
         : `is required to call ${target.name} with the service's own token`;
     grantSettings(files, 'client_credentials', why);
     const single = make(tokens().forService(undefined));
@@ -228,7 +237,10 @@ function serviceDownstream(
           path,
           headers,
           trace,
-          callerAuthorization: withCredentials ? x.req.headers.authorization : undefined,
+          // A bound caller token stops here (the hop cannot prove it): the own token goes instead.
+          callerAuthorization: withCredentials
+            ? forwardedAuthorization(x.req.headers.authorization, caller?.claims)
+            : undefined,
         });
         if (span) exporter!.record(clientSpan(base, span, now(), answer.status, undefined));
         return answer;

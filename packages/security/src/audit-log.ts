@@ -11,9 +11,10 @@ export interface AuditOptions {
 }
 
 /**
- * The audit record of a verified request (light-4j's AuditHandler): the whole token with
- * `logJwtToken`, client_id, user_id and scope with `logClientUserScope`, nothing when both are
- * off. Only called for verified tokens: a refused token is never logged whole.
+ * The audit record of a verified request (light-4j's AuditHandler): the whole JWT with
+ * `logJwtToken` (never an opaque token: it tells nothing to the reader and stays valid until
+ * revoked), client_id, user_id and scope with `logClientUserScope`, nothing when both are off.
+ * Only called for verified tokens: a refused token is never logged whole.
  */
 export function auditRecord(
   options: AuditOptions,
@@ -22,7 +23,7 @@ export function auditRecord(
 ): Record<string, unknown> | undefined {
   if (!options.logJwtToken && !options.logClientUserScope) return undefined;
   const record: Record<string, unknown> = {};
-  if (options.logJwtToken) record.jwt = token;
+  if (options.logJwtToken && !auth.introspected) record.jwt = token;
   if (options.logClientUserScope) {
     record.client_id = auth.clientId;
     record.user_id = auth.userId;

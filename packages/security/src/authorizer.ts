@@ -1,11 +1,12 @@
 import { parseBearer, parseDpop } from './bearer';
 import { bindingChallenge, type Scheme } from './challenge';
-import type { JwtVerifier, VerifiedToken } from './jwt-verifier';
+import type { JwtClaims } from './claims';
+import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import { formatScopes, hasAnyScope } from './scopes';
 import { errorBody, StatusError } from '@chain/errors';
 import type { StatusCode } from '@chain/errors';
-import type { RequestFacts, TokenBindingCheck } from './token-binding';
+import type { Binding, RequestFacts, TokenBindingCheck } from './token-binding';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
 
 /** The verified caller, as the handler and metrics see it (the request context's `caller`). */
@@ -13,14 +14,34 @@ export interface AuthInfo {
   clientId?: string;
   userId?: string;
   scopes: string[];
-  claims: VerifiedToken['claims'];
+  claims: JwtClaims;
   /** The X-Scope-Token's caller and scopes, when the request carried one. */
   scopeToken?: { clientId?: string; scopes: string[] };
   /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
   passThrough: Record<string, string>;
+  /** The token was opaque, verified by introspection (security.yml `enableVerifySwt`). */
+  introspected?: true;
 }
 
-export interface AuthRequest extends RequestFacts {
+/** What verifying one token tells: a JWT's claims, or an introspection answer's members. */
+export interface VerifiedCaller {
+  clientId?: string;
+  userId?: string;
+  scopes: string[];
+  claims: JwtClaims;
+  /**
+   * What its `cnf` binds it to (`bindingOf`, the same for a JWT and an introspection answer),
+   * proven by every request, cached or not. Undefined for a token without `cnf`.
+   */
+  binding?: Binding;
+  /** Told by introspection, not by a JWT's signature. */
+  introspected?: true;
+}
+
+/** Verifies one token of a request (a JWT, or an opaque token by introspection). */
+export type TokenVerifier = (token: string, request: AuthRequest) => Promise<VerifiedCaller>;
+
+export interface AuthRequest extends RequestFacts, IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
   /**
@@ -74,8 +95,9 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
 
 /**
  * One request: a path of `skipPathPrefixes` is not verified; otherwise the token of
- * Authorization, `Bearer` or `DPoP` (ERR10002), its verification (ERR10000/ERR10001) and the
- * proof of its binding (ERR20012-ERR20014, `token-binding.ts`, for a token with a `cnf` or sent
+ * Authorization, `Bearer` or `DPoP` (ERR10002), its verification (a JWT: ERR10000/ERR10001; an
+ * opaque token by introspection: not active ERR10081) and the proof of its binding
+ * (ERR20012-ERR20014, `token-binding.ts`, for a token with a `cnf`, JWT or introspected, or sent
  * with the DPoP scheme, cached or not), and with scope verification the X-Scope-Token, the same
  * way (ERR10003/ERR10004, ERR20012-ERR20014, unless `enableExtractScopeToken` is false) and the
  * scope match against the operation (ERR10006 for the scope token, else ERR10005; no operation:
@@ -83,7 +105,7 @@ export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
  * become headers. A refusal of a token sent with the DPoP scheme, or of a DPoP-bound one sent as
  * Bearer, carries the DPoP challenge (`challenge.ts`).
  */
-export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions): Authorizer {
+export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions): Authorizer {
   const {
     enableVerifyScope,
     enableExtractScopeToken = true,
@@ -108,7 +130,7 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
     });
 
   /** A TokenError as the catalogue code of its header, with the challenge of its scheme. */
-  const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedToken) => {
+  const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
     const dpopBound = verified?.binding?.jkt !== undefined;
     return refusal(REFUSAL_CODES[which][err.kind], which, scheme, { cause: err, dpopBound });
@@ -120,7 +142,7 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
    * (its verification is awaited in the request's own function, as before binding existed).
    */
   const prove = async (
-    verified: VerifiedToken,
+    verified: VerifiedCaller,
     token: string,
     which: TokenHeader,
     scheme: Scheme,
@@ -145,9 +167,9 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
       token = parseDpop(authorization);
       if (token === undefined) throw new StatusError('ERR10002');
     }
-    let main: VerifiedToken;
+    let main: VerifiedCaller;
     try {
-      main = await verify(token);
+      main = await verify(token, request);
     } catch (err) {
       throw refused(err, 'auth', scheme);
     }
@@ -161,6 +183,7 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
       claims: main.claims,
       passThrough: passThroughHeaders(main.claims, passThroughClaims),
     };
+    if (main.introspected) auth.introspected = true;
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };
@@ -179,9 +202,9 @@ export function createAuthorizer(verify: JwtVerifier, options: AuthorizerOptions
           cause: new TokenError('invalid', 'X-Scope-Token is not Bearer <token> or DPoP <token>'),
         });
       }
-      let scoped: VerifiedToken;
+      let scoped: VerifiedCaller;
       try {
-        scoped = await verify(scopeJwt);
+        scoped = await verify(scopeJwt, request);
       } catch (err) {
         throw refused(err, 'scope', scopeScheme);
       }

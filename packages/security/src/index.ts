@@ -10,6 +10,12 @@ export { systemClock, type Clock } from './clock';
 export { toPublicKey, verificationKey, type KeyMaterial, type VerificationKey } from './public-key';
 export { DEFAULT_KEY_POLICY, type KeyPolicy } from './key-policy';
 export { type FetchedKey, type KeyEvents, type KeySource } from './key-source';
+export {
+  RefusedIntrospectionClient,
+  type Introspected,
+  type IntrospectionClient,
+  type IntrospectionSource,
+} from './introspection-source';
 export { KeyStore } from './key-store';
 export { type ClaimChecks } from './claims';
 export { isSkippedPath, passThroughHeaders, applyPassThrough } from './request-rules';

@@ -26,7 +26,8 @@ export interface RequestGuardOptions extends SecurityOptions {
 /**
  * What the guard reads of a request: the two credential headers (and their DPoP proofs), the
  * operation's scopes, what a token's binding is proven against (the connection's client
- * certificate, the method and URI), and what to log it under.
+ * certificate, the method and URI), the introspection client an opaque token may bring, and what
+ * to log it under.
  */
 export interface GuardRequest extends AuthRequest {
   /** For the log lines only. */
@@ -41,8 +42,8 @@ export interface RequestGuard {
   /**
    * Verifies one request (README "Security"). Resolves with the verified caller, or undefined
    * for a path of `skipPathPrefixes` (not verified); rejects with the catalogue StatusError,
-   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` is
-   * false: there is nothing to check.
+   * whose verified caller (a 403) `verifiedCallerOf` gives. Undefined when `enableVerifyJwt` and
+   * `enableVerifySwt` are false: there is nothing to check.
    */
   check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
   /** The `enableMockJwt` token issuer. */

@@ -9,11 +9,29 @@ import { certificateProblem } from './public-key';
 
 /**
  * security.yml: light-4j's keys and defaults, plus ours (`jwt.cacheMaxEntries`,
- * `jwt.algorithms`, `jwt.keyMaxAgeSeconds`). light-rest-4j's `openapi-security.yml` is read
- * instead when a config folder has it.
+ * `jwt.algorithms`, `jwt.keyMaxAgeSeconds`, `swt.cacheMaxEntries`, `swt.cacheMaxAgeSeconds`,
+ * `dpop`). light-rest-4j's `openapi-security.yml` is read instead when a config folder has it.
  */
 export interface SecurityConfig {
   enableVerifyJwt: boolean;
+  /**
+   * light-4j: verify opaque tokens (simple web tokens) by introspection (client.yml's
+   * introspection server). With `enableVerifyJwt` too, a token that is not a JWT is introspected.
+   */
+  enableVerifySwt: boolean;
+  /**
+   * light-4j: the request headers that may carry the client id and secret to introspect with,
+   * instead of client.yml's (both, or neither is used). Empty: none.
+   */
+  swtClientIdHeader: string;
+  swtClientSecretHeader: string;
+  /** Ours: the cache of introspection answers. */
+  swt: {
+    /** Upper bound of the cache of active answers. */
+    cacheMaxEntries: number;
+    /** Longest an answer is used, whatever the token's `exp`: how late a revocation is seen. */
+    cacheMaxAgeSeconds: number;
+  };
   enableVerifyScope: boolean;
   enableMockJwt: boolean;
   /** Verify X-Scope-Token and match its scopes (light-4j, default true). */
@@ -115,6 +133,15 @@ const passThroughClaims = mapOf(z.string()).superRefine((mapping, ctx) => {
   }
 });
 
+/** A header a request may carry the introspection client in: a valid name, free, or '' (none). */
+const swtHeader = z
+  .string()
+  .refine((name) => name === '' || HEADER_NAME.test(name), 'is not a valid header name')
+  .refine(
+    (name) => !RESERVED_HEADERS.has(name.toLowerCase()),
+    'carries credentials or framing and cannot carry the introspection client',
+  );
+
 /** The algorithms a DPoP proof may use by default: every one supported, EC first. */
 export const DEFAULT_DPOP_ALGORITHMS: readonly Algorithm[] = ['ES256', 'EdDSA', 'PS256', 'RS256'];
 
@@ -154,9 +181,6 @@ function originOf(value: string): string | undefined {
 
 /** light-4j's security.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
-  enableVerifySwt: { same: false, note: 'simple web tokens are not verified here' },
-  swtClientIdHeader: { same: 'swt-client' },
-  swtClientSecretHeader: { same: 'swt-secret' },
   ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
   enableH2c: { same: false },
   enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
@@ -169,6 +193,15 @@ export const securityConfigSchema = configFile<SecurityConfig>(
     z
       .strictObject({
         enableVerifyJwt: z.boolean().default(false),
+        enableVerifySwt: z.boolean().default(false),
+        swtClientIdHeader: swtHeader.default('swt-client'),
+        swtClientSecretHeader: swtHeader.default('swt-secret'),
+        swt: z
+          .strictObject({
+            cacheMaxEntries: z.number().int().min(0).default(10000),
+            cacheMaxAgeSeconds: z.number().int().min(0).default(60),
+          })
+          .prefault({}),
         enableVerifyScope: z.boolean().default(true),
         enableMockJwt: z.boolean().default(false),
         enableExtractScopeToken: z.boolean().default(true),
@@ -200,6 +233,14 @@ export const securityConfigSchema = configFile<SecurityConfig>(
         enableJwtCache: z.boolean().default(true),
       })
       .superRefine((cfg, ctx) => {
+        const { swtClientIdHeader: id, swtClientSecretHeader: secret } = cfg;
+        if (id !== '' && id.toLowerCase() === secret.toLowerCase()) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['swtClientSecretHeader'],
+            message: 'must differ from swtClientIdHeader',
+          });
+        }
         // Certificates are read, and so checked, only when verification is on and they are
         // not taken from the key server instead.
         if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return;

@@ -3,16 +3,17 @@ import { errors } from 'jose';
 
 /**
  * Why a token was refused, before it is known which header it came from (REFUSAL_CODES): invalid
- * or expired, or (`token-binding.ts`) good but not proven by the request: `unbound` (its `cnf`
- * names a certificate or key the request does not prove), `proof` (its DPoP proof is missing or
- * fails a check), `replayed` (its DPoP proof was used before). The message is a fixed reason for
- * the log; it never holds any part of the token.
+ * or expired, `inactive` (introspection said an opaque token is not active), or
+ * (`token-binding.ts`) good but not proven by the request: `unbound` (its `cnf` names a
+ * certificate or key the request does not prove), `proof` (its DPoP proof is missing or fails a
+ * check), `replayed` (its DPoP proof was used before). The message is a fixed reason for the log;
+ * it never holds any part of the token.
  */
 export class TokenError extends Error {
   override readonly name = 'TokenError';
 
   constructor(
-    readonly kind: 'invalid' | 'expired' | 'unbound' | 'proof' | 'replayed',
+    readonly kind: 'invalid' | 'expired' | 'inactive' | 'unbound' | 'proof' | 'replayed',
     reason: string,
   ) {
     super(reason);
@@ -25,13 +26,17 @@ export const invalidToken = (reason: string) => new TokenError('invalid', reason
 export type TokenHeader = 'auth' | 'scope';
 
 /**
- * The catalogue code of a refusal, by the header the token came in. The binding codes are the
- * same for both headers; their description names the header (HEADER_NAMES).
+ * The catalogue code of a refusal, by the header the token came in: the one table of refusal
+ * codes, for JWTs and opaque tokens alike. The binding codes are the same for both headers; their
+ * description names the header (HEADER_NAMES). `inactive`: introspection said so (light-4j's
+ * ERR10081 for Authorization; an X-Scope-Token keeps its own code, as its invalid and expired
+ * JWTs do).
  */
 export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], StatusCode>> = {
   auth: {
     invalid: 'ERR10000',
     expired: 'ERR10001',
+    inactive: 'ERR10081',
     unbound: 'ERR20012',
     proof: 'ERR20013',
     replayed: 'ERR20014',
@@ -39,6 +44,7 @@ export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], Statu
   scope: {
     invalid: 'ERR10003',
     expired: 'ERR10004',
+    inactive: 'ERR10003',
     unbound: 'ERR20012',
     proof: 'ERR20013',
     replayed: 'ERR20014',

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { createSigningKey } from '@chain/testkit';
+import { configDir, createSigningKey } from '@chain/testkit';
 import { securityConfigSchema } from '../src/security-config';
 
 const rsa = createSigningKey('100');
@@ -11,10 +9,7 @@ const ec = createSigningKey('ec', { type: 'ec' });
 const PRIVATE = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 function load(yaml: string | undefined, files: Record<string, string> = {}, name = 'security') {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'security-yml-'));
-  if (yaml !== undefined) fs.writeFileSync(path.join(dir, `${name}.yml`), yaml);
-  for (const [file, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, file), content);
+  const dir = configDir({ ...(yaml !== undefined && { [`${name}.yml`]: yaml }), ...files });
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
   return {
     dir,
@@ -41,6 +36,10 @@ describe('security.yml', () => {
     const { dir, load: run } = load(undefined);
     expect(run()).toEqual({
       enableVerifyJwt: false,
+      enableVerifySwt: false,
+      swtClientIdHeader: 'swt-client',
+      swtClientSecretHeader: 'swt-secret',
+      swt: { cacheMaxEntries: 10000, cacheMaxAgeSeconds: 60 },
       enableVerifyScope: true,
       enableMockJwt: false,
       enableExtractScopeToken: true,
@@ -255,10 +254,71 @@ describe('security.yml', () => {
     );
     run();
     expect(loader.warnings.map((w) => `${w.key}: ${w.message}`)).toEqual([
-      'enableVerifySwt: light-4j key not supported here; ignored (simple web tokens are not verified here)',
       'jwtCacheFullSize: light-4j key not supported here; ignored (jwt.cacheMaxEntries bounds the verified-token cache)',
       'providerId: light-4j key not supported here; ignored (federated light-oauth2 key ids are not split here)',
     ]);
+  });
+
+  it("reads light-4j's simple web token keys, and ours of the introspection cache", () => {
+    const { load: run, loader } = load(
+      [
+        'enableVerifySwt: true',
+        'swtClientIdHeader: X-Swt-Client',
+        'swtClientSecretHeader: ""',
+        'swt:',
+        '  cacheMaxEntries: 5',
+        '  cacheMaxAgeSeconds: 0',
+      ].join('\n'),
+    );
+    expect(run()).toMatchObject({
+      enableVerifySwt: true,
+      swtClientIdHeader: 'X-Swt-Client',
+      swtClientSecretHeader: '',
+      swt: { cacheMaxEntries: 5, cacheMaxAgeSeconds: 0 },
+    });
+    expect(loader.warnings).toEqual([]);
+  });
+
+  it.each([
+    [
+      'swtClientIdHeader: Authorization\n',
+      'swtClientIdHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
+    [
+      'swtClientSecretHeader: x-scope-token\n',
+      'swtClientSecretHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
+    [
+      'swtClientIdHeader: DPoP\n',
+      'swtClientIdHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
+    [
+      'swtClientSecretHeader: X-Scope-Token-DPoP\n',
+      'swtClientSecretHeader',
+      'carries credentials or framing and cannot carry the introspection client',
+    ],
+    ['swtClientIdHeader: swt client\n', 'swtClientIdHeader', 'is not a valid header name'],
+    [
+      'swtClientIdHeader: swt\nswtClientSecretHeader: SWT\n',
+      'swtClientSecretHeader',
+      'must differ from swtClientIdHeader',
+    ],
+    [
+      'swt:\n  cacheMaxAgeSeconds: -1\n',
+      'swt.cacheMaxAgeSeconds',
+      'Too small: expected number to be >=0',
+    ],
+    [
+      'swt:\n  cacheEntries: 5\n',
+      'swt.cacheEntries',
+      'unknown key; did you mean "cacheMaxEntries"?',
+    ],
+  ])('%s stops the service naming the key', (yaml, key, reason) => {
+    const err = error(yaml);
+    expect([err.key, err.reason]).toEqual([key, reason]);
   });
 
   it('warns for ignoreJwtExpiry: true, and still checks the expiry', () => {

@@ -1,7 +1,9 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
+import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens';
 import { CODE_ENDPOINT } from './code-endpoint';
+import { INTROSPECTION_ROUTES, introspectionFeatures } from './introspection';
 import { metadataMiddleware, type ProviderContext } from './metadata';
 import type { ClientsConfig, TokenServerConfig, UsersConfig } from './token-server-config';
 
@@ -48,8 +50,8 @@ interface Stored {
 }
 
 /**
- * oidc-provider's storage contract, in memory (tokens here are JWTs: what is stored is codes,
- * grants and refresh tokens). Shared by the providers of successive reloads, so codes and
+ * oidc-provider's storage contract, in memory (codes, grants, refresh tokens, and the access
+ * tokens of clients whose tokens are opaque: what introspection and revocation look up). Shared by the providers of successive reloads, so codes and
  * refresh tokens outlive a SIGHUP. Expired entries are skipped when read and swept each minute;
  * there is no timer per entry (a refresh token's lifetime can exceed what a timer can hold).
  */
@@ -145,19 +147,23 @@ export async function createProvider(
     const userFacing = c.redirectUri.length > 0;
     return {
       client_id: clientId,
-      client_secret: c.secret,
+      ...(c.secret !== undefined ? { client_secret: c.secret } : {}),
       grant_types: userFacing
         ? ['client_credentials', 'authorization_code', 'refresh_token']
         : ['client_credentials'],
       response_types: userFacing ? [...CODE_ENDPOINT.responseTypes] : [],
       redirect_uris: c.redirectUri,
-      // light-oauth2's token service reads the client's credentials from a Basic header only.
-      token_endpoint_auth_method: 'client_secret_basic',
+      // Sender-constrained tokens (bound-tokens.ts): client_secret_basic (light-oauth2's token
+      // service reads the client's credentials from a Basic header only) or tls_client_auth,
+      // and the token binding the client is registered for.
+      ...boundTokenRegistration(c),
       ...(c.scope.length ? { scope: c.scope.join(' ') } : {}),
     };
   });
   // The token endpoint accepts the methods its clients are registered with, and no other.
-  const clientAuthMethods = [...new Set(registrations.map((r) => r.token_endpoint_auth_method))];
+  const clientAuthMethods = [
+    ...new Set(Object.values(clients).map((c) => c.tokenEndpointAuthMethod)),
+  ];
 
   const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
@@ -171,7 +177,12 @@ export async function createProvider(
     scopes: allScopes,
     // oidc-provider's authorization route is the code endpoint's path: the metadata advertises
     // it, and the code endpoint answers it before oidc-provider sees the request.
-    routes: { authorization: CODE_ENDPOINT.path, token: '/oauth2/token', jwks: '/oauth2/jwks' },
+    routes: {
+      authorization: CODE_ENDPOINT.path,
+      token: '/oauth2/token',
+      jwks: '/oauth2/jwks',
+      ...INTROSPECTION_ROUTES,
+    },
     // A user known when the code was issued and still in users.yml.
     findAccount: (_ctx: unknown, accountId: string) =>
       has(users, accountId) ? { accountId, claims: async () => ({ sub: accountId }) } : undefined,
@@ -200,6 +211,8 @@ export async function createProvider(
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       clientCredentials: { enabled: true },
+      // Sender-constrained tokens: mTLS (RFC 8705) and DPoP (RFC 9449), as token-server.yml says.
+      ...boundTokenFeatures(server),
       resourceIndicators: {
         enabled: true,
         defaultResource: () => server.audience,
@@ -213,10 +226,13 @@ export async function createProvider(
           scope: (clients[client.clientId]?.scope ?? []).join(' '),
           audience: server.audience,
           accessTokenTTL: lifetimeOf(client.clientId),
-          accessTokenFormat: 'jwt',
+          // clients.yml `accessTokenFormat`: an opaque token is known by introspection only.
+          accessTokenFormat: clients[client.clientId]?.accessTokenFormat ?? 'jwt',
           jwt: { sign: { alg: 'RS256', kid: server.signing.kid } },
         }),
       },
+      // --- introspection (RFC 7662) and revocation (RFC 7009): introspection.ts -------------
+      ...introspectionFeatures(),
     },
   });
 

@@ -1,4 +1,6 @@
 import { ConfigLoader, listOf, text, z, type SchemaFactory } from '@chain/config';
+import { ConfigError } from '@chain/errors';
+import { parseDn } from './distinguished-name';
 
 /** token-server.yml: ports, TLS, signing key, served certificates, lifetimes. */
 export interface TokenServerConfig {
@@ -19,10 +21,29 @@ export interface TokenServerConfig {
   /** kid -> PEM certificate file, served by the key endpoints. */
   certificates: Record<string, string>;
   shutdownTimeoutMs: number;
+  /**
+   * RFC 8705 at the token port: it asks every client for a certificate (optional: a client
+   * without one is served as before), authenticates `tls_client_auth` clients by a certificate
+   * of `caFile`, and binds the tokens of clients registered for it to their certificate.
+   */
+  mtls: { enabled: boolean; caFile?: string };
+  /** RFC 9449: a token request with a DPoP proof gets a token bound to the proof's key. */
+  dpop: { enabled: boolean };
 }
 
+/** How a client authenticates at the token endpoint (RFC 7591 `token_endpoint_auth_method`). */
+export type ClientAuthMethod = 'client_secret_basic' | 'tls_client_auth';
+
 export interface ClientRegistration {
-  secret: string;
+  /** Its secret: at the token endpoint with `client_secret_basic`, and at the key endpoints. */
+  secret?: string;
+  tokenEndpointAuthMethod: ClientAuthMethod;
+  /** `tls_client_auth`: the subject DN (RFC 4514) its certificate must have. */
+  tlsClientAuthSubjectDn?: string;
+  /** RFC 8705 `tls_client_certificate_bound_access_tokens`: its tokens carry `cnf.x5t#S256`. */
+  certificateBoundAccessTokens: boolean;
+  /** RFC 9449 `dpop_bound_access_tokens`: a token request without a DPoP proof is refused. */
+  dpopBoundAccessTokens: boolean;
   /** Scopes the client may ask for. */
   scope: string[];
   tokenLifetimeSeconds?: number;
@@ -31,6 +52,11 @@ export interface ClientRegistration {
    * may use the authorization code and refresh token grants.
    */
   redirectUri: string[];
+  /**
+   * The form of its access tokens: `jwt` (default), or `opaque`, a random string that only the
+   * introspection endpoint can tell about (RFC 7662).
+   */
+  accessTokenFormat: 'jwt' | 'opaque';
 }
 
 /** clients.yml: client id -> registration. */
@@ -88,20 +114,64 @@ export const tokenServerConfigSchema: SchemaFactory<TokenServerConfig> = ({ file
     signing: z.strictObject({ kid: z.string().min(1).default('100'), keyFile: file() }),
     certificates: z.record(z.string(), file()).default({}),
     shutdownTimeoutMs: z.number().int().min(0).default(5000),
+    mtls: z
+      .strictObject({ enabled: z.boolean().default(false), caFile: file().optional() })
+      .prefault({})
+      .refine((m) => !m.enabled || m.caFile !== undefined, {
+        path: ['caFile'],
+        message: 'is required when mtls.enabled is true (the CA of the client certificates)',
+      }),
+    dpop: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   });
 
 export const clientsConfigSchema: SchemaFactory<ClientsConfig> = () =>
   z.strictObject({
     clients: z.record(
       z.string().regex(/^[A-Za-z0-9._-]+$/, 'client ids are letters, digits, . _ -'),
-      z.strictObject({
-        secret: z.string().min(1),
-        scope: scope.default([]),
-        tokenLifetimeSeconds: lifetime.optional(),
-        redirectUri: listOf(redirectUri).default([]),
-      }),
+      z
+        .strictObject({
+          secret: z.string().min(1).optional(),
+          tokenEndpointAuthMethod: z
+            .enum(['client_secret_basic', 'tls_client_auth'])
+            .default('client_secret_basic'),
+          tlsClientAuthSubjectDn: z.string().min(1).optional(),
+          certificateBoundAccessTokens: z.boolean().default(false),
+          dpopBoundAccessTokens: z.boolean().default(false),
+          scope: scope.default([]),
+          tokenLifetimeSeconds: lifetime.optional(),
+          redirectUri: listOf(redirectUri).default([]),
+          accessTokenFormat: z.enum(['jwt', 'opaque']).default('jwt'),
+        })
+        .superRefine(registrationRules),
     ),
   });
+
+/** The rules of one registration across its keys (those across files: `loadTokenServerConfig`). */
+function registrationRules(c: ClientRegistration, ctx: z.RefinementCtx): void {
+  const issue = (key: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [key], message });
+  if (c.tokenEndpointAuthMethod === 'client_secret_basic' && c.secret === undefined) {
+    issue('secret', 'is required (tokenEndpointAuthMethod client_secret_basic)');
+  }
+  if (c.tokenEndpointAuthMethod === 'tls_client_auth') {
+    if (c.tlsClientAuthSubjectDn === undefined) {
+      issue('tlsClientAuthSubjectDn', 'is required (tokenEndpointAuthMethod tls_client_auth)');
+    } else if (parseDn(c.tlsClientAuthSubjectDn) === undefined) {
+      issue(
+        'tlsClientAuthSubjectDn',
+        'is not a distinguished name in RFC 4514 form, like CN=api-a,O=example',
+      );
+    }
+  } else if (c.tlsClientAuthSubjectDn !== undefined) {
+    issue('tlsClientAuthSubjectDn', 'is used with tokenEndpointAuthMethod tls_client_auth only');
+  }
+  if (c.certificateBoundAccessTokens && c.dpopBoundAccessTokens) {
+    issue(
+      'dpopBoundAccessTokens',
+      'cannot be true with certificateBoundAccessTokens (a token is bound to one proof of possession)',
+    );
+  }
+}
 
 const id = () => z.string().regex(/^[A-Za-z0-9._@-]+$/, 'ids are letters, digits, . _ @ -');
 
@@ -119,9 +189,35 @@ export function loadTokenServerConfig(loader: ConfigLoader): {
   clients: ClientsConfig;
   users: UsersConfig;
 } {
-  return {
-    server: loader.load('token-server', tokenServerConfigSchema, { required: true }),
-    clients: loader.load('clients', clientsConfigSchema, { required: true }),
-    users: loader.load('users', usersConfigSchema),
-  };
+  const server = loader.load('token-server', tokenServerConfigSchema, { required: true });
+  const clients = loader.load('clients', clientsConfigSchema, { required: true });
+  featureRules(server, clients, loader.locate('clients').file!);
+  return { server, clients, users: loader.load('users', usersConfigSchema) };
 }
+
+/**
+ * A registration that needs a feature of token-server.yml which is off would be refused at each
+ * token request: it stops the server instead, naming the client's key.
+ */
+function featureRules(server: TokenServerConfig, { clients }: ClientsConfig, file: string): void {
+  for (const [id, c] of Object.entries(clients)) {
+    const at = (key: string) => `clients.${id}.${key}`;
+    if (!server.mtls.enabled) {
+      if (c.tokenEndpointAuthMethod === 'tls_client_auth') {
+        throw new ConfigError(file, at('tokenEndpointAuthMethod'), MTLS_OFF);
+      }
+      if (c.certificateBoundAccessTokens) {
+        throw new ConfigError(file, at('certificateBoundAccessTokens'), MTLS_OFF);
+      }
+    }
+    if (!server.dpop.enabled && c.dpopBoundAccessTokens) {
+      throw new ConfigError(
+        file,
+        at('dpopBoundAccessTokens'),
+        'needs dpop.enabled: true in token-server.yml',
+      );
+    }
+  }
+}
+
+const MTLS_OFF = 'needs mtls.enabled: true in token-server.yml (client certificates)';

@@ -8,7 +8,9 @@ import { ConfigError } from '@chain/errors';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { basicCredentials } from './client-auth';
 import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
+import { introspectionAudit } from './introspection';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
+import { tokenPortTlsOptions } from './bound-tokens';
 import { createProvider } from './provider';
 import {
   loadTokenServerConfig,
@@ -54,6 +56,7 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
     registeredUsers: UsersConfig,
   ) => {
     const { provider, issueCode } = await createProvider(server, registered, registeredUsers);
+    provider.use(introspectionAudit(stats, logger));
     provider.on('grant.success', (ctx) => {
       const clientId = ctx.oidc.client?.clientId ?? 'unknown';
       stats.issue(clientId);
@@ -102,7 +105,9 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   };
 
   const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
-  const tokenServer = https.createServer(tls, (req, res) => {
+  // mTLS: the token port asks for client certificates (bound-tokens.ts); the key port does not.
+  const tokenTls = { ...tls, ...tokenPortTlsOptions(config, (file) => fs.readFileSync(file)) };
+  const tokenServer = https.createServer(tokenTls, (req, res) => {
     if (common(req, res, 'oauth2-token')) return;
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'POST' && path === '/oauth2/token') {
@@ -147,7 +152,14 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   const keyPort = await listen(keyServer, config.keyPort);
   // The token line first: @chain/testkit's startProcess takes the first https port logged.
   logger.info(
-    { protocol: 'https', ip: config.ip, port: tokenPort, endpoint: 'token' },
+    {
+      protocol: 'https',
+      ip: config.ip,
+      port: tokenPort,
+      endpoint: 'token',
+      mtls: config.mtls.enabled,
+      dpop: config.dpop.enabled,
+    },
     `listening on https port ${tokenPort}`,
   );
   logger.info(
@@ -159,6 +171,10 @@ export async function startTokenServer(options: ConfigLoaderOptions): Promise<Ru
   const reload = async (): Promise<boolean> => {
     try {
       const fresh = loadTokenServerConfig(new ConfigLoader(options));
+      if (JSON.stringify(fresh.server.mtls) !== JSON.stringify(config.mtls)) {
+        // The token port's TLS settings are those it started with.
+        throw new Error('token-server.yml mtls changed: it takes effect at a restart only');
+      }
       state = await build(fresh.server, fresh.clients, fresh.users);
       logger.info(served(), 'reloaded: signing and serving keys');
       return true;

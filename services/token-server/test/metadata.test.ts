@@ -22,6 +22,10 @@ const CLIENTS = `clients:
   service:
     secret: service-secret
     scope: [api_b.r]
+  opaque-service:
+    secret: opaque-secret
+    scope: [api_b.r]
+    accessTokenFormat: opaque
 `;
 const USERS = 'users:\n  alice: { password: alice-password }\n';
 const basic = (id: string, secret: string) =>
@@ -60,6 +64,8 @@ describe('the token server metadata (a real process over HTTPS)', () => {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic'],
     scopes_supported: ['api_a.r', 'api_a.w', 'api_b.r'],
+    introspection_endpoint: `${issuer}/oauth2/introspection`,
+    revocation_endpoint: `${issuer}/oauth2/revocation`,
   });
 
   it.each(PATHS)(
@@ -74,6 +80,14 @@ describe('the token server metadata (a real process over HTTPS)', () => {
 
   it('every URL it names answers what it is there for', async () => {
     const metadata = (await httpsRequest(`${issuer}${PATHS[1]}`)).body as Record<string, string>;
+    const opaqueToken = async () => {
+      const answer = await form(
+        metadata.token_endpoint,
+        { grant_type: 'client_credentials' },
+        basic('opaque-service', 'opaque-secret'),
+      );
+      return (answer.body as { access_token: string }).access_token;
+    };
     const probes: Record<string, (url: string) => Promise<void>> = {
       authorization_endpoint: async (url) => {
         const query = `response_type=code&client_id=web-app&state=s1`;
@@ -99,6 +113,25 @@ describe('the token server metadata (a real process over HTTPS)', () => {
         expect(answer.status).toBe(200);
         const token = (answer.body as { access_token: string }).access_token;
         expect(claimsOf(token)).toMatchObject({ iss: issuer, client_id: 'service' });
+      },
+      introspection_endpoint: async (url) => {
+        const token = await opaqueToken();
+        const answer = await form(url, { token }, basic('service', 'service-secret'));
+        expect({ status: answer.status, body: answer.body }).toEqual({
+          status: 200,
+          body: expect.objectContaining({ active: true, client_id: 'opaque-service' }),
+        });
+      },
+      revocation_endpoint: async (url) => {
+        const token = await opaqueToken();
+        const revoked = await form(url, { token }, basic('opaque-service', 'opaque-secret'));
+        expect({ status: revoked.status, text: revoked.text }).toEqual({ status: 200, text: '' });
+        const after = await form(
+          metadata.introspection_endpoint,
+          { token },
+          basic('service', 'service-secret'),
+        );
+        expect(after.body).toEqual({ active: false });
       },
       jwks_uri: async (url) => {
         const answer = await httpsRequest(url);
@@ -232,6 +265,78 @@ describe('the token server metadata (a real process over HTTPS)', () => {
       });
     },
   );
+});
+
+describe('the metadata of sender-constrained tokens: advertised when enabled, and only then', () => {
+  const MTLS = `mtls:\n  enabled: true\n  caFile: ${CERTS}/clients/ca.crt\n`;
+  const DPOP = 'dpop:\n  enabled: true\n';
+  const BOUND_CLIENTS = `clients:
+  service:
+    tokenEndpointAuthMethod: tls_client_auth
+    tlsClientAuthSubjectDn: CN=api-a,O=secured-rest-chain dev
+    certificateBoundAccessTokens: true
+    scope: [api_b.r]
+  other:
+    secret: other-secret
+    scope: [api_c.r]
+`;
+  const base = (issuer: string) => ({
+    issuer,
+    authorization_endpoint: `${issuer}/oauth2/code`,
+    token_endpoint: `${issuer}/oauth2/token`,
+    jwks_uri: `${issuer}/oauth2/jwks`,
+    introspection_endpoint: `${issuer}/oauth2/introspection`,
+    revocation_endpoint: `${issuer}/oauth2/revocation`,
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+  });
+
+  it.each([
+    [
+      'mTLS with a tls_client_auth client, and DPoP',
+      MTLS + DPOP,
+      BOUND_CLIENTS,
+      {
+        token_endpoint_auth_methods_supported: ['tls_client_auth', 'client_secret_basic'],
+        scopes_supported: ['api_b.r', 'api_c.r'],
+        tls_client_certificate_bound_access_tokens: true,
+        dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+      },
+    ],
+    [
+      'mTLS, every client by its secret',
+      MTLS,
+      'clients:\n  other:\n    secret: s\n    certificateBoundAccessTokens: true\n    scope: [a]\n',
+      {
+        token_endpoint_auth_methods_supported: ['client_secret_basic'],
+        scopes_supported: ['a'],
+        tls_client_certificate_bound_access_tokens: true,
+      },
+    ],
+    [
+      'DPoP alone',
+      DPOP,
+      'clients:\n  other:\n    secret: s\n',
+      {
+        token_endpoint_auth_methods_supported: ['client_secret_basic'],
+        scopes_supported: [],
+        dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+      },
+    ],
+  ])('%s', async (_what, extra, clients, members) => {
+    const ts = await startTokenServerAtIssuer({ extra, files: { 'clients.yml': clients } });
+    try {
+      for (const at of PATHS) {
+        const answer = await httpsRequest(`${ts.tokenUrl}${at}`);
+        expect(answer.status).toBe(200);
+        expect(answer.body).toEqual({ ...base(ts.tokenUrl), ...members });
+      }
+    } finally {
+      expect(await ts.stop()).toBe(0);
+    }
+  });
 });
 
 describe('token server start: the issuer', () => {
