@@ -1,6 +1,5 @@
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import {
   devSigningKey,
   mintToken,
