@@ -16,6 +16,7 @@ const packages = [
   'metrics',
   'runtime',
   'chain',
+  'testkit',
 ];
 const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'];
 const onBothHosts = ['packages/chain', 'services/api-a', 'services/api-b', 'services/api-c'];

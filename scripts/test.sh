@@ -13,7 +13,7 @@ step "certificates"
 bash scripts/gen-certs.sh
 step "build (tsc -b)"
 pnpm -s build
-step "lint (eslint + prettier + Dockerfiles)"
+step "lint (eslint, prettier, generated files, copies, module cycles)"
 pnpm -s lint
 step "type-check the tests (tsc -p tsconfig.test.json)"
 pnpm -s exec tsc -p tsconfig.test.json

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Case 7 load generator: sends `--tokens N` GET requests, each with its own distinct, valid RS256
 // token (kid 100, signed with certs/primary.key like the local token server's), over
-// `--connections C` keep-alive connections. RS256 signing is the expensive part (~1 ms per
-// token), so worker threads sign in batches ahead of the senders while the senders run.
+// `--connections C` keep-alive connections. RS256 signing costs far more than sending a
+// request, so worker threads sign in batches ahead of the senders while the senders run.
 // Progress lines on stdout: {"progress":true,"sent":n,"ok":n,"failed":n}; the last line:
 // {"done":true,"sent":n,"ok":n,"failed":n,"rps":x,"p50":ms,"p99":ms,"statuses":{...}}.
 //

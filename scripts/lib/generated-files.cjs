@@ -1,7 +1,7 @@
 // @ts-check
 // Files a script generates and keeps in the repository (the Dockerfiles, the Kubernetes
-// workloads): written by the script, or checked by `pnpm lint` (`--check`), which names every
-// file that is not what the script makes.
+// workloads, the config trees): written by the script, or checked by `pnpm lint` (`--check`),
+// which names every file that is not what the script makes.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -12,10 +12,11 @@ const root = path.join(__dirname, '..', '..');
  * Writes each file whose text differs, or with `check` only reports them: exits 1 naming them
  * and how to regenerate.
  * @param {Map<string, string>} files absolute path -> the text the script makes
- * @param {{ check: boolean, script: string, what: string }} options `script`: the generator's
- *   path from the root; `what`: what the generated files are, for the message
+ * @param {{ check: boolean, script: string, what: string, source?: string }} options `script`:
+ *   the generator's path from the root; `what`: what the generated files are, and `source`:
+ *   where to change them (default: the template in the script), for the message
  */
-function writeGenerated(files, { check, script, what }) {
+function writeGenerated(files, { check, script, what, source = 'the template there' }) {
   /** @type {string[]} */
   const stale = [];
   for (const [file, text] of files) {
@@ -27,7 +28,7 @@ function writeGenerated(files, { check, script, what }) {
   if (stale.length > 0) {
     console.error(
       `not what ${script} makes: ${stale.join(', ')}\n` +
-        `run \`node ${script}\` (edit the template there, not the ${what})`,
+        `run \`node ${script}\` (edit ${source}, not the ${what})`,
     );
     process.exit(1);
   }

@@ -21,6 +21,8 @@ import {
   clientCredentialsToken,
   tokenRequestCounts,
   ROOT,
+  PET_1,
+  ONE_CALL_TOKENS,
 } from '@chain/testkit';
 
 // README.md "Run with Docker Compose", done as a user does it, on a real Docker engine
@@ -40,14 +42,6 @@ const MISSING = {
   code: 'ERR10002',
   message: 'MISSING_AUTH_TOKEN',
   description: 'No Authorization header or the token is not bearer type',
-};
-const REX = {
-  id: 1,
-  name: 'Rex',
-  photoUrls: ['https://example.com/photos/rex-1.jpg'],
-  category: { id: 1, name: 'Dogs' },
-  tags: [{ id: 1, name: 'friendly' }],
-  status: 'available',
 };
 const SECURITY_D = path.join(ROOT, 'config', 'api-d', 'config', 'security.yml');
 
@@ -279,12 +273,7 @@ describe('docker compose up: the infrastructure, then the chain', () => {
     expect(answer.headers['content-type']).toMatch(/^application\/json/);
     expect(answer.body).toEqual(EIGHT);
     // api-a, api-b and api-c each got their own token from https://oauth2-token:6882, once.
-    expect(await tokenRequestCounts('https://localhost:6882')).toEqual({
-      'chain-user': 1,
-      'api-a-client': 1,
-      'api-b-client': 1,
-      'api-c-client': 1,
-    });
+    expect(await tokenRequestCounts('https://localhost:6882')).toEqual(ONE_CALL_TOKENS);
     // Every hop verified the user's token, the one correlation id passed down the chain.
     for (const service of ['api-a', 'api-b', 'api-c', 'api-d']) {
       let logs = '';
@@ -317,7 +306,7 @@ describe('docker compose up: the infrastructure, then the chain', () => {
   it('the petstore serves a Pet to the user token, and ERR10002 without one', async () => {
     const answer = await get(8443, '/v2/pet/1', { Authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual(REX);
+    expect(answer.body).toEqual(PET_1);
     const refused = await get(8443, '/v2/pet/1');
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(MISSING);
@@ -352,13 +341,16 @@ describe('operating the running chain as the README says', () => {
   });
 
   it('api-c stopped: api-a answers ERR20002 within the time-out; started: the chain heals alone', async () => {
-    const others = (
-      await inspect(
-        [...Object.values(infra), ...Object.values(app)]
-          .filter((c) => c.service !== 'api-c')
-          .map((c) => c.id),
-      )
-    ).map((c) => [c.name, c.startedAt, c.restartCount]);
+    /** Every other container: its name, when it started and its restart count. */
+    const othersNow = async () =>
+      (
+        await inspect(
+          [...Object.values(infra), ...Object.values(app)]
+            .filter((c) => c.service !== 'api-c')
+            .map((c) => c.id),
+        )
+      ).map((c) => [c.name, c.startedAt, c.restartCount]);
+    const others = await othersNow();
 
     await compose(APP.project, APP.files, ['stop', 'api-c']);
     const started = Date.now();
@@ -387,14 +379,7 @@ describe('operating the running chain as the README says', () => {
     expect(healed.status).toBe(200);
     expect(healed.body).toEqual(EIGHT);
     // Nothing else was restarted.
-    const after = (
-      await inspect(
-        [...Object.values(infra), ...Object.values(app)]
-          .filter((c) => c.service !== 'api-c')
-          .map((c) => c.id),
-      )
-    ).map((c) => [c.name, c.startedAt, c.restartCount]);
-    expect(after).toEqual(others);
+    expect(await othersNow()).toEqual(others);
   });
 
   it('the metrics of the requests above reach the containerized InfluxDB in light-4j names', async () => {

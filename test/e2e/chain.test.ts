@@ -10,6 +10,7 @@ import {
   type ServiceProcess,
   SECURITY_ON,
   deferred,
+  EIGHT,
 } from '@chain/testkit';
 
 jest.setTimeout(60000);
@@ -19,8 +20,6 @@ const server = (port: number) =>
 const client = `tls:\n  trustStore: ${CERTS}/ca.crt\nrequest:\n  timeout: 1500\n`;
 const downstream = (x: string, y: string, port: number) =>
   `api_${y}_host: https://localhost:${port}\napi_${y}_path: /v1/data\n`;
-
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 
 describe('the chain as four real processes over HTTPS', () => {
   const running: ServiceProcess[] = [];

@@ -11,6 +11,8 @@ import {
   ROOT,
   startService,
   type ServiceProcess,
+  EIGHT,
+  ONE_CALL_TOKENS,
 } from '@chain/testkit';
 
 // The compose topology without Docker: every built service of the two compose files as a real
@@ -30,7 +32,6 @@ const services = [
 ];
 /** Each compose service name -> 127.0.0.<10+i>. */
 const hosts = Object.fromEntries(services.map((s, i) => [s.name, `127.0.0.${10 + i}`]));
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 const MISSING = {
   statusCode: 401,
   code: 'ERR10002',
@@ -96,12 +97,7 @@ describe('the compose topology as processes: names resolved to loopback, securit
     expect(answer.headers['content-type']).toMatch(/^application\/json/);
     expect(answer.body).toEqual(EIGHT);
     // Each calling service got its own token from https://oauth2-token:6882, once.
-    expect(await tokenRequestCounts('https://localhost:6882')).toEqual({
-      'chain-user': 1,
-      'api-a-client': 1,
-      'api-b-client': 1,
-      'api-c-client': 1,
-    });
+    expect(await tokenRequestCounts('https://localhost:6882')).toEqual(ONE_CALL_TOKENS);
     // Every hop verified the user's token (the audit line of security.yml's logClientUserScope).
     for (const name of ['api-a', 'api-b', 'api-c', 'api-d']) {
       const line = await running[name].waitForLine(

@@ -15,6 +15,8 @@ import {
   configDir,
   startService,
   type ServiceProcess,
+  writeKeyPair,
+  EIGHT,
 } from '@chain/testkit';
 
 /**
@@ -39,23 +41,12 @@ const ERR10000 = {
 };
 const INVALID_CHALLENGE =
   'Bearer realm="api", error="invalid_token", error_description="Incorrect signature or malformed token in authorization header"';
-const MESSAGES = ['D', 'C', 'B', 'A'].flatMap((x) => [
-  `API ${x}: Message 1`,
-  `API ${x}: Message 2`,
-]);
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'key-rotation-'));
-function writeKey(key: SigningKey): void {
-  fs.writeFileSync(
-    path.join(dir, `${key.kid}.key`),
-    key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
-  );
-  fs.writeFileSync(path.join(dir, `${key.kid}.crt`), key.certificatePem);
-}
 const oldKey = createSigningKey('200');
 const newKey = createSigningKey('201');
-writeKey(oldKey);
-writeKey(newKey);
+writeKeyPair(oldKey, dir);
+writeKeyPair(newKey, dir);
 const devPrimary = loadSigningKey(
   '100',
   path.join(CERTS, 'primary.key'),
@@ -183,7 +174,7 @@ oauth:
     expect(kidOf(before)).toBe('200');
     const first = await call('a', before);
     expect(first.status).toBe(200);
-    expect(first.body).toEqual(MESSAGES);
+    expect(first.body).toEqual(EIGHT);
     const statsBefore = (await httpsRequest(`${ts.tokenUrl}/stats`)).body as {
       keyRequests: number;
     };
@@ -249,7 +240,7 @@ oauth:
     for (let i = 0; i < 80 && acceptedAfterMs === undefined; i++) {
       const res = await call('a', after);
       if (res.status === 200) {
-        expect(res.body).toEqual(MESSAGES);
+        expect(res.body).toEqual(EIGHT);
         acceptedAfterMs = Date.now() - rotatedAt;
       } else {
         await sleep(250);

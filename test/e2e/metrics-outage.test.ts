@@ -1,7 +1,6 @@
 import net from 'node:net';
-import path from 'node:path';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsRequest,
   metricsYml,
@@ -29,7 +28,7 @@ const PETSTORE = 'com.networknt.petstore-1.0.0';
 const ENDPOINT = '/v2/pet/{petId}@get';
 const INTERVAL_MS = 300;
 
-const key = loadSigningKey('100', path.join(CERTS, 'primary.key'), path.join(CERTS, 'primary.crt'));
+const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['read:pets'] });
 
 const OUTAGE = 'metrics: cannot report to InfluxDB';
@@ -95,6 +94,23 @@ const lineCount = (service: ServiceProcess, text: string) =>
 const field = (line: string, name: string) => (JSON.parse(line) as Record<string, unknown>)[name];
 
 /** The request count InfluxDB holds for the petstore's endpoint, in [from, to) (ms). */
+/**
+ * A service stopping with InfluxDB down: after two more failed tries InfluxDB comes back, and
+ * the service exits 0. When it came back, and the service's last "resumed" line.
+ */
+async function backWhileStopping(
+  service: ServiceProcess,
+  influx: Influxd,
+  stopped: Promise<number | null>,
+) {
+  await nextLine(service, STILL_DOWN, 2);
+  const upAt = Date.now();
+  await influx.resume();
+  expect(await stopped).toBe(0);
+  const resumed = service.lines.filter((l) => l.includes(`"msg":"${RESUMED}`)).at(-1);
+  return { upAt, resumed };
+}
+
 async function requestCount(influx: Influxd, db: string, from = 0, to = 0): Promise<number> {
   const until = to ? ` AND time < ${to}ms` : '';
   const [series] = await influx
@@ -178,12 +194,8 @@ describe('metrics across an InfluxDB outage (the petstore, one process)', () => 
     const stopped = pet.stop();
     await pet.waitForLine((l) => l.includes('"msg":"signal received"'));
     // The service tries again while it stops (its last interval collected) ...
-    await nextLine(pet, STILL_DOWN, 2);
-    const upAt = Date.now();
-    await influx.resume();
     // ... and writes what it holds once InfluxDB answers, then exits 0.
-    expect(await stopped).toBe(0);
-    const resumed = pet.lines.filter((l) => l.includes(`"msg":"${RESUMED}`)).at(-1);
+    const { upAt, resumed } = await backWhileStopping(pet, influx, stopped);
     expect(resumed).toMatch(
       new RegExp(`"msg":"${RESUMED}; \\d+ intervals? written late, 0 dropped"`),
     );
@@ -339,12 +351,8 @@ describe('metrics across an InfluxDB outage: workers: 2, the primary the one wri
     let seen = 0;
     await pet.waitForLine((l) => workerStopped(l) && ++seen === 2, 20_000);
     // ... the primary tries again ...
-    await nextLine(pet, STILL_DOWN, 2);
-    const upAt = Date.now();
-    await influx.resume();
     // ... and writes everything once InfluxDB answers, then exits 0.
-    expect(await stopped).toBe(0);
-    const resumed = pet.lines.filter((l) => l.includes(`"msg":"${RESUMED}`)).at(-1);
+    const { upAt, resumed } = await backWhileStopping(pet, influx, stopped);
     expect(resumed).toBeDefined();
     expect(field(resumed!, 'worker')).toBeUndefined();
     const workersStopped = pet.lines.filter(workerStopped);

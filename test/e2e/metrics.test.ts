@@ -1,7 +1,6 @@
 import os from 'node:os';
-import path from 'node:path';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsRequest,
   httpsStub,
@@ -15,6 +14,7 @@ import {
   configDir,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 jest.setTimeout(60_000);
@@ -31,10 +31,9 @@ type Letter = (typeof LETTERS)[number];
 const serviceId = (x: Letter) => `com.networknt.api${x}-1.0.0`;
 const next: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: undefined };
 
-const key = loadSigningKey('100', path.join(CERTS, 'primary.key'), path.join(CERTS, 'primary.crt'));
+const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['api_a.r'] });
 const WRONG_SCOPE = mintToken(key, { clientId: 'e2e-client', scope: ['api_z.r'] });
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [`API ${l}: Message 1`, `API ${l}: Message 2`]);
 
 /**
  * What the mix of calls below must leave, per service and series (endpoint x clientId). Good

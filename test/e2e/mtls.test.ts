@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import https from 'node:https';
 import http2 from 'node:http2';
 import net from 'node:net';
 import path from 'node:path';
@@ -15,9 +14,13 @@ import {
   CERTS,
   ROOT,
   configDir,
+  httpsOutcome,
+  postForm,
+  type Outcome,
   startExpectingFailure,
   startService,
   type ServiceProcess,
+  EIGHT,
 } from '@chain/testkit';
 
 // Two-way TLS over real processes: `pnpm start -- --mtls` (scripts/start.mjs on the local run's
@@ -32,64 +35,41 @@ const clientPem = (name: string) => {
   return { key: pem, cert: pem };
 };
 const USER = clientPem('client');
-const EIGHT = ['D', 'C', 'B', 'A'].flatMap((x) => [`API ${x}: Message 1`, `API ${x}: Message 2`]);
 const SERVICES = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore'];
 
-interface Answer {
-  status?: number;
-  body?: string;
-  error?: string;
-}
-
 /** One HTTPS/1.1 GET on a fresh connection: the answer, or the client's error and no answer. */
-function get(
+const get = (
   url: string,
   client?: { key: Buffer; cert: Buffer },
   headers: Record<string, string> = {},
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = https.request(url, { ca: CA, agent: false, headers, ...client }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error(), { code: 'TIMEOUT' })));
-    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
-    req.end();
-  });
-}
+) => httpsOutcome(url, { client, headers });
 
 /** A client-credentials request to the local token server: status and parsed body. */
-function tokenRequest(
+const tokenRequest = (
   form: Record<string, string>,
   headers: Record<string, string> = {},
   client?: { key: Buffer; cert: Buffer },
-): Promise<{ status?: number; body?: Record<string, unknown>; error?: string }> {
-  return new Promise((resolve) => {
-    const req = https.request(
-      'https://localhost:6882/oauth2/token',
-      {
-        method: 'POST',
-        ca: CA,
-        agent: false,
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
-        ...client,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () =>
-          resolve({ status: res.statusCode, body: JSON.parse(text) as Record<string, unknown> }),
-        );
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error(), { code: 'TIMEOUT' })));
-    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
-    req.end(new URLSearchParams({ grant_type: 'client_credentials', ...form }).toString());
-  });
-}
+): Promise<{ status?: number; body?: Record<string, unknown>; error?: string }> =>
+  postForm(
+    'https://localhost:6882/oauth2/token',
+    { grant_type: 'client_credentials', ...form },
+    headers,
+    client,
+  ).then(
+    ({ status, body }) => ({ status, body }),
+    (err: { code?: string }) => ({ error: err.code }),
+  );
+/** Runs `script` with bash (-euo pipefail) in the repository: its standard output. */
+const runBash = (script: string) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(
+      'bash',
+      ['-euo', 'pipefail', '-c', script],
+      { cwd: ROOT, timeout: 30_000 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
 const claims = (jwt: unknown) =>
   JSON.parse(Buffer.from(String(jwt).split('.')[1], 'base64url').toString()) as Record<
     string,
@@ -179,15 +159,7 @@ describe('pnpm start -- --mtls', () => {
     );
     expect(token).toContain('--cert certs/clients/client.pem');
     expect(chain).toContain('--cert certs/clients/client.pem');
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        'bash',
-        ['-euo', 'pipefail', '-c', `${token}\n${chain}`],
-        { cwd: ROOT, timeout: 30_000 },
-        (err, stdout, stderr) =>
-          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-      ),
-    );
+    const out = await runBash(`${token}\n${chain}`);
     expect(out).toBe(JSON.stringify(EIGHT));
   });
 
@@ -276,15 +248,7 @@ describe('pnpm start -- --dpop', () => {
     const chain = lines.find(
       (l) => l.includes('https://localhost:7441/v1/data') && l.includes('$TOKEN'),
     );
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        'bash',
-        ['-euo', 'pipefail', '-c', `${lines.slice(from, from + 3).join('\n')}\n${chain}`],
-        { cwd: ROOT, timeout: 30_000 },
-        (err, stdout, stderr) =>
-          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-      ),
-    );
+    const out = await runBash(`${lines.slice(from, from + 3).join('\n')}\n${chain}`);
     expect(out).toBe(JSON.stringify(EIGHT));
   });
 
@@ -339,7 +303,7 @@ describe('a service with two-way TLS, two workers, HTTP/2 and a probe port', () 
 
   /** One GET on its own HTTP/2 session: the answer, or the first error and no answer. */
   const h2 = (port: number, client?: { key: Buffer; cert: Buffer }) =>
-    new Promise<Answer>((resolve) => {
+    new Promise<Outcome>((resolve) => {
       const session = http2.connect(`https://localhost:${port}`, { ca: CA, ...client });
       let error: string | undefined;
       let status = 0;

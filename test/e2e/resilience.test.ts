@@ -17,6 +17,8 @@ import {
   jsonLines,
   startChain,
   type RunningChain,
+  ONE_CALL_TOKENS,
+  writeKeyPair,
 } from '@chain/testkit';
 
 // Failures that heal by themselves, everything real: a downstream killed under load (the
@@ -136,17 +138,10 @@ describe('a downstream killed mid-load: the breaker opens, fails fast, and close
 
 describe('a token server restarted with a new signing key: one automatic retry with a renewed token (real processes)', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resilience-keys-'));
-  const write = (key: SigningKey) => {
-    fs.writeFileSync(
-      path.join(dir, `${key.kid}.key`),
-      key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
-    );
-    fs.writeFileSync(path.join(dir, `${key.kid}.crt`), key.certificatePem);
-  };
   const before = createSigningKey('300');
   const after = createSigningKey('301');
-  write(before);
-  write(after);
+  writeKeyPair(before, dir);
+  writeKeyPair(after, dir);
   const yml = (signing: SigningKey, ports = { token: 0, key: 0 }) => `ip: 127.0.0.1
 tokenPort: ${ports.token}
 keyPort: ${ports.key}
@@ -207,12 +202,7 @@ shutdownTimeoutMs: 1000
     });
     expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: EIGHT });
     // Each calling service renewed once at the new token server, and retried once.
-    expect(await tokenRequestCounts(ts.tokenUrl)).toEqual({
-      'chain-user': 1,
-      'api-a-client': 1,
-      'api-b-client': 1,
-      'api-c-client': 1,
-    });
+    expect(await tokenRequestCounts(ts.tokenUrl)).toEqual(ONE_CALL_TOKENS);
     for (const [letter, next] of [
       ['a', 'b'],
       ['b', 'c'],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { EventEmitter } from 'node:events';
 import { createLogger, loadServiceConfig, runPrimary } from '@chain/runtime';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsRequest,
   httpsStub,
@@ -30,7 +30,7 @@ const DB = 'chain_workers_e2e';
 const server = (workers: unknown, port = 0, serviceId = PETSTORE) =>
   `serviceId: ${serviceId}\nhttpsPort: ${port}\nip: 127.0.0.1\nworkers: ${workers}\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;
 
-const key = loadSigningKey('100', path.join(CERTS, 'primary.key'), path.join(CERTS, 'primary.crt'));
+const key = devSigningKey('100');
 const GOOD = mintToken(key, { clientId: 'e2e-client', scope: ['read:pets'] });
 const bearer = { Authorization: `Bearer ${GOOD}` };
 

@@ -1,7 +1,6 @@
-import path from 'node:path';
 import request from 'supertest';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsStub,
   json,
@@ -15,11 +14,7 @@ import { createLogger } from '@chain/runtime';
 import { createChainApp } from '../src';
 import { serviceConfig, silentLogger } from '../../../test/support/service-config';
 
-const primary = loadSigningKey(
-  '100',
-  path.join(CERTS, 'primary.key'),
-  path.join(CERTS, 'primary.crt'),
-);
+const primary = devSigningKey('100');
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';

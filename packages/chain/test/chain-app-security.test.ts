@@ -1,8 +1,7 @@
-import path from 'node:path';
 import util from 'node:util';
 import request from 'supertest';
 import {
-  loadSigningKey,
+  devSigningKey,
   mintToken,
   httpsStub,
   json,
@@ -14,11 +13,7 @@ import { createLogger } from '@chain/runtime';
 import { createChainApp } from '../src';
 import { serviceConfig, silentLogger } from '../../../test/support/service-config';
 
-const primary = loadSigningKey(
-  '100',
-  path.join(CERTS, 'primary.key'),
-  path.join(CERTS, 'primary.crt'),
-);
+const primary = devSigningKey('100');
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
 
 describe("api-b with security on: the caller's token passed on, its own as X-Scope-Token", () => {

@@ -1,5 +1,6 @@
 import type { IPoint } from 'influx';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ClientSnapshot, Series } from './client-snapshot';
 import { clientPoints, type PointContext } from './influx-points';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
@@ -18,18 +19,6 @@ export interface ClientMetrics {
 const CIRCUIT_STATE_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
 type Tags = Record<string, string>;
-export interface Series<T> {
-  name: string;
-  tags: Tags;
-  value: T;
-}
-
-/** One interval of a ClientStats as plain data (it crosses the IPC channel of a cluster). */
-export interface ClientSnapshot {
-  counters: Series<number>[];
-  timers: Series<Timer>[];
-  gauges: Series<number>[];
-}
 
 /** The client side's counters, timers and gauges of one interval, by name and tags. */
 export class ClientStats {

@@ -1,29 +1,16 @@
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { ClientStats, type ClientSnapshot } from './client-metrics';
+import { ClientStats } from './client-metrics';
 import { hostIdentity } from './host-identity';
 import { toInfluxPoints } from './influx-points';
 import { InfluxReporter } from './influx-reporter';
-import { IntervalStats, type SeriesSnapshot } from './interval-stats';
-import type { MetricsOptions } from './metrics';
+import { IntervalStats } from './interval-stats';
 import type { MetricsConfig } from './metrics-config';
+import type { MetricsOptions, WorkerLink, WorkerSnapshot } from './metrics-options';
 
 // A service of several workers (server.yml `workers`): each worker counts its own requests and
 // hands each interval to the primary, the one writer, which adds them up and writes one set of
 // points per interval (one timestamp: no worker's point overwrites another's). `GET /metrics` on
 // a worker asks the primary, which sums every worker's registry (prom-client's AggregatorRegistry).
-
-/** One worker's interval. */
-export interface WorkerSnapshot {
-  series: SeriesSnapshot[];
-  client: ClientSnapshot;
-}
-
-/** How a worker's metrics reach the primary (the runtime's IPC channel). */
-export interface WorkerLink {
-  send(snapshot: WorkerSnapshot): Promise<void>;
-  /** The whole service's `GET /metrics`. */
-  prometheus(): Promise<{ contentType: string; body: string }>;
-}
 
 /** A worker's side: hands its interval over every interval and, on stop, the last partial one. */
 export function snapshotForwarder(

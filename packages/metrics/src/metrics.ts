@@ -1,29 +1,10 @@
-import type { Logger } from 'pino';
 import { ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
-import {
-  intervalReporter,
-  shareRegistry,
-  snapshotForwarder,
-  type WorkerLink,
-} from './cluster-metrics';
-import type { HostIdentity } from './host-identity';
+import { intervalReporter, shareRegistry, snapshotForwarder } from './cluster-metrics';
 import type { ReportResult } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
-import { reportIntervalMsOf, type MetricsConfig, type PrometheusConfig } from './metrics-config';
+import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
+import type { MetricsOptions } from './metrics-options';
 import { PrometheusMetrics } from './prometheus';
-
-export interface MetricsOptions {
-  serviceId: string;
-  logger: Logger;
-  /** Epoch milliseconds (fractions allowed). */
-  now?: () => number;
-  /** The `hostname` and `ipAddress` tags; the machine's when absent. */
-  host?: HostIdentity;
-  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
-  prometheus?: PrometheusConfig;
-  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
-  worker?: WorkerLink;
-}
 
 /** One finished request, as the runtime's metrics stage reports it. */
 export interface RequestSample {

@@ -1,54 +1,8 @@
-import type { IPoint } from 'influx';
+import { pointLine } from '@chain/testkit';
 import { ClientStats, clientMetrics, createMetrics, type WorkerSnapshot } from '../src';
-import { IntervalStats } from '../src/interval-stats';
 import { captureLogger } from './log-capture';
 
 const CONTEXT = { serviceId: 'svc', hostname: 'box', ipAddress: '10.1.2.3' };
-const lineOf = (p: IPoint) =>
-  `${p.measurement} ${Object.entries(p.tags ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',')} ${String(p.fields?.value)}`;
-
-describe('IntervalStats.merge: the workers of one service added up', () => {
-  it('sums the counts, takes the min of the mins and the max of the maxes, weights the means', () => {
-    const one = new IntervalStats();
-    one.record('/v1/data@get', 'c1', 200, 2);
-    one.record('/v1/data@get', 'c1', 200, 4);
-    one.record('/v1/data@get', 'c1', 401, 6);
-    const two = new IntervalStats();
-    two.record('/v1/data@get', 'c1', 200, 12);
-    two.record('unknown', 'unknown', 404, 1);
-    const primary = new IntervalStats();
-    primary.merge(one.drain());
-    primary.merge(two.drain());
-    expect(primary.drain()).toEqual([
-      {
-        endpoint: '/v1/data@get',
-        clientId: 'c1',
-        counts: { request: 4, success: 3, auth_error: 1, request_error: 0, server_error: 0 },
-        responseTime: { count: 4, min: 2, max: 12, mean: 6 },
-      },
-      {
-        endpoint: 'unknown',
-        clientId: 'unknown',
-        counts: { request: 1, success: 0, auth_error: 0, request_error: 1, server_error: 0 },
-        responseTime: { count: 1, min: 1, max: 1, mean: 1 },
-      },
-    ]);
-    // A series seen once is reported with zeros afterwards; an interval without requests adds none.
-    primary.merge(one.drain());
-    expect(primary.drain()).toEqual([
-      expect.objectContaining({
-        endpoint: '/v1/data@get',
-        counts: expect.objectContaining({ request: 0 }),
-      }),
-      expect.objectContaining({
-        endpoint: 'unknown',
-        counts: expect.objectContaining({ request: 0 }),
-      }),
-    ]);
-  });
-});
 
 describe('ClientStats take and merge', () => {
   it('hands an interval over as plain data and adds the workers up into the same points', () => {
@@ -66,7 +20,7 @@ describe('ClientStats take and merge', () => {
     // What crosses the IPC channel is JSON.
     for (const s of snapshots) primary.merge(JSON.parse(JSON.stringify(s)));
     const host = 'hostname=box,ipAddress=10.1.2.3';
-    expect(primary.drain(CONTEXT, 1000).map(lineOf)).toEqual([
+    expect(primary.drain(CONTEXT, 1000).map(pointLine)).toEqual([
       `svc.token_renewal.count clientId=c,trigger=cold,${host} 2`,
       `svc.token_wait.count clientId=c,outcome=ok,${host} 3`,
       `svc.circuit_open.count downstream=b,${host} 1`,

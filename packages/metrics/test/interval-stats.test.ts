@@ -21,6 +21,14 @@ describe('outcomeOf', () => {
   });
 });
 
+/** The series of one 404 of 1 ms to an unknown path without a token. */
+const UNKNOWN_404 = {
+  endpoint: 'unknown',
+  clientId: 'unknown',
+  counts: { request: 1, success: 0, auth_error: 0, request_error: 1, server_error: 0 },
+  responseTime: { count: 1, min: 1, max: 1, mean: 1 },
+};
+
 describe('IntervalStats', () => {
   it('counts per endpoint and client, then resets on drain', () => {
     const stats = new IntervalStats();
@@ -35,12 +43,7 @@ describe('IntervalStats', () => {
         counts: { request: 3, success: 2, auth_error: 1, request_error: 0, server_error: 0 },
         responseTime: { count: 3, min: 2, max: 9, mean: 5 },
       },
-      {
-        endpoint: 'unknown',
-        clientId: 'unknown',
-        counts: { request: 1, success: 0, auth_error: 0, request_error: 1, server_error: 0 },
-        responseTime: { count: 1, min: 1, max: 1, mean: 1 },
-      },
+      UNKNOWN_404,
     ]);
     // Next interval: the series are still reported, from zero, without a timer.
     stats.record('unknown', 'unknown', 503, 3);
@@ -102,5 +105,41 @@ describe('IntervalStats', () => {
 
   it('has nothing to drain before the first request', () => {
     expect(new IntervalStats().drain()).toEqual([]);
+  });
+});
+
+describe('IntervalStats.merge: the workers of one service added up', () => {
+  it('sums the counts, takes the min of the mins and the max of the maxes, weights the means', () => {
+    const one = new IntervalStats();
+    one.record('/v1/data@get', 'c1', 200, 2);
+    one.record('/v1/data@get', 'c1', 200, 4);
+    one.record('/v1/data@get', 'c1', 401, 6);
+    const two = new IntervalStats();
+    two.record('/v1/data@get', 'c1', 200, 12);
+    two.record('unknown', 'unknown', 404, 1);
+    const primary = new IntervalStats();
+    primary.merge(one.drain());
+    primary.merge(two.drain());
+    expect(primary.drain()).toEqual([
+      {
+        endpoint: '/v1/data@get',
+        clientId: 'c1',
+        counts: { request: 4, success: 3, auth_error: 1, request_error: 0, server_error: 0 },
+        responseTime: { count: 4, min: 2, max: 12, mean: 6 },
+      },
+      UNKNOWN_404,
+    ]);
+    // A series seen once is reported with zeros afterwards; an interval without requests adds none.
+    primary.merge(one.drain());
+    expect(primary.drain()).toEqual([
+      expect.objectContaining({
+        endpoint: '/v1/data@get',
+        counts: expect.objectContaining({ request: 0 }),
+      }),
+      expect.objectContaining({
+        endpoint: 'unknown',
+        counts: expect.objectContaining({ request: 0 }),
+      }),
+    ]);
   });
 });

@@ -37,6 +37,15 @@ function metricsFor(config: MetricsConfig, prometheus?: PrometheusConfig) {
   return { metrics, hit, log, clock };
 }
 
+/** Started, reported and stopped, `built` sent nothing to InfluxDB (`stub`) and logged nothing. */
+async function expectNothingWritten(built: ReturnType<typeof metricsFor>, stub: InfluxStub) {
+  built.metrics.start();
+  await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 0 });
+  await built.metrics.stop();
+  expect(stub.requests).toEqual([]);
+  expect(built.log.lines()).toEqual([]);
+}
+
 /** The line-protocol lines of one series: five counters, then the timer, in both views. */
 function series(
   endpoint: string,
@@ -242,11 +251,7 @@ describe('createMetrics', () => {
       contentType: 'text/plain',
       body: '',
     });
-    built.metrics.start();
-    await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 0 });
-    await built.metrics.stop();
-    expect(stub.requests).toEqual([]);
-    expect(built.log.lines()).toEqual([]);
+    await expectNothingWritten(built, stub);
   });
 
   describe('prometheus.yml: /metrics on its own switch', () => {
@@ -261,11 +266,7 @@ describe('createMetrics', () => {
       expect(text).toContain('requests_total{endpoint="/v1/data@get",clientId="unknown"} 1');
       // no process metrics without enableHotspot
       expect(text).not.toContain('process_cpu');
-      built.metrics.start();
-      await expect(built.metrics.report()).resolves.toEqual({ written: 0, held: 0 });
-      await built.metrics.stop();
-      expect(stub.requests).toEqual([]);
-      expect(built.log.lines()).toEqual([]);
+      await expectNothingWritten(built, stub);
     });
 
     it('adds the process metrics with enableHotspot', async () => {

@@ -3,15 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
+import { configDir } from '@chain/testkit';
 import { clientConfigSchema, clientSecrets, secretConfigSchema, type ClientConfig } from '../src';
 
 const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');
 
 function load(name: string, text: string, files: Record<string, string> = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-cfg-'));
-  fs.writeFileSync(path.join(dir, `${name}.yml`), text);
-  for (const [file, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, file), content);
+  const dir = configDir({ [`${name}.yml`]: text, ...files });
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
   return {
     dir,

@@ -202,6 +202,14 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
   const proofOf = async (r: TransportRequest, header: string) =>
     (await jwtVerify(r.headers[header], EmbeddedJWK, { typ: 'dpop+jwt' })).payload;
   const ath = (token: string) => createHash('sha256').update(token).digest('base64url');
+  /** Two calls were sent, each with `Authorization: DPoP own-1`: their proofs. */
+  const twoCallsWithOwnToken = (sent: TransportRequest[]) => {
+    expect(sent.map(headersOf)).toEqual([
+      { authorization: 'DPoP own-1', scopeToken: undefined },
+      { authorization: 'DPoP own-1', scopeToken: undefined },
+    ]);
+    return Promise.all(sent.map((r) => proofOf(r, 'DPoP')));
+  };
 
   it('alone: Authorization: DPoP <token> and a DPoP proof of this call (htm, htu, ath), a new one per call', async () => {
     const { sent, downstream } = downstreamOf(OK, OK);
@@ -209,11 +217,7 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
     const c = caller(downstream, ownTokens(undefined, key));
     await c.getJson({ path: '/v1/data?x=1' });
     await c.getJson({ path: '/v1/data?x=1' });
-    expect(sent.map(headersOf)).toEqual([
-      { authorization: 'DPoP own-1', scopeToken: undefined },
-      { authorization: 'DPoP own-1', scopeToken: undefined },
-    ]);
-    const [first, second] = await Promise.all(sent.map((r) => proofOf(r, 'DPoP')));
+    const [first, second] = await twoCallsWithOwnToken(sent);
     expect(first).toEqual({
       htm: 'GET',
       htu: 'https://api-b:7442/v1/data',
@@ -246,11 +250,7 @@ describe('DownstreamCaller: a DPoP-bound own token (RFC 9449)', () => {
     const { sent, downstream } = downstreamOf(answer(401, { code: 'ERR20014' }), OK);
     const own = ownTokens(undefined, new DpopKey());
     await expect(caller(downstream, own).getJson()).resolves.toMatchObject({ status: 200 });
-    expect(sent.map(headersOf)).toEqual([
-      { authorization: 'DPoP own-1', scopeToken: undefined },
-      { authorization: 'DPoP own-1', scopeToken: undefined },
-    ]);
-    const [first, second] = await Promise.all(sent.map((r) => proofOf(r, 'DPoP')));
+    const [first, second] = await twoCallsWithOwnToken(sent);
     expect(second.jti).not.toBe(first.jti);
     expect(own.triggers).toEqual(['cold']);
     expect(own.seen).toEqual(['renewed cold', 'api-b dpop_proof_replayed']);

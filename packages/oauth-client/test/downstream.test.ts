@@ -5,6 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
+import { CERTS, freePort } from '@chain/testkit';
 import {
   Downstream,
   TransportError,
@@ -14,9 +15,7 @@ import {
   type TransportResponse,
 } from '../src';
 import {
-  CERTS,
   closeClients,
-  closedPort,
   httpsServer,
   send,
   testClient,
@@ -47,7 +46,7 @@ describe('Downstream', () => {
   });
 
   it('a refused connection is ERR20002', async () => {
-    const url = `https://127.0.0.1:${await closedPort()}/v1/data`;
+    const url = `https://127.0.0.1:${await freePort()}/v1/data`;
     await expect(downstream(url).getJson({})).rejects.toMatchObject({
       body: {
         statusCode: 502,

@@ -5,16 +5,10 @@ import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { CERTS, freePort } from '@chain/testkit';
 import { TransportError, type TransportRequest } from '../src';
 import { failureOf } from '../src/http-client';
-import {
-  CERTS,
-  closeClients,
-  closedPort,
-  httpsServer,
-  send,
-  testClient,
-} from './support/https-server';
+import { closeClients, httpsServer, send, testClient } from './support/https-server';
 
 const TLS = {
   key: fs.readFileSync(path.join(CERTS, 'server.key')),
@@ -194,7 +188,7 @@ describe('HttpClient over HTTP/1.1', () => {
       await s.close();
     }
     const refused = await failure(
-      client.request(request(new URL(`https://127.0.0.1:${await closedPort()}/`))),
+      client.request(request(new URL(`https://127.0.0.1:${await freePort()}/`))),
     );
     expect(refused).toMatchObject({ kind: 'network', code: 'ECONNREFUSED' });
   });

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import util from 'node:util';
 import { ConfigError } from '@chain/errors';
 import { RefusedIntrospectionClient, type IntrospectionSource } from '@chain/security';
+import { freePort } from '@chain/testkit';
 import {
   createIntrospectionClient,
   introspectionEndpoint,
@@ -10,7 +11,6 @@ import {
 import type { ClientConfig, ClientFiles, SecretConfig } from '../src/client-config';
 import {
   closeClients,
-  closedPort,
   httpsServer,
   testClient,
   type SeenRequest,
@@ -206,7 +206,7 @@ describe('createIntrospectionClient (RFC 7662, as oidc-provider answers)', () =>
   );
 
   it('no answer: unreachable, past request.timeout, or larger than 16 KiB', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const down = await failure(client({ url: `https://localhost:${port}/i` }).introspect(TOKEN));
     expect(down.message).toBe(
       `introspection server https://localhost:${port}/i could not be reached (ECONNREFUSED)`,

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import tls from 'node:tls';
 import path from 'node:path';
+import { CERTS } from '@chain/testkit';
 import { Downstream, type ClientConfig } from '../src';
 import { tlsOptions } from '../src/tls-options';
 import {
-  CERTS,
   closeClients,
   httpsServer,
   send,

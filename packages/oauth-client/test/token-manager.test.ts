@@ -5,6 +5,7 @@ import util from 'node:util';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError, StatusError } from '@chain/errors';
 import { EmbeddedJWK, jwtVerify } from 'jose';
+import { freePort } from '@chain/testkit';
 import {
   clientConfigSchema,
   DpopKey,
@@ -16,7 +17,6 @@ import {
 } from '../src';
 import {
   closeClients,
-  closedPort,
   httpsServer,
   send,
   testClient,
@@ -453,7 +453,7 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
     noSecret(expired);
     // A token server that is down.
     const down = clientConfig({ authorization_code: AC });
-    down.oauth.token.server_url = `https://127.0.0.1:${await closedPort()}`;
+    down.oauth.token.server_url = `https://127.0.0.1:${await freePort()}`;
     const unreachable = await manager(down, USER_SECRET)
       .authorizationCode('wrong-code-42')
       .catch((e: unknown) => e);

@@ -1,9 +1,9 @@
 import util from 'node:util';
 import { EmbeddedJWK, jwtVerify } from 'jose';
+import { freePort } from '@chain/testkit';
 import { DpopKey, TokenFetchError, TokenRequester } from '../src';
 import {
   closeClients,
-  closedPort,
   fakeJwt,
   httpsServer,
   send,
@@ -170,7 +170,7 @@ describe('TokenRequester', () => {
   });
 
   it('a refused connection is unreachable, the cause being the bare network error', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const err = await failure(
       requester({ serverUrl: `https://127.0.0.1:${port}` }).request({
         grant_type: 'client_credentials',

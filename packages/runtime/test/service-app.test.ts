@@ -1,16 +1,11 @@
 import http from 'node:http';
-import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { loadSigningKey, mintToken, CERTS } from '@chain/testkit';
+import { devSigningKey, mintToken, CERTS } from '@chain/testkit';
 import { contextOf, createExpressApp, createServiceApp } from '../src';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
 
-const primary = loadSigningKey(
-  '100',
-  path.join(CERTS, 'primary.key'),
-  path.join(CERTS, 'primary.crt'),
-);
+const primary = devSigningKey('100');
 const SECURITY_ON = `enableVerifyJwt: true
 jwt:
   certificate:

@@ -13,7 +13,7 @@ import {
   type RunningService,
   type ServiceConfig,
 } from '../src';
-import { CERTS, configDir } from '@chain/testkit';
+import { CERTS, configDir, httpsOutcome, type Outcome } from '@chain/testkit';
 import { FIXTURE, FRAMEWORKS } from './support';
 
 // server.yml enableTwoWayTls over real sockets: what a client without a certificate, with one of
@@ -96,37 +96,17 @@ function opensslThumbprint(certFile: string): string {
   return Buffer.from(hex, 'hex').toString('base64url');
 }
 
-interface Answer {
-  status?: number;
-  body?: string;
-  /** The client's error code: a TLS alert's, when the server refused the handshake. */
-  error?: string;
-}
-
 /** One HTTPS/1.1 GET on a fresh connection (or the agent's): the answer, or the error and no answer. */
-function get(
+const get = (
   port: number,
   urlPath: string,
   client?: ClientCert,
   agent: https.Agent | false = false,
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = https.request(
-      { host: '127.0.0.1', port, path: urlPath, ca: CA, servername: 'localhost', agent, ...client },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode, body }));
-      },
-    );
-    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
-    req.end();
-  });
-}
+) =>
+  httpsOutcome(`https://127.0.0.1:${port}${urlPath}`, { servername: 'localhost', client, agent });
 
 /** GETs on one HTTP/2 session: the answers, or the session's error and no answer. */
-function h2Get(port: number, paths: string[], client?: ClientCert): Promise<Answer[] | Answer> {
+function h2Get(port: number, paths: string[], client?: ClientCert): Promise<Outcome[] | Outcome> {
   return new Promise((resolve) => {
     const session = http2.connect(`https://127.0.0.1:${port}`, {
       ca: CA,
@@ -135,7 +115,7 @@ function h2Get(port: number, paths: string[], client?: ClientCert): Promise<Answ
     });
     session.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
     const one = (urlPath: string) =>
-      new Promise<Answer>((done, fail) => {
+      new Promise<Outcome>((done, fail) => {
         const stream = session.request({ ':path': urlPath });
         let body = '';
         let status = 0;
@@ -151,7 +131,7 @@ function h2Get(port: number, paths: string[], client?: ClientCert): Promise<Answ
       });
     // One after the other: the same session carries each.
     void paths
-      .reduce<Promise<Answer[]>>(
+      .reduce<Promise<Outcome[]>>(
         (all, p) => all.then(async (answers) => [...answers, await one(p)]),
         Promise.resolve([]),
       )
@@ -430,7 +410,7 @@ describe('probePort on a plain HTTP service', () => {
         createServiceApp({ config, logger, routes: (r) => r.get('/v1/open', () => ['open']) }),
     });
     const plain = (port: number, urlPath: string) =>
-      new Promise<Answer>((resolve) => {
+      new Promise<Outcome>((resolve) => {
         http
           .get({ host: '127.0.0.1', port, path: urlPath }, (res) => {
             let body = '';

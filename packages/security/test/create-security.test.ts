@@ -4,10 +4,9 @@ import { createSecurity, type Security } from '../src/create-security';
 import { securityConfig } from './helpers';
 
 // jose's compactVerify, counted: one call per token that is not served from the cache.
-jest.mock('jose', () => {
-  const actual = jest.requireActual<typeof import('jose')>('jose');
-  return { ...actual, compactVerify: jest.fn(actual.compactVerify) };
-});
+jest.mock('jose', () =>
+  jest.requireActual<typeof import('./counted-jose')>('./counted-jose').countedJose(),
+);
 const compactVerify = jose.compactVerify as jest.Mock;
 
 const primary = createSigningKey('100');

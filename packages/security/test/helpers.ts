@@ -1,7 +1,10 @@
 import type { SigningKey } from '@chain/testkit';
+import { StatusError } from '@chain/errors';
 import { DEFAULT_ALGORITHMS, type Algorithm } from '../src/algorithms';
+import type { KeyStore } from '../src/key-store';
 import { verificationKey, type VerificationKey } from '../src/public-key';
 import type { SecurityConfig } from '../src/security-config';
+import { TokenError } from '../src/token-error';
 
 /** A security.yml as loaded, with verification on, for tests. */
 export function securityConfig(
@@ -84,4 +87,19 @@ export function recordedEvents() {
         void lines.push({ level: 'warn', message, record: record as Record<string, unknown> }),
     },
   };
+}
+
+/**
+ * What a key store makes of a kid: `key`, `unknown: <why>` (a TokenError: the token is refused
+ * as any bad token), or `<code>: <description>` of the StatusError it answers with.
+ */
+export async function outcome(store: KeyStore, kid: string): Promise<string> {
+  try {
+    await store.resolve(kid);
+    return 'key';
+  } catch (err) {
+    if (err instanceof TokenError) return `unknown: ${err.message}`;
+    if (err instanceof StatusError) return `${err.code}: ${err.body.description}`;
+    throw err;
+  }
 }

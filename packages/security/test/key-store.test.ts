@@ -15,8 +15,7 @@ import type { KeySource } from '../src/key-source';
 import { KeyStore } from '../src/key-store';
 import type { KeyMaterial } from '../src/public-key';
 import { StatusError } from '@chain/errors';
-import { TokenError } from '../src/token-error';
-import { deferred, flush, keyMap, manualClock, recordedEvents } from './helpers';
+import { deferred, flush, keyMap, manualClock, outcome, recordedEvents } from './helpers';
 
 const primary = createSigningKey('100');
 const rotated = createSigningKey('200');
@@ -52,17 +51,6 @@ function storeWith(fetch: Fetch, policy: Partial<KeyPolicy> = {}, start?: number
   const source: KeySource = { kind: 'kid', fetch };
   const store = new KeyStore(keyMap([primary]), { source, policy, now: clock.now, events });
   return { store, clock, lines };
-}
-
-async function outcome(store: KeyStore, kid: string): Promise<string> {
-  try {
-    await store.resolve(kid);
-    return 'key';
-  } catch (err) {
-    if (err instanceof TokenError) return `unknown: ${err.message}`;
-    if (err instanceof StatusError) return `${err.code}: ${err.body.description}`;
-    throw err;
-  }
 }
 
 const jwkOf = (key: crypto.KeyObject) => key.export({ format: 'jwk' });

@@ -5,21 +5,14 @@ import { MockTokenIssuer } from '../src/mock-jwt';
 import { mockTokenResponse } from '../src/mock-token-request';
 import { StatusError } from '@chain/errors';
 import type { SecurityConfig } from '../src/security-config';
-import { securityConfig } from './helpers';
+import { recordedEvents, securityConfig } from './helpers';
 
 const primary = createSigningKey('100');
 const certificate = { '100': writeCertificate(primary) };
 
 function guardWith(config: SecurityConfig) {
-  const lines: { level: 'info' | 'warn'; record: Record<string, unknown>; msg: string }[] = [];
-  const guard = createRequestGuard({
-    config,
-    env: {},
-    logger: {
-      info: (record, msg) => lines.push({ level: 'info', record: record as never, msg }),
-      warn: (record, msg) => lines.push({ level: 'warn', record: record as never, msg }),
-    },
-  });
+  const { events: logger, lines } = recordedEvents();
+  const guard = createRequestGuard({ config, env: {}, logger });
   return { guard, lines };
 }
 
@@ -65,7 +58,7 @@ describe('createRequestGuard', () => {
       expect(lines).toEqual([
         {
           level: 'warn',
-          msg: 'token refused',
+          message: 'token refused',
           record: {
             code: 'ERR10002',
             reason: 'no Authorization header',
@@ -88,7 +81,7 @@ describe('createRequestGuard', () => {
       expect(lines).toEqual([
         {
           level: 'warn',
-          msg: 'token refused',
+          message: 'token refused',
           record: {
             code: 'ERR10000',
             reason: 'signature does not verify',
@@ -120,7 +113,7 @@ describe('createRequestGuard', () => {
       expect(lines).toEqual([
         {
           level: 'warn',
-          msg: 'scope refused',
+          message: 'scope refused',
           record: {
             code: 'ERR10005',
             reason:
@@ -162,7 +155,7 @@ describe('createRequestGuard', () => {
 
     it('holds the whole token with logJwtToken', async () => {
       expect(await audit({ logJwtToken: true, logClientUserScope: false })).toEqual([
-        { level: 'info', msg: 'jwt verified', record: { jwt: token, correlationId: 'cid-1' } },
+        { level: 'info', message: 'jwt verified', record: { jwt: token, correlationId: 'cid-1' } },
       ]);
     });
 
@@ -170,7 +163,7 @@ describe('createRequestGuard', () => {
       expect(await audit({ logJwtToken: false, logClientUserScope: true })).toEqual([
         {
           level: 'info',
-          msg: 'jwt verified',
+          message: 'jwt verified',
           record: { client_id: 'c1', user_id: 'u1', scope: 'read:pets', correlationId: 'cid-1' },
         },
       ]);

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { createSigningKey } from '@chain/testkit';
+import { configDir, createSigningKey } from '@chain/testkit';
 import { securityConfigSchema } from '../src/security-config';
 
 const rsa = createSigningKey('100');
@@ -11,10 +9,7 @@ const ec = createSigningKey('ec', { type: 'ec' });
 const PRIVATE = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 function load(yaml: string | undefined, files: Record<string, string> = {}, name = 'security') {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'security-yml-'));
-  if (yaml !== undefined) fs.writeFileSync(path.join(dir, `${name}.yml`), yaml);
-  for (const [file, content] of Object.entries(files))
-    fs.writeFileSync(path.join(dir, file), content);
+  const dir = configDir({ ...(yaml !== undefined && { [`${name}.yml`]: yaml }), ...files });
   const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
   return {
     dir,

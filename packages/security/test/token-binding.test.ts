@@ -17,7 +17,7 @@ import { DpopReplayCache } from '../src/dpop-replay-cache';
 import { bindingOf, createTokenBinding } from '../src/token-binding';
 import { createAuthorizer } from '../src/authorizer';
 import { HTU, KEYS, PROOF_CASES } from './dpop-cases';
-import { manualClock, securityConfig } from './helpers';
+import { manualClock, recordedEvents, securityConfig } from './helpers';
 
 // The binding of sender-constrained tokens through the request guard, as the runtime calls it:
 // RFC 8705 certificate-bound and RFC 9449 DPoP-bound tokens in Authorization and X-Scope-Token,
@@ -30,30 +30,22 @@ const CERT_A = 'A'.repeat(43);
 const CERT_B = 'B'.repeat(43);
 const ALGS = 'algs="ES256 EdDSA PS256 RS256"';
 
-interface Line {
-  level: string;
-  msg: string;
-  record: Record<string, unknown>;
-}
-
 function guardWith(overrides: Partial<SecurityConfig> = {}) {
   const clock = manualClock(T0);
-  const lines: Line[] = [];
+  const { events: logger, lines } = recordedEvents();
   const guard = createRequestGuard({
     config: securityConfig(certificate, overrides),
     env: {},
     now: clock.now,
-    logger: {
-      info: (record, msg) => lines.push({ level: 'info', record: record as never, msg }),
-      warn: (record, msg) => lines.push({ level: 'warn', record: record as never, msg }),
-    },
+    logger,
   });
   const check = guard.check!;
   return { check, clock, lines };
 }
 
 /** The refusal lines (the audit lines of verified requests left out). */
-const refusals = (lines: Line[]) => lines.filter((l) => l.level === 'warn');
+const refusals = (lines: ReturnType<typeof recordedEvents>['lines']) =>
+  lines.filter((l) => l.level === 'warn');
 
 const token = (claims: Claims, scope: string[] = ['read:pets']) =>
   mintToken(signer, { now: T0, scope, clientId: 'caller', claims });
@@ -149,7 +141,9 @@ describe('certificate-bound tokens (RFC 8705 cnf x5t#S256)', () => {
       verifies.mockRestore();
     }
     expect(
-      lines.filter((l) => l.level === 'warn').map((l) => [l.msg, l.record.code, l.record.reason]),
+      lines
+        .filter((l) => l.level === 'warn')
+        .map((l) => [l.message, l.record.code, l.record.reason]),
     ).toEqual([
       ['token refused', 'ERR20012', 'client certificate is not the one the token is bound to'],
       [
@@ -257,7 +251,7 @@ describe('DPoP-bound tokens (RFC 9449 cnf jkt)', () => {
       expect(lines).toEqual([
         {
           level: 'warn',
-          msg: 'token refused',
+          message: 'token refused',
           record: expect.objectContaining({
             code: 'ERR20013',
             reason: c.reason,

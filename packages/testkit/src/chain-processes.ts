@@ -25,6 +25,27 @@ export const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [
   `API ${l}: Message 2`,
 ]);
 
+/**
+ * The token server's count of token requests (tokenRequestCounts) after one call of chain-user
+ * through the chain: the user's token, and one of its own for each hop that calls the next.
+ */
+export const ONE_CALL_TOKENS = {
+  'chain-user': 1,
+  'api-a-client': 1,
+  'api-b-client': 1,
+  'api-c-client': 1,
+};
+
+/** The petstore's answer to GET /v2/pet/1 (its one dog). */
+export const PET_1 = {
+  id: 1,
+  name: 'Rex',
+  photoUrls: ['https://example.com/photos/rex-1.jpg'],
+  category: { id: 1, name: 'Dogs' },
+  tags: [{ id: 1, name: 'friendly' }],
+  status: 'available',
+};
+
 export interface ChainOptions {
   ts: TokenServerProcess;
   /**

@@ -7,6 +7,7 @@ export {
   devSigningKey,
   loadSigningKey,
   writeCertificate,
+  writeKeyPair,
   type KeyType,
   type SigningAlgorithm,
   type SigningKey,
@@ -38,9 +39,23 @@ export {
   type RunningProcess,
 } from './processes';
 export { freePort } from './free-port';
-export { httpsRequest, type Answer, type RequestOptions } from './https-request';
+export {
+  httpsOutcome,
+  httpsRequest,
+  postForm,
+  type Answer,
+  type Outcome,
+  type RequestOptions,
+} from './https-request';
 export { rawRequest, type RawAnswer } from './raw-http';
-export { httpsStub, json, type Stub } from './https-stub';
+export {
+  httpsStub,
+  json,
+  serveHttps,
+  tokenEndpointStub,
+  type HttpsServer,
+  type Stub,
+} from './https-stub';
 export { deferred } from './signals';
 export { GiveUp, waitFor } from './wait-for';
 
@@ -65,6 +80,8 @@ export {
 export {
   LETTERS,
   EIGHT,
+  ONE_CALL_TOKENS,
+  PET_1,
   startChain,
   jsonLines,
   at,
@@ -75,7 +92,7 @@ export {
 } from './chain-processes';
 
 // Servers the tests talk to.
-export { metricsYml, startInfluxd, type Influxd, type InfluxSeries } from './influxd';
+export { metricsYml, pointLine, startInfluxd, type Influxd, type InfluxSeries } from './influxd';
 export {
   requireProgram,
   promtoolCheckMetrics,

@@ -31,6 +31,21 @@ export interface InfluxSeries {
 }
 
 /**
+ * A point as one line, `measurement tag=value,... value`: what a test compares the points a
+ * reporter makes with (structurally typed: the influx package's IPoint fits).
+ */
+export function pointLine(point: {
+  measurement?: string;
+  tags?: Record<string, string>;
+  fields?: Record<string, unknown>;
+}): string {
+  const tags = Object.entries(point.tags ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  return `${point.measurement} ${tags} ${String(point.fields?.value)}`;
+}
+
+/**
  * A metrics.yml that reports to this InfluxDB into database `db`, with the given lines added
  * (the report interval).
  */

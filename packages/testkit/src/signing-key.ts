@@ -100,3 +100,16 @@ export function writeCertificate(key: SigningKey, dir?: string): string {
   fs.writeFileSync(file, key.certificatePem);
   return file;
 }
+
+/**
+ * Writes the key and its certificate as `<kid>.key` (PKCS #8 PEM, owner-only) and `<kid>.crt` in
+ * `dir`: the files a token server signs with and serves (token-server.yml signing, certificates).
+ */
+export function writeKeyPair(key: SigningKey, dir: string): void {
+  fs.writeFileSync(
+    path.join(dir, `${key.kid}.key`),
+    key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    { mode: 0o600 },
+  );
+  writeCertificate(key, dir);
+}

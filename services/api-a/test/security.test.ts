@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import pino from 'pino';
-import { mintToken, httpsStub, json, type Stub, CERTS } from '@chain/testkit';
+import { mintToken, httpsStub, json, tokenEndpointStub, type Stub, CERTS } from '@chain/testkit';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
 import { describeSecurity, primary } from '../../../test/support/security-suite';
@@ -18,13 +18,7 @@ let downstream: Stub;
 let tokenServer: Stub;
 beforeAll(async () => {
   downstream = await httpsStub((_req, res) => json(res, 200, DOWNSTREAM));
-  tokenServer = await httpsStub((_req, res) =>
-    json(res, 200, {
-      access_token: ownToken,
-      token_type: 'bearer',
-      expires_in: 600,
-    }),
-  );
+  tokenServer = await tokenEndpointStub(() => ownToken);
 });
 afterAll(async () => {
   await downstream.close();

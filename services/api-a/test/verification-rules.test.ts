@@ -1,6 +1,6 @@
 import pino from 'pino';
 import request from 'supertest';
-import { mintToken, httpsStub, json, type Stub, CERTS } from '@chain/testkit';
+import { mintToken, httpsStub, json, tokenEndpointStub, type Stub, CERTS } from '@chain/testkit';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
 import { primary } from '../../../test/support/security-suite';
@@ -12,12 +12,8 @@ let downstream: Stub;
 let tokenServer: Stub;
 beforeAll(async () => {
   downstream = await httpsStub((_req, res) => json(res, 200, DOWNSTREAM));
-  tokenServer = await httpsStub((_req, res) =>
-    json(res, 200, {
-      access_token: mintToken(primary, { clientId: 'api-a-client', scope: ['api_b.r'] }),
-      token_type: 'bearer',
-      expires_in: 600,
-    }),
+  tokenServer = await tokenEndpointStub(() =>
+    mintToken(primary, { clientId: 'api-a-client', scope: ['api_b.r'] }),
   );
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { PetStore } from '../src/pet-store';
-import { SECURITY_ON } from '@chain/testkit';
+import { SECURITY_ON, PET_1 } from '@chain/testkit';
 import { serviceConfig, silentLogger } from '../../../test/support/service-config';
 
 const app = (files: Record<string, string> = {}) =>
@@ -12,14 +12,7 @@ describe('petstore', () => {
     const res = await request(app()).get('/v2/pet/1');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({
-      id: 1,
-      name: 'Rex',
-      photoUrls: ['https://example.com/photos/rex-1.jpg'],
-      category: { id: 1, name: 'Dogs' },
-      tags: [{ id: 1, name: 'friendly' }],
-      status: 'available',
-    });
+    expect(res.body).toEqual(PET_1);
   });
 
   it.each(['abc', '1.5', '1e3', '%zz', '99999999999999999999'])(

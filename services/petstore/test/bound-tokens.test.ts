@@ -14,6 +14,7 @@ import {
   dpopProof,
   loadSigningKey,
   mintToken,
+  PET_1,
 } from '@chain/testkit';
 import { createApp } from '../src/app';
 import { TEST_FRAMEWORK } from '../../../test/support/service-config';
@@ -36,14 +37,6 @@ const signer = loadSigningKey(
   path.join(CERTS, 'primary.key'),
   path.join(CERTS, 'primary.crt'),
 );
-const PET = {
-  id: 1,
-  name: 'Rex',
-  photoUrls: ['https://example.com/photos/rex-1.jpg'],
-  category: { id: 1, name: 'Dogs' },
-  tags: [{ id: 1, name: 'friendly' }],
-  status: 'available',
-};
 const ALGS = 'algs="ES256 EdDSA PS256 RS256"';
 const MISMATCH = {
   statusCode: 401,
@@ -150,15 +143,15 @@ describe('bound tokens at the petstore, two-way TLS', () => {
     it('verified with its certificate (200), then refused from the cache with another (401 ERR20012)', async () => {
       const bound = token(certificateBound(API_A_THUMBPRINT));
       const authorization = `Bearer ${bound}`;
-      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET });
+      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET_1 });
       expect(await get(port, OTHER, { authorization })).toEqual(refused);
-      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET });
+      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET_1 });
     });
 
     it('refused with another certificate before it was ever verified (401 ERR20012), then 200 with its own', async () => {
       const authorization = `Bearer ${token(certificateBound(API_A_THUMBPRINT))}`;
       expect(await get(port, OTHER, { authorization })).toEqual(refused);
-      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET });
+      expect(await get(port, API_A, { authorization })).toEqual({ status: 200, body: PET_1 });
     });
   });
 
@@ -175,7 +168,7 @@ describe('bound tokens at the petstore, two-way TLS', () => {
 
     it('a fresh proof: 200; the same proof again: 401 ERR20014', async () => {
       const headers = { authorization: `DPoP ${bound}`, dpop: proof() };
-      expect(await get(port, OTHER, headers)).toEqual({ status: 200, body: PET });
+      expect(await get(port, OTHER, headers)).toEqual({ status: 200, body: PET_1 });
       expect(await get(port, OTHER, headers)).toEqual({
         status: 401,
         challenge: dpopChallenge(
@@ -191,7 +184,7 @@ describe('bound tokens at the petstore, two-way TLS', () => {
       });
       expect(await get(port, OTHER, { ...headers, dpop: proof() })).toEqual({
         status: 200,
-        body: PET,
+        body: PET_1,
       });
     });
 
@@ -242,7 +235,7 @@ describe('bound tokens at the petstore, two-way TLS', () => {
         'x-scope-token': `DPoP ${bound}`,
         'x-scope-token-dpop': proof(),
       };
-      expect(await get(port, API_A, headers)).toEqual({ status: 200, body: PET });
+      expect(await get(port, API_A, headers)).toEqual({ status: 200, body: PET_1 });
       expect(await get(port, API_A, headers)).toEqual({
         status: 401,
         challenge: dpopChallenge(
@@ -262,7 +255,7 @@ describe('bound tokens at the petstore, two-way TLS', () => {
       const plain = mintToken(signer, { scope: ['read:pets'] });
       expect(await get(port, OTHER, { authorization: `Bearer ${plain}` })).toEqual({
         status: 200,
-        body: PET,
+        body: PET_1,
       });
     });
   });

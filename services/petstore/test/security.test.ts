@@ -11,6 +11,7 @@ import {
   configDir,
   startExpectingFailure,
   startService,
+  PET_1,
 } from '@chain/testkit';
 import { describeSecurity, primary, securityYml } from '../../../test/support/security-suite';
 
@@ -32,14 +33,7 @@ function linesLogger(lines: string[]) {
 describeSecurity('petstore', {
   path: '/v2/pet/1',
   required: ['read:pets'],
-  okBody: {
-    id: 1,
-    name: 'Rex',
-    photoUrls: ['https://example.com/photos/rex-1.jpg'],
-    category: { id: 1, name: 'Dogs' },
-    tags: [{ id: 1, name: 'friendly' }],
-    status: 'available',
-  },
+  okBody: PET_1,
   keyClient: { id: 'petstore-client', secret: 'petstore-secret' },
   createApp: ({ security, keyServerUrl }, lines) =>
     createApp(

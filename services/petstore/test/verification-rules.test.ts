@@ -1,21 +1,14 @@
 import pino from 'pino';
 import { createApp } from '../src/app';
 import { serviceConfig } from '../../../test/support/service-config';
-import { CERTS } from '@chain/testkit';
+import { CERTS, PET_1 } from '@chain/testkit';
 import { describeVerificationRules } from '../../../test/support/verification-rules';
 
 describeVerificationRules({
   name: 'petstore',
   path: '/v2/pet/1',
   required: ['read:pets'],
-  okBody: {
-    id: 1,
-    name: 'Rex',
-    photoUrls: ['https://example.com/photos/rex-1.jpg'],
-    category: { id: 1, name: 'Dogs' },
-    tags: [{ id: 1, name: 'friendly' }],
-    status: 'available',
-  },
+  okBody: PET_1,
   keyClient: { id: 'petstore-client', secret: 'petstore-secret' },
   clientYml: (keyServerUrl, keyExtra = '') => `tls:
   trustStore: ${CERTS}/ca.crt

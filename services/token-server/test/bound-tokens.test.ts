@@ -1,6 +1,5 @@
 import { X509Certificate, createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import fs from 'node:fs';
-import https from 'node:https';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { HttpClient, TokenManager, clientConfigSchema } from '@chain/oauth-client';
@@ -8,6 +7,7 @@ import {
   CERTS,
   claimsOf,
   configDir,
+  postForm,
   startExpectingFailure,
   startTokenServer,
   tokenServerYml,
@@ -61,48 +61,6 @@ const x5t = (file: string) =>
 const basic = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64');
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Record<string, unknown>;
-}
-
-/** One token request on a fresh connection, with the client certificate given, if any. */
-function post(
-  url: string,
-  form: Record<string, string>,
-  headers: Record<string, string> = {},
-  client?: { key: Buffer; cert: Buffer },
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      url,
-      {
-        method: 'POST',
-        ca: pemOf(path.join(CERTS, 'ca.crt')),
-        agent: false,
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
-        ...client,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: JSON.parse(text) as Record<string, unknown>,
-          }),
-        );
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end(new URLSearchParams(form).toString());
-  });
-}
-
 /** An ES256 key pair for DPoP, its public JWK and its RFC 7638 thumbprint. */
 function dpopKey() {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -152,7 +110,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
 
   describe('certificate-bound (RFC 8705)', () => {
     it('a tls_client_auth client with its certificate gets a token bound to it', async () => {
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials', client_id: 'api-a-client' },
         {},
@@ -174,7 +132,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
       ['without a certificate', undefined],
       ['with the certificate of another subject (api-b)', 'api-b'],
     ])('%s: 401 invalid_client', async (_what, name) => {
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials', client_id: 'api-a-client' },
         {},
@@ -190,7 +148,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     it('a certificate of the right subject but not of the client CA: 401 invalid_client', async () => {
       // certs/client.pem (CN=chain-client) is signed by the servers' CA, not the client CA.
       const pem = pemOf(path.join(CERTS, 'client.pem'));
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials', client_id: 'chain-client' },
         {},
@@ -200,7 +158,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     });
 
     it('a secret is not a certificate: a tls_client_auth client sending one is refused', async () => {
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         { Authorization: basic('api-a-client', 'anything') },
@@ -211,7 +169,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
 
     it('a client authenticated by its secret and registered for bound tokens: bound to the certificate it presents', async () => {
       const auth = { Authorization: basic('secret-bound', 'secret-bound-secret') };
-      const bound = await post(
+      const bound = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         auth,
@@ -221,7 +179,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
       expect(claimsOf(bound.body.access_token as string).cnf).toEqual({
         'x5t#S256': x5t(path.join(CLIENT_CERTS, 'api-b.crt')),
       });
-      const without = await post(endpoint, { grant_type: 'client_credentials' }, auth);
+      const without = await postForm(endpoint, { grant_type: 'client_credentials' }, auth);
       expect(without.status).toBe(400);
       expect(without.body).toEqual({
         error: 'invalid_grant',
@@ -230,7 +188,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     });
 
     it('a client without a certificate and not registered for one is served as before: a Bearer token, no cnf', async () => {
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         { Authorization: basic('plain', 'plain-secret') },
@@ -246,7 +204,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
 
     it('a token request with a proof gets token_type DPoP and cnf.jkt, the key’s RFC 7638 thumbprint', async () => {
       const key = dpopKey();
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         {
@@ -267,13 +225,13 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     it('a replayed proof is refused', async () => {
       const key = dpopKey();
       const once = proof(key, { htm: 'POST', htu: endpoint });
-      const first = await post(
+      const first = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         { ...auth, DPoP: once },
       );
       expect(first.status).toBe(200);
-      const again = await post(
+      const again = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         { ...auth, DPoP: once },
@@ -293,7 +251,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     ])('a proof with %s: 400 invalid_dpop_proof', async (_what, claims, header) => {
       const key = dpopKey();
       const c = { ...claims, htu: claims.htu || endpoint };
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         {
@@ -308,7 +266,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     it('a proof signed by another key than the one it carries: 400 invalid_dpop_proof', async () => {
       const key = dpopKey();
       const other = dpopKey();
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         {
@@ -320,13 +278,13 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
     });
 
     it('a client registered for DPoP-bound tokens without a proof: 400 invalid_grant', async () => {
-      const answer = await post(endpoint, { grant_type: 'client_credentials' }, auth);
+      const answer = await postForm(endpoint, { grant_type: 'client_credentials' }, auth);
       expect([answer.status, answer.body.error]).toEqual([400, 'invalid_grant']);
     });
 
     it('any client may ask for a DPoP-bound token with a proof', async () => {
       const key = dpopKey();
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials' },
         {
@@ -341,7 +299,7 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
 
     it('a certificate-bound client with a proof: one binding only, refused', async () => {
       const key = dpopKey();
-      const answer = await post(
+      const answer = await postForm(
         endpoint,
         { grant_type: 'client_credentials', client_id: 'api-a-client' },
         { DPoP: proof(key, { htm: 'POST', htu: endpoint }) },

@@ -1,11 +1,8 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import type https from 'node:https';
 import path from 'node:path';
+import { CERTS, serveHttps, type HttpsServer } from '@chain/testkit';
 import { HttpClient, type ClientConfig } from '../../src';
-
-export const CERTS = path.resolve(__dirname, '..', '..', '..', '..', 'certs');
 
 export interface SeenRequest {
   method?: string;
@@ -14,26 +11,18 @@ export interface SeenRequest {
   body: string;
 }
 
-export interface TestServer {
-  url: string;
-  port: number;
+export interface TestServer extends HttpsServer {
   seen: SeenRequest[];
-  close(): Promise<void>;
 }
 
-/** A real HTTPS server with the dev server certificate; the handler sees the whole body. */
+/** A real HTTPS server (testkit's serveHttps); the handler sees the whole body. */
 export async function httpsServer(
   handler: (req: SeenRequest, res: http.ServerResponse) => void,
   options: https.ServerOptions = {},
   host = '127.0.0.1',
 ): Promise<TestServer> {
   const seen: SeenRequest[] = [];
-  const server = https.createServer(
-    {
-      key: fs.readFileSync(path.join(CERTS, 'server.key')),
-      cert: fs.readFileSync(path.join(CERTS, 'server.crt')),
-      ...options,
-    },
+  const server = await serveHttps(
     (req, res) => {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));
@@ -43,19 +32,10 @@ export async function httpsServer(
         handler(r, res);
       });
     },
+    options,
+    host,
   );
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `https://${host === '127.0.0.1' ? 'localhost' : host}:${port}`,
-    port,
-    seen,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...server, seen };
 }
 
 export function send(
@@ -66,15 +46,6 @@ export function send(
 ) {
   res.writeHead(status, { 'Content-Type': type });
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
-}
-
-/** A free port nobody listens on. */
-export async function closedPort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 
 /** client.yml `tls` trusting the dev CA (certs/ca.crt), hostname verified, no key store. */

@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+import type { ClientSnapshot } from './client-snapshot';
+import type { HostIdentity } from './host-identity';
+import type { SeriesSnapshot } from './interval-stats';
+import type { PrometheusConfig } from './metrics-config';
+
+export interface MetricsOptions {
+  serviceId: string;
+  logger: Logger;
+  /** Epoch milliseconds (fractions allowed). */
+  now?: () => number;
+  /** The `hostname` and `ipAddress` tags; the machine's when absent. */
+  host?: HostIdentity;
+  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
+  prometheus?: PrometheusConfig;
+  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
+  worker?: WorkerLink;
+}
+
+/** One worker's interval. */
+export interface WorkerSnapshot {
+  series: SeriesSnapshot[];
+  client: ClientSnapshot;
+}
+
+/** How a worker's metrics reach the primary (the runtime's IPC channel). */
+export interface WorkerLink {
+  send(snapshot: WorkerSnapshot): Promise<void>;
+  /** The whole service's `GET /metrics`. */
+  prometheus(): Promise<{ contentType: string; body: string }>;
+}
