@@ -16,6 +16,9 @@ const NOT_SERVED = [
   'subject_types_supported',
 ];
 
+/** The methods the discovery route answers (GET and HEAD, and OPTIONS for CORS). */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** The few members of oidc-provider's (Koa) request context its middlewares here use. */
 export interface ProviderContext {
   method: string;
@@ -33,8 +36,7 @@ export interface ProviderContext {
  */
 export function metadataMiddleware(scopes: string[], responseModes: string[]) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
-    const read = ['GET', 'HEAD', 'OPTIONS'].includes(ctx.method);
-    if (read && ctx.path === '/.well-known/oauth-authorization-server') {
+    if (ctx.path === '/.well-known/oauth-authorization-server' && READS.has(ctx.method)) {
       ctx.path = '/.well-known/openid-configuration'; // the discovery route
     }
     await next();
