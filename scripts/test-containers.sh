@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The container test: README.md "Run with Docker Compose" on a real Docker engine. Uses the
+# The container test: docs/operations.md "Run with Docker Compose" on a real Docker engine. Uses the
 # engine that answers, or starts one (scripts/docker-engine.sh; stopped again at the end only
 # if started here), makes sure node:20-slim and influxdb:1.8 exist (scripts/base-images.sh:
 # pulled, or stand-ins where Docker Hub cannot be reached), then runs test/containers with

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { clientCredentialsToken, startInfluxd, startTokenServer, stopAll } from '@chain/testkit';
 import { autocannon } from './lib/autocannon.mjs';
-import { closeLogs } from './lib/chain.mjs';
+import { LOAD_CLIENT, closeLogs, startMtlsTokenServer } from './lib/chain.mjs';
 import { splitProfile } from './lib/cpu-profile.mjs';
 import { readCpuMs } from './lib/proc-stats.mjs';
 import { readOptions } from './lib/args.mjs';
@@ -59,14 +59,18 @@ let influx;
 const chain = [];
 try {
   const headers = {};
-  if (needsOf(system).includes('tokens')) {
-    tokenServer = await startTokenServer();
+  const mtls = needsOf(system).includes('mtls-tokens');
+  if (needsOf(system).includes('tokens') || mtls) {
+    tokenServer = mtls ? await startMtlsTokenServer() : await startTokenServer();
     headers.Authorization = `Bearer ${await clientCredentialsToken(tokenServer.tokenUrl, 'chain-user', 'chain-user-secret', 'api_a.r')}`;
   }
+  // A chain on two-way TLS: the load generator presents a client certificate.
+  const client = mtls ? LOAD_CLIENT : undefined;
   if (needsOf(system).includes('influx')) influx = await startInfluxd();
   chain.push(
     await SYSTEMS[system].start({
       tokenServer,
+      mtlsTokenServer: tokenServer,
       influx,
       logDir: fs.mkdtempSync(path.join(dir, 'logs-')),
       // shipped-base: the services of another built checkout.
@@ -80,11 +84,11 @@ try {
   console.log(
     `profiling ${system} chain: warm-up 2 s, then ${durationS} s at ${connections} connections`,
   );
-  await autocannon(url, { connections, durationS: 2, headers });
+  await autocannon(url, { connections, durationS: 2, headers, client });
   const cpuBefore = processes.map((p) => readCpuMs(p.pid));
   const runnerBefore = process.cpuUsage();
   const fromUs = Number(process.hrtime.bigint() / 1000n);
-  const r = await autocannon(url, { connections, durationS, headers });
+  const r = await autocannon(url, { connections, durationS, headers, client });
   const toUs = Number(process.hrtime.bigint() / 1000n);
   const runner = process.cpuUsage(runnerBefore);
   const cpuByName = Object.fromEntries(

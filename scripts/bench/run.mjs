@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startInfluxd, startTokenServer, stopAll } from '@chain/testkit';
 import * as chainCases from './lib/chain-cases.mjs';
+import { startMtlsTokenServer } from './lib/chain.mjs';
 import { chartSvg } from './lib/chart.mjs';
 import { UsageError } from './lib/args.mjs';
 import { runOptions, USAGE } from './lib/options.mjs';
@@ -51,7 +52,7 @@ try {
     'api-c',
     'api-d',
     'petstore',
-    ...(needs('tokens') ? ['token-server'] : []),
+    ...(needs('tokens') || needs('mtls-tokens') ? ['token-server'] : []),
   ]);
   if (opts.only.includes('shipped-base')) {
     checkPrerequisites(['api-a', 'api-b', 'api-c', 'api-d'], opts.baseRoot);
@@ -62,6 +63,7 @@ try {
 }
 
 let tokenServer;
+let mtlsTokenServer;
 let influx;
 const ctx = {
   opts,
@@ -69,6 +71,11 @@ const ctx = {
   async tokenServer() {
     tokenServer ??= startTokenServer();
     return tokenServer;
+  },
+  /** The token server of `pnpm start -- --mtls` (certificate-bound tokens). */
+  async mtlsTokenServer() {
+    mtlsTokenServer ??= startMtlsTokenServer();
+    return mtlsTokenServer;
   },
   /** A real InfluxDB for the shipped configuration's metrics (@chain/testkit's influxd). */
   async influx() {
@@ -78,13 +85,15 @@ const ctx = {
 };
 const stopShared = async () => {
   const stops = [];
-  if (tokenServer)
-    stops.push(
-      tokenServer.then(
-        (ts) => stopAll([ts]),
-        () => undefined,
-      ),
-    );
+  for (const server of [tokenServer, mtlsTokenServer]) {
+    if (server)
+      stops.push(
+        server.then(
+          (ts) => stopAll([ts]),
+          () => undefined,
+        ),
+      );
+  }
   if (influx)
     stops.push(
       influx.then(

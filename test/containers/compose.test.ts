@@ -25,10 +25,10 @@ import {
   ONE_CALL_TOKENS,
 } from '@chain/testkit';
 
-// README.md "Run with Docker Compose", done as a user does it, on a real Docker engine
+// docs/operations.md "Run with Docker Compose", done as a user does it, on a real Docker engine
 // (scripts/test-containers.sh starts one when none answers and makes the base images): the
 // images built through the compose files, the infrastructure then the chain brought up with the
-// README's commands, and everything checked from outside through the published ports.
+// commands of that page, and everything checked from outside through the published ports.
 // Containers reach each other by compose service name on the network `localnet`.
 
 const INFRA = { project: 'chain-infra', files: ['compose/docker-compose-infra.yml'] };
@@ -145,7 +145,7 @@ function dnsOverride(stack: Stack): string {
   return file;
 }
 
-/** `up -d --build` as the README says, then waits for every built container to be healthy. */
+/** `up -d --build` (docs/operations.md), then waits for every built container to be healthy. */
 async function up(stack: Stack): Promise<Record<string, ContainerState>> {
   const files = [...stack.files, dnsOverride(stack)];
   await compose(stack.project, files, ['up', '-d', '--build'], { timeoutMs: 10 * 60_000 });
@@ -181,7 +181,7 @@ beforeAll(async () => {
       );
     }
   }
-  // README step 1: certificates and secrets of the config folders.
+  // docs/operations.md step 1: certificates and secrets of the config folders.
   execFileSync('bash', [path.join(ROOT, 'scripts', 'compose-certs.sh')], { stdio: 'ignore' });
   // Step 2: the shared network (left alone if the machine has one).
   const networks = (await docker(['network', 'ls', '--format', '{{.Name}}'])).split('\n');
@@ -313,7 +313,7 @@ describe('docker compose up: the infrastructure, then the chain', () => {
   });
 });
 
-describe('operating the running chain as the README says', () => {
+describe('operating the running chain as docs/operations.md says', () => {
   it('a config value changed in config/api-d/config takes effect only after a restart', async () => {
     securityD = fs.readFileSync(SECURITY_D, 'utf8');
     const open = securityD.replace(/^enableVerifyJwt: true$/m, 'enableVerifyJwt: false');

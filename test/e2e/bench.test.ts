@@ -80,6 +80,18 @@ describe('pnpm bench --quick', () => {
     ]);
   });
 
+  it('runs the shipped chain on two-way TLS with certificate-bound tokens (shipped-mtls)', async () => {
+    const { code, stdout, stderr } = await run(['--quick', '--only', 'shipped-mtls']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(
+      /round 1\/1 shipped-mtls: \d+ req\/s, p50 [\d.]+ ms, p99 [\d.]+ ms, 0 failed/,
+    );
+    const result = writtenResult<{
+      rows: { case: string; failed: number }[];
+    }>(stdout);
+    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([['shipped-mtls', 0]]);
+  });
+
   it("runs another checkout's services as shipped-base with --base", async () => {
     // This checkout as its own base: the case starts the services under the folder given.
     const { code, stdout, stderr } = await run([

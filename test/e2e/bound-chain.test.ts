@@ -25,7 +25,7 @@ import {
 // hop and at a middle hop called directly.
 //
 // The checks of the binding are the services' (@chain/security); the header form of a bound
-// X-Scope-Token is `boundScopeToken` of @chain/oauth-client (docs/zero-trust.md: the headers a
+// X-Scope-Token is `credentialHeaders` of @chain/oauth-client (docs/zero-trust.md: the headers a
 // hop sends), which this test uses too.
 jest.setTimeout(90_000);
 

@@ -204,15 +204,19 @@ describe('what Compose v1 (docker-compose 1.29) and v2 read differently', () => 
 
   it('the project name comes from -p, the same option in both, on every command of the docs', () => {
     const projects = { app: 'chain-app', infra: 'chain-infra' } as const;
-    const readme = text(path.join(ROOT, 'README.md'));
+    // The README and every page of docs/ (the Compose commands are in docs/operations.md).
+    const docs = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`)]
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => text(path.join(ROOT, f)))
+      .join('\n');
     for (const [key, file] of FILES) {
       const project = projects[key as keyof typeof projects];
       const relative = path.relative(ROOT, file);
       for (const command of ['docker compose', 'docker-compose']) {
         expect(text(file)).toContain(`${command} -p ${project} -f ${relative} up -d --build`);
       }
-      // Every Compose command of the README on this file names its project.
-      const commands = readme.match(new RegExp(`docker[ -]compose .*-f ${relative}.*`, 'g'))!;
+      // Every Compose command of the docs on this file names its project.
+      const commands = docs.match(new RegExp(`docker[ -]compose .*-f ${relative}.*`, 'g'))!;
       expect(commands.length).toBeGreaterThan(2);
       for (const c of commands) expect(c).toContain(`-p ${project} -f ${relative}`);
       expect(composeV1ConfigOf(file, { args: ['-p', project], cwd: ROOT }).status).toBe(0);

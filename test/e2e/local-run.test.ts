@@ -58,12 +58,10 @@ describe('pnpm start', () => {
   });
 });
 
-describe("the README's worked examples of the three grants, pasted after pnpm start", () => {
+describe("docs/security.md's worked example of the three grants, pasted after pnpm start", () => {
   it('client credentials, authorization code and refresh token each open the chain; the audit line names alice', async () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const block = /<!-- grants:begin[^>]*-->\n```sh\n([\s\S]*?)```\n<!-- grants:end -->/.exec(
-      readme,
-    );
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/security.md'), 'utf8');
+    const block = /<!-- grants:begin[^>]*-->\n```sh\n([\s\S]*?)```\n<!-- grants:end -->/.exec(doc);
     expect(block).not.toBeNull();
     const run = runStart();
     try {

@@ -1,8 +1,5 @@
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { EventEmitter } from 'node:events';
-import { createLogger, loadServiceConfig, runPrimary } from '@chain/runtime';
 import {
   devSigningKey,
   mintToken,
@@ -14,7 +11,6 @@ import {
   type Influxd,
   SECURITY_ON,
   CERTS,
-  ROOT,
   configDir,
   startExpectingFailure,
   startService,
@@ -125,6 +121,13 @@ describe('server.yml workers: 2 (the petstore, security on, metrics to a real In
     expect(await pet.stop()).toBe(0);
     expect(pet.lines[pet.lines.length - 1]).toMatch(/"msg":"stopped"/);
     expect(pet.lines.filter((l) => /"msg":"stopped"/.test(l))).toHaveLength(3);
+    // The primary's own line (no "worker" field): it asked both workers to stop.
+    const primaryStopping = pet.lines.filter(
+      (l) => /"msg":"stopping: finishing in-flight requests"/.test(l) && !/"worker":/.test(l),
+    );
+    expect(primaryStopping.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ reason: 'SIGTERM', workers: 2 }),
+    ]);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
     const [series] = await influx.query(
       DB,
@@ -278,83 +281,28 @@ describe('server.yml workers: what keeps the service from starting is said once'
   });
 });
 
-describe('runPrimary in this process (workers: the built petstore)', () => {
-  const entry = path.join(ROOT, 'services', 'petstore', 'dist', 'index.js');
-  const start = (maxCrashes: number) => {
-    const lines: Record<string, unknown>[] = [];
-    const logged = new EventEmitter();
-    const logger = createLogger(PETSTORE, 'info', {
-      write: (l: string) => {
-        const line = JSON.parse(l) as Record<string, unknown>;
-        lines.push(line);
-        logged.emit('line', line);
-      },
+describe('server.yml workers: a crash loop ends the service', () => {
+  it('gives up (exit 1), saying why, when the 5th worker dies within 60 s', async () => {
+    const pet = await startService('petstore', {
+      configDir: configDir({ 'server.yml': server(2) }),
     });
-    /** The first line whose message matches, logged or to come. */
-    const waitFor = (msg: RegExp) =>
-      new Promise<Record<string, unknown>>((resolve) => {
-        const seen = lines.find((l) => msg.test(String(l.msg)));
-        if (seen) return resolve(seen);
-        const onLine = (l: Record<string, unknown>) => {
-          if (!msg.test(String(l.msg))) return;
-          logged.off('line', onLine);
-          resolve(l);
-        };
-        logged.on('line', onLine);
-      });
-    const overrideDir = configDir({ 'server.yml': server(2) });
-    const config = loadServiceConfig({
-      bundledDir: path.join(ROOT, 'services', 'petstore', 'config'),
-      overrideDir,
-      env: { ...process.env, CERTS_DIR: CERTS },
-    });
-    const primary = runPrimary({
-      config,
-      logger,
-      exec: entry,
-      env: { CONFIG_DIR: overrideDir, CERTS_DIR: CERTS },
-      silent: true,
-      maxCrashes,
-      crashWindowMs: 60_000,
-    });
-    return { primary, lines, waitFor };
-  };
-  const stderr = jest.spyOn(process.stderr, 'write');
-  afterEach(() => stderr.mockClear());
-
-  it('listens once both workers do, and stops them (0)', async () => {
-    const { primary, lines } = start(5);
-    const [port] = await primary.listening;
-    expect(primary.pids()).toHaveLength(2);
-    const res = await httpsRequest(`https://localhost:${port.port}/v2/pet/1`);
-    expect(res.status).toBe(200);
-    expect(await primary.stop('test')).toBe(0);
-    expect(lines.filter((l) => /^listening on/.test(String(l.msg)))).toHaveLength(1);
-    expect(lines.map((l) => l.msg)).toContain('stopping: finishing in-flight requests');
-  });
-
-  it('gives up (1), saying why, when workers keep dying', async () => {
-    const { primary, lines } = start(2);
-    await primary.listening;
-    const [first] = primary.pids();
-    process.kill(first, 'SIGKILL');
-    // The replacement is forked: then a second death within the window ends the service.
-    await new Promise<void>((resolve) => {
-      const check = () =>
-        primary.pids().length === 2 && !primary.pids().includes(first)
-          ? resolve()
-          : setImmediate(check);
-      check();
-    });
-    process.kill(primary.pids()[0], 'SIGKILL');
-    expect(await primary.done).toBe(1);
-    const fatal = lines.find((l) => l.level === 60);
-    expect(String(fatal?.msg)).toMatch(
-      /^giving up: 2 workers ended within 60 s; the last: worker \d \(signal SIGKILL\)$/,
-    );
-    expect(stderr.mock.calls.map(([text]) => String(text))).toContainEqual(
-      expect.stringMatching(/^Stopping: 2 workers ended within 60 s/),
-    );
-    expect(primary.pids()).toEqual([]);
+    try {
+      for (let killed = 1; killed <= 5; killed++) {
+        // The newest worker that serves: each replacement is killed as soon as it serves.
+        const { pid } = workerPids(pet).pop()!;
+        process.kill(pid, 'SIGKILL');
+        if (killed < 5) await nthLine(pet, killed, (l) => /"msg":"worker replaced"/.test(l));
+      }
+      expect(await pet.exited).toBe(1);
+      const fatal = pet.lines.filter((l) => l.includes('"level":60'));
+      expect(fatal).toHaveLength(1);
+      expect(String(field(fatal[0], 'msg'))).toMatch(
+        /^giving up: 5 workers ended within 60 s; the last: worker \d \(signal SIGKILL\)$/,
+      );
+      expect(pet.stderr()).toMatch(/^Stopping: 5 workers ended within 60 s; the last: worker \d /m);
+      expect(pet.lines[pet.lines.length - 1]).toMatch(/"msg":"stopped after a failure"/);
+    } finally {
+      await pet.stop();
+    }
   });
 });

@@ -2,35 +2,25 @@ import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 
 /**
- * The credentials a service with security on sends downstream (light-4j's chain): the caller's
- * `Authorization` unchanged plus `X-Scope-Token: Bearer <own token>`; its own token in
- * `Authorization` when the caller sent none.
+ * The credentials a service sends downstream (light-4j's chain), set on `headers`: the caller's
+ * `Authorization` and the own token as `X-Scope-Token`, or the own token in `Authorization`. A
+ * DPoP-bound own token goes with its proof (RFC 9449 7.1; beside the caller's token in
+ * `X-Scope-Token-DPoP`, for `DPoP` belongs to the token in `Authorization`).
  */
 export function credentialHeaders(
   callerAuthorization: string | undefined,
   ownToken: string,
   dpopProof?: string,
-): Record<string, string> {
-  return addCredentialHeaders({}, callerAuthorization, ownToken, dpopProof);
-}
-
-/**
- * `credentialHeaders` set on `headers` (the headers of a call being made), which it returns.
- * With `dpopProof` the own token is DPoP-bound and goes with its proof: in `Authorization` as
- * RFC 9449 7.1 says (`Authorization: DPoP <token>`, `DPoP: <proof>`), as X-Scope-Token as
- * `boundScopeToken` says. A certificate-bound token (RFC 8705) goes as a Bearer token: its proof
- * is the connection's certificate.
- */
-export function addCredentialHeaders(
-  headers: Record<string, string>,
-  callerAuthorization: string | undefined,
-  ownToken: string,
-  dpopProof?: string,
+  headers: Record<string, string> = {},
 ): Record<string, string> {
   if (callerAuthorization) {
     headers.Authorization = callerAuthorization;
-    if (dpopProof === undefined) headers['X-Scope-Token'] = `Bearer ${ownToken}`;
-    else boundScopeToken(headers, ownToken, dpopProof);
+    if (dpopProof === undefined) {
+      headers['X-Scope-Token'] = `Bearer ${ownToken}`;
+    } else {
+      headers['X-Scope-Token'] = `DPoP ${ownToken}`;
+      headers['X-Scope-Token-DPoP'] = dpopProof;
+    }
   } else if (dpopProof === undefined) {
     headers.Authorization = `Bearer ${ownToken}`;
   } else {
@@ -41,11 +31,8 @@ export function addCredentialHeaders(
 }
 
 /**
- * The caller's `Authorization` as it goes on down the chain: a Bearer token without `cnf` only.
- * A bound caller token (the DPoP scheme, or `cnf` in its verified claims) is the caller's to
- * prove, with its certificate or key, which a hop does not hold: the next hop would refuse it, so
- * it stops here and the hop's own token goes in `Authorization` instead (undefined: none to pass
- * on). Without verified claims (verification off) a Bearer token goes on as it is.
+ * The caller's `Authorization` as it goes on: a bound token (the DPoP scheme, or `cnf` in its
+ * verified claims) is the caller's to prove, which a hop cannot, so it stops here.
  */
 export function forwardedAuthorization(
   header: string | undefined,
@@ -55,25 +42,7 @@ export function forwardedAuthorization(
   return claims?.cnf === undefined ? header : undefined;
 }
 
-/**
- * A DPoP-bound own token as X-Scope-Token, beside the caller's `Authorization`: the scheme is
- * the token's type and the proof has a header of its own, since `DPoP` belongs to the token in
- * `Authorization` when that one is DPoP-bound.
- */
-export function boundScopeToken(
-  headers: Record<string, string>,
-  ownToken: string,
-  dpopProof: string,
-): void {
-  headers['X-Scope-Token'] = `DPoP ${ownToken}`;
-  headers['X-Scope-Token-DPoP'] = dpopProof;
-}
-
-/**
- * What a log line may say about the credentials of a request: per bearer token its client_id,
- * user_id and a short SHA-256 fingerprint (enough to tell two tokens apart), never the token.
- * The claims are read, not verified: this is for tracing only.
- */
+/** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
 export function credentialSummary(headers: {
   authorization?: string | string[];
   'x-scope-token'?: string | string[];
@@ -95,7 +64,8 @@ export interface TokenSummary {
 function summarize(header: string | string[] | undefined): TokenSummary | undefined {
   if (typeof header !== 'string') return undefined;
   const token = header.replace(/^\s*(bearer|dpop)\s+/i, '').trim();
-  const summary: TokenSummary = { fingerprint: tokenFingerprint(token) };
+  const fingerprint = createHash('sha256').update(token).digest('hex').slice(0, 16);
+  const summary: TokenSummary = { fingerprint };
   try {
     const { client_id, user_id } = decodeJwt(token);
     if (typeof client_id === 'string') summary.client_id = client_id;
@@ -106,15 +76,7 @@ function summarize(header: string | string[] | undefined): TokenSummary | undefi
   return summary;
 }
 
-/** The first 16 hex digits of the token's SHA-256. */
-export function tokenFingerprint(token: string): string {
-  return createHash('sha256').update(token).digest('hex').slice(0, 16);
-}
-
-/**
- * The trace of the request a call is made for (the runtime's request trace): the W3C Trace
- * Context headers of a new child span of it, for a token request made on its behalf.
- */
+/** The runtime's request trace: the trace context of a new child span, for a token request. */
 export interface OutgoingTrace {
   childHeaders(): Record<string, string>;
 }

@@ -2,27 +2,18 @@
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface CircuitBreakerOptions {
-  /** Failures in a row that open the circuit (client.yml `request.errorThreshold`); 0: never. */
+  /** client.yml `request.errorThreshold`: failures in a row that open it. */
   errorThreshold: number;
-  /** How long an open circuit refuses calls before one trial (`request.resetTimeout`), ms. */
+  /** client.yml `request.resetTimeout`. */
   resetTimeoutMs: number;
   now?: () => number;
-  /** Told of every change of state. */
   onStateChange?: (state: CircuitState, previous: CircuitState) => void;
 }
 
 /**
- * The circuit breaker of one downstream, as light-4j's client.yml describes it
- * (`errorThreshold`, `resetTimeout`), with what light-4j's own lacks: it is per downstream (not
- * one counter for the process), and a half-open circuit lets exactly one trial call through.
- *
- * - closed: every call goes; `errorThreshold` failures in a row open it (a success resets the
- *   count).
- * - open: calls are refused at once until `resetTimeout` has passed since it opened.
- * - half-open: the first call after that is the trial; others are refused while it runs. Its
- *   success closes the circuit, its failure opens it again for another `resetTimeout`.
- *
- * Every call `acquire` lets through must end in `success()` or `failure()`.
+ * The circuit breaker of one downstream, as light-4j's client.yml describes it, but per
+ * downstream (light-4j has one counter for the process) and with exactly one trial call when
+ * half-open. Every call `acquire` lets through must end in `success()` or `failure()`.
  */
 export class CircuitBreaker {
   private current: CircuitState = 'closed';
@@ -54,7 +45,6 @@ export class CircuitBreaker {
       this.trialOut = true;
       return true;
     }
-    // half-open: only the one trial call.
     if (this.trialOut) return false;
     this.trialOut = true;
     return true;

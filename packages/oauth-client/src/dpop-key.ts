@@ -1,26 +1,20 @@
 import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, type JWK } from 'jose';
 
-/** The one algorithm of the proofs: ES256, which every DPoP server supports (RFC 9449 5.1). */
+/** ES256, which every DPoP server supports (RFC 9449 5.1). */
 const ALG = 'ES256';
 
 /**
- * A service's DPoP key (RFC 9449): an ES256 key pair made when the service starts, kept in memory
- * only, and the proofs signed with it. A new process is a new key: a restart is the rotation,
- * and the tokens bound to the old key, kept by the old process only, went with it. Nothing is
- * stored, so there is nothing to leak or to rotate on disk.
- *
- * A proof (`proof`) is a JWT with header `typ: dpop+jwt`, `alg: ES256` and the public `jwk`, and
- * claims `htm`, `htu` (the target URI without query and fragment), `iat` (seconds), a `jti` unique
- * per proof (a random UUID) and, with a token, `ath` (base64url SHA-256 of the token); signed by
- * jose's `SignJWT`. A new proof for every request: a server refuses a `jti` seen before.
+ * A service's DPoP key (RFC 9449), made at start and kept in memory only: a restart is the
+ * rotation (the tokens bound to the old key went with the old process), and nothing is stored
+ * to leak. A new proof for every request: a server refuses a `jti` seen before.
  */
 export class DpopKey {
   readonly #privateKey: KeyObject;
-  /** The public key as a JWK: only its public members. */
+  /** Only the public members. */
   readonly jwk: JWK;
   private readonly now: () => number;
-  /** The `ath` of the last token proved (a service sends the same token many times). */
+  /** The `ath` of the last token proved (the same token is sent many times). */
   #last: { token: string; ath: string } | undefined;
 
   constructor(options: { now?: () => number } = {}) {
@@ -36,10 +30,7 @@ export class DpopKey {
     return calculateJwkThumbprint(this.jwk, 'sha256');
   }
 
-  /**
-   * A new proof for one request: `method` and `url` as sent (the query and fragment are left out
-   * of `htu`), `accessToken` when the request presents one. `nonce`: the server's `DPoP-Nonce`.
-   */
+  /** A new proof for one request (`htu` without query and fragment); `nonce`: `DPoP-Nonce`. */
   proof(method: string, url: URL, accessToken?: string, nonce?: string): Promise<string> {
     const claims: Record<string, string> = { htm: method, htu: url.origin + url.pathname };
     if (accessToken !== undefined) claims.ath = this.ath(accessToken);

@@ -1,8 +1,8 @@
+import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import tls, { type TLSSocket } from 'node:tls';
 import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
-import type { ClientConfig } from './client-config';
-import { tlsOptions } from './tls-options';
+import { pemParts, type ClientConfig } from './client-config';
 import {
   TransportError,
   type Transport,
@@ -10,55 +10,33 @@ import {
   type TransportResponse,
 } from './transport';
 
-/** What the client takes from client.yml: the TLS settings and two of `request`. */
-export interface HttpClientConfig {
-  tls: ClientConfig['tls'];
-  request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
-}
-
 /** Connections per origin, as many as a busy hop needs. */
 const CONNECTIONS = 256;
-/** Calls in flight on one HTTP/2 session (the streams a Node server allows by default). */
-const STREAMS_PER_SESSION = 100;
 
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
 /**
- * The one outbound HTTP client of a service, over undici: downstream calls, token and key
- * requests, span exports. One keep-alive connection pool per origin with the TLS settings of
- * client.yml (`tlsOptions`, read once), client.yml `request.connectTimeout` for every new
- * connection, and with `request.enableHttp2` HTTP/2 to the origins that offer it (ALPN; the
- * others HTTP/1.1 on the same pool).
- *
- * - **Failures by kind** (`TransportError`, the one place they are told apart): see
- *   `failureOf`.
- * - **A kept-alive connection found reset** before any byte of the answer is `stale_connection`.
- *   undici emits `connect` on its pool right before it writes the first request on a new
- *   connection (synchronously), which is how a call tells a new connection from a kept-alive one.
- *   A fresh connection (`freshConnection`) comes from a second agent that keeps none alive.
- * - **HTTP/2**: a session carries up to 100 calls at once (undici's `pipelining` of that
- *   connection, set when it is made); a stream the server refused unprocessed (REFUSED_STREAM,
- *   as a stopping server does) is sent once more; a session the server closes (GOAWAY) finishes
- *   its streams and the next call opens a new one. Calls to an origin not yet connected each
- *   open a connection, as HTTP/1.1 would; once one is made they share it.
- * - **Time-outs**: the whole call has one timer (`timeoutMs`), the connect phase undici's own.
- *
- * Calls are dispatched with undici's low-level handler: no stream and no promise of undici's per
- * call; the answer's raw headers are put in Node's shape only when read.
+ * The one outbound HTTP client of a service (undici): a keep-alive pool per origin, HTTP/2 to
+ * the origins that offer it with `request.enableHttp2`, calls dispatched with a handler of ours
+ * (no stream or promise of undici's per call). undici emits `connect` right before it writes
+ * the first request on a new connection, which is how a call tells a kept-alive one.
  */
 export class HttpClient implements Transport {
-  /** client.yml `request.connectTimeout`. */
   readonly connectTimeoutMs: number;
+  /** Set while undici writes the first request on a connection it has just made. */
+  newConnection = false;
   private readonly connector: buildConnector.connector;
   private readonly pool: Agent;
+  /** No connection kept alive: for the retry of one found reset. */
   private fresh?: Agent;
-  /** Set while undici writes the first request on a connection it has just made. */
-  private newConnection = false;
   /** The ALPN protocol of the connection undici has just made. */
   private protocol: string | false | null = null;
 
-  constructor(config: HttpClientConfig) {
+  constructor(config: {
+    tls: ClientConfig['tls'];
+    request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
+  }) {
     this.connectTimeoutMs = config.request.connectTimeout;
     const connect = buildConnector({
       ...tlsOptions(config.tls),
@@ -74,8 +52,8 @@ export class HttpClient implements Transport {
     this.pool.on('connect', (_origin, targets) => {
       this.newConnection = true;
       queueMicrotask(() => (this.newConnection = false));
-      (targets[targets.length - 1] as Client).pipelining =
-        this.protocol === 'h2' ? STREAMS_PER_SESSION : 1;
+      // Up to 100 streams on an h2 session (a Node server's default); no HTTP/1.1 pipelining.
+      (targets[targets.length - 1] as Client).pipelining = this.protocol === 'h2' ? 100 : 1;
     });
   }
 
@@ -88,12 +66,7 @@ export class HttpClient implements Transport {
     });
   }
 
-  /** Whether the call undici starts now is the first on a connection just made. */
-  isNewConnection(): boolean {
-    return this.newConnection;
-  }
-
-  /** Closes every connection (shutdown, tests). */
+  /** Closes every connection. */
   async destroy(): Promise<void> {
     await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
   }
@@ -104,45 +77,51 @@ export class HttpClient implements Transport {
       connect: this.connector,
       connections: CONNECTIONS,
       pipelining,
-      // The whole exchange has the call's own time-out.
+      // The call has its own time-out.
       headersTimeout: 0,
       bodyTimeout: 0,
     });
   }
 }
 
+/**
+ * client.yml `tls` as the options of every connection (undici's `connect`, which are
+ * `tls.connect`'s), read once; the files were checked when client.yml was loaded.
+ */
+export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
+  const options: tls.ConnectionOptions = { rejectUnauthorized: true };
+  if (config.loadTrustStore && config.trustStore) {
+    const own = fs.readFileSync(config.trustStore, 'utf8');
+    options.ca = config.loadDefaultTrustStore ? [...tls.rootCertificates, own] : own;
+  }
+  if (config.tlsVersion) options.minVersion = config.tlsVersion;
+  if (!config.verifyHostname) {
+    // The chain is still verified; only the name check is skipped, as light-4j's
+    // verifyHostname: false does for self-signed certificates.
+    options.checkServerIdentity = () => undefined;
+  }
+  if (config.loadKeyStore && config.keyStore) {
+    Object.assign(options, pemParts(fs.readFileSync(config.keyStore, 'utf8')));
+  }
+  return options;
+}
+
 const timedOut = (r: TransportRequest) =>
   new TransportError('timeout', `no answer within ${r.timeoutMs} ms`);
 
-/** What a call knew when it failed: whether an answer had begun, on a kept-alive connection. */
-export interface CallState {
-  answered: boolean;
-  reused: boolean;
-  fresh: boolean;
-  connectTimeoutMs: number;
-}
-
 /**
- * A failure of undici or Node as a `TransportError` of its kind; Node's code stays on it
- * (`code`) and the error is its `cause`:
- * - undici's connect time-out is `connect_timeout`;
- * - a reset or closed kept-alive connection before any byte of the answer is `stale_connection`
- *   (undici's "other side closed" reported as Node reports it: ECONNRESET, "socket hang up");
- * - anything else, refused, DNS, TLS (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`,
- *   `ERR_TLS_CERT_ALTNAME_INVALID`), a reset new connection, an HTTP/2 stream reset, is
- *   `network`.
- * The time-out of the whole call and a body over the limit are the call's own (`Call`).
+ * A failure of undici or Node as a `TransportError` of its kind, the one place kinds are told
+ * apart (the call's own time-out and body limit aside). undici's "other side closed" before an
+ * answer is reported as Node reports it: ECONNRESET, "socket hang up".
  */
-export function failureOf(err: Error, call: CallState): TransportError {
+export function failureOf(
+  err: Error,
+  call: Pick<Call, 'answered' | 'reused' | 'fresh' | 'connectTimeoutMs'>,
+): TransportError {
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new TransportError(
-      'connect_timeout',
-      `no connection within ${call.connectTimeoutMs} ms`,
-      {
-        cause: err,
-      },
-    );
+    const message = `no connection within ${call.connectTimeoutMs} ms`;
+    return new TransportError('connect_timeout', message, { cause: err });
   }
   const cause =
     code === 'UND_ERR_SOCKET' && !call.answered
@@ -162,8 +141,8 @@ const isRefusedStream = (err: Error) =>
   (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_STREAM_ERROR' &&
   err.message.endsWith('NGHTTP2_REFUSED_STREAM');
 
-/** One call: undici's (legacy, unwrapped) dispatch handler, collecting the answer. */
-class Call implements Dispatcher.DispatchHandler, CallState {
+/** One call: undici's (legacy) dispatch handler, collecting the answer. */
+class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
   reused = false;
@@ -213,7 +192,7 @@ class Call implements Dispatcher.DispatchHandler, CallState {
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
-    this.reused = !this.client.isNewConnection();
+    this.reused = !this.client.newConnection;
     // Timed out while waiting for its connection: cut off before it is sent.
     if (this.settled) abort(timedOut(this.r));
   }
@@ -221,8 +200,7 @@ class Call implements Dispatcher.DispatchHandler, CallState {
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
     this.answered = true;
     this.status = status;
-    // Read into Node's shape only when asked for (a 2xx chain answer never is). undici hands a
-    // new array per answer, of buffers over the bytes read, which nothing writes again.
+    // A new array per answer from undici, which nothing writes again: kept as it is.
     this.rawHeaders = rawHeaders;
     return true;
   }
@@ -278,7 +256,7 @@ class Answer implements TransportResponse {
   }
 }
 
-/** Of repeated headers Node keeps the first; `set-cookie` is a list; `cookie` joins with `; `. */
+/** Of these repeated headers Node keeps the first. */
 const FIRST_WINS = new Set([
   'age',
   'authorization',
@@ -300,10 +278,7 @@ const FIRST_WINS = new Set([
   'user-agent',
 ]);
 
-/**
- * The raw header lines as Node's `IncomingMessage.headers` has them: lower-case names, values as
- * Latin-1 text, repeated headers kept, listed or joined as Node does.
- */
+/** Raw header lines as Node's `IncomingMessage.headers`: Latin-1 text, repeats as Node. */
 function nodeHeaders(raw: Buffer[]): IncomingHttpHeaders {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < raw.length; i += 2) {

@@ -1,21 +1,12 @@
+import { jsonObject } from './transport';
+
 /**
  * light-oauth2's key service (`GET /oauth2/key/{keyId}`, its Oauth2KeyKeyIdGetHandler), as the
- * key client reads it and as the project's stand-in key servers answer: one place for what the
- * real server says.
- *
- * - A kid of three characters or fewer is the server's own; a longer one is read as a
- *   two-character provider id and a key id (`01` + `100`). A provider id `00` or the server's
- *   own is looked up here; any other belongs to a federated provider this server does not have.
- * - Its own kids need `Authorization: Basic client_id:secret`: none 401 ERR12002, a wrong secret
- *   401 ERR12007, an unknown client 404 ERR12014.
- * - A known kid: 200 with the PEM certificate, `Content-Type: application/text`.
- * - An unknown kid of its own: 400 ERR12030 INVALID_KEY_ID; of an unknown provider: 404
- *   ERR12017 KEY_NOT_FOUND.
- *
- * Errors are light-4j status bodies (`Content-Type: application/json`):
- * `{"statusCode":400,"code":"ERR12030","message":"INVALID_KEY_ID","description":"Invalid key id 999.","severity":"ERROR"}`.
+ * key client reads it and the stand-in key servers answer. A kid over three characters is a
+ * provider id and a key id (`01` + `100`); provider `00` or its own is looked up here (its own
+ * with Basic client auth), another belongs to a federated provider it does not have.
  */
-export const KEY_SERVICE_STATUS = {
+const KEY_SERVICE_STATUS = {
   ERR12002: { statusCode: 401, message: 'MISSING_AUTHORIZATION_HEADER' },
   ERR12007: { statusCode: 401, message: 'UNAUTHORIZED_CLIENT' },
   ERR12014: { statusCode: 404, message: 'CLIENT_NOT_FOUND' },
@@ -23,7 +14,7 @@ export const KEY_SERVICE_STATUS = {
   ERR12030: { statusCode: 400, message: 'INVALID_KEY_ID' },
 } as const;
 
-export type KeyServiceCode = keyof typeof KEY_SERVICE_STATUS;
+type KeyServiceCode = keyof typeof KEY_SERVICE_STATUS;
 
 const DESCRIPTION: Record<KeyServiceCode, (arg: string) => string> = {
   ERR12002: () => 'No authorization header is found in the request.',
@@ -33,44 +24,31 @@ const DESCRIPTION: Record<KeyServiceCode, (arg: string) => string> = {
   ERR12030: (kid) => `Invalid key id ${kid}.`,
 };
 
-export interface KeyServiceAnswer {
-  status: number;
-  contentType: 'application/text' | 'application/json';
-  body: string;
-}
-
 /** Who a Basic header names: a known client with its secret, or why not. */
 export type ClientCheck =
   | { ok: true }
   | { ok: false; reason: 'missing' | 'wrong-secret' | 'unknown-client'; clientId?: string };
 
 export interface KeyServiceOptions {
-  /** security.yml `providerId` of the server (light-oauth2's federation); none by default. */
+  /** security.yml `providerId` of the server (light-oauth2's federation). */
   providerId?: string;
-  /** Checks the request's Authorization header. */
   authenticate(authorization: string | undefined): ClientCheck;
   /** The PEM certificate of one of the server's own key ids. */
   certificate(keyId: string): string | undefined;
 }
 
-function status(code: KeyServiceCode, arg = ''): KeyServiceAnswer {
-  const row = KEY_SERVICE_STATUS[code];
-  const body = {
-    statusCode: row.statusCode,
-    code,
-    message: row.message,
-    description: DESCRIPTION[code](arg),
-    severity: 'ERROR',
-  };
-  return { status: row.statusCode, contentType: 'application/json', body: JSON.stringify(body) };
+function status(code: KeyServiceCode, arg = '') {
+  const { statusCode, message } = KEY_SERVICE_STATUS[code];
+  const description = DESCRIPTION[code](arg);
+  const body = JSON.stringify({ statusCode, code, message, description, severity: 'ERROR' });
+  return { status: statusCode, contentType: 'application/json', body };
 }
 
-/** light-oauth2's answer to `GET /oauth2/key/{kid}`. */
 export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,
   options: KeyServiceOptions,
-): KeyServiceAnswer {
+): { status: number; contentType: string; body: string } {
   const provider = kid.length < 4 ? undefined : kid.slice(0, 2);
   const keyId = kid.length < 4 ? kid : kid.slice(2);
   const own = provider === undefined || provider === options.providerId;
@@ -89,27 +67,11 @@ export function keyServiceAnswer(
 }
 
 /**
- * Whether a key server's answer says "no such kid", as opposed to a failure: a 404 (but not
- * light-oauth2's ERR12014, our own client id unknown to it), or light-oauth2's 400 ERR12030
- * INVALID_KEY_ID. Any other answer (wrong credentials, say) is a failure to ask, not an answer
- * about the kid.
+ * Whether a key server's answer says "no such kid" rather than a failure to ask: a 404 (but not
+ * ERR12014, our own client unknown to it), or 400 ERR12030 INVALID_KEY_ID.
  */
-export function isNoSuchKid(statusCode: number, body: unknown): boolean {
-  const code = codeOf(body);
+export function isNoSuchKid(statusCode: number, body: string): boolean {
+  const code = jsonObject(body)?.code;
   if (statusCode === 404) return code !== 'ERR12014';
   return statusCode === 400 && code === 'ERR12030';
-}
-
-function codeOf(body: unknown): unknown {
-  let parsed: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return undefined;
-    }
-  }
-  return parsed !== null && typeof parsed === 'object'
-    ? (parsed as { code?: unknown }).code
-    : undefined;
 }

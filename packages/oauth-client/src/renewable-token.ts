@@ -1,49 +1,33 @@
+import { StatusError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import type { ClientEvents, RenewalTrigger } from './client-events';
+import type { DpopKey } from './dpop-key';
 import { TokenFetchError } from './token-fetch-error';
 import type { AccessToken } from './token-request';
 
-/** client.yml `oauth.token` renewal settings, in milliseconds. */
-export interface RenewalPolicy {
+export interface RenewableTokenOptions {
+  clientId: string;
+  /** client.yml `oauth.token`'s, ms. */
   tokenRenewBeforeExpired: number;
   expiredRefreshRetryDelay: number;
   earlyRefreshRetryDelay: number;
-}
-
-export interface RenewableTokenOptions extends RenewalPolicy {
-  clientId: string;
-  /**
-   * Obtains a new token (one request to the token server); `trace` is the request it is made
-   * for, when there is one.
-   */
+  /** One request to the token server, for the request of `trace` when there is one. */
   fetch: (trigger: RenewalTrigger, trace?: OutgoingTrace) => Promise<AccessToken>;
-  /** A token to start with (a user's token from the code exchange); none: cold. */
+  /** A token to start with (a user's, from the code exchange). */
   initial?: AccessToken;
   now?: () => number;
-  /** Told about a failed background renewal (the current token is still served). */
+  /** A failed background renewal (the current token is still served). */
   onBackgroundError?: (err: unknown) => void;
   events?: ClientEvents;
 }
 
-/**
- * - `cold`: no token yet (or the last one was refused downstream)
- * - `fresh`: before the renewal window
- * - `early`: inside the renewal window (`tokenRenewBeforeExpired` before expiry), not expired
- * - `expired`
- */
+/** `cold`: no token (or it was refused downstream); `early`: in the renewal window. */
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
 /**
- * One cached token and its renewal, as light-4j's client does it:
- * - fresh: the token is served.
- * - early: the token is served while one background renewal runs; after a failed one, the next
- *   starts no sooner than `earlyRefreshRetryDelay` after that failure.
- * - cold or expired: callers wait for one shared renewal; after a failed one, callers fail at
- *   once (`retry_later`) until `expiredRefreshRetryDelay` has passed since that failure.
- * - `invalidate(token)`: a downstream refused the token (revoked, or signed with a key the token
- *   server no longer has): it is dropped, and the next caller waits for a new one, shared by
- *   every caller that saw the same refusal.
- * The pending renewal is shared by every caller, so a crowd sends one request.
+ * One cached token and its renewal, as light-4j's client does it: served in the renewal window
+ * while one background renewal runs; once cold or expired, callers share one renewal, and after
+ * a failed one fail at once (`retry_later`) until the retry delay has passed.
  */
 export class RenewableToken {
   private token: AccessToken | undefined;
@@ -63,11 +47,6 @@ export class RenewableToken {
     return this.options.clientId;
   }
 
-  /** The token held now, whatever its state (for a refresh token or a claim; not to send). */
-  get current(): AccessToken | undefined {
-    return this.token;
-  }
-
   state(now = this.now()): TokenState {
     if (!this.token) return 'cold';
     if (now >= this.token.expiresAt) return 'expired';
@@ -76,9 +55,8 @@ export class RenewableToken {
   }
 
   /**
-   * The token when it can be served at once: fresh, or inside the renewal window (a background
-   * renewal is started then, as `get` does). Undefined when callers would have to wait.
-   * The hot path of every downstream call: no promise, no timer.
+   * The token when it can be served at once (starting a background renewal in the window), else
+   * undefined. The hot path of every downstream call: no promise, no timer.
    */
   peek(now = this.now(), trace?: OutgoingTrace): AccessToken | undefined {
     const state = this.state(now);
@@ -108,14 +86,14 @@ export class RenewableToken {
   }
 
   /**
-   * A downstream refused `value`: drop it so that the next caller waits for a new token. A
-   * token already replaced (another caller saw the refusal first) is left alone.
+   * A downstream refused `value`: the next caller waits for a new token, shared by every caller
+   * that saw the refusal (a token already replaced is left alone).
    */
   invalidate(value: string): void {
     if (this.token?.value !== value) return;
     this.token = undefined;
     this.invalidated = true;
-    // The refusal is news: do not make the next caller wait for an earlier failure's delay.
+    // News: not held back by an earlier failure's delay.
     this.expiredRetryAt = -Infinity;
   }
 
@@ -152,5 +130,89 @@ export class RenewableToken {
       });
     this.pending = pending;
     return pending;
+  }
+}
+
+/** The own token of one client at one auth server, shared by the calls of its downstreams. */
+export class TokenSource {
+  constructor(
+    private readonly token: RenewableToken,
+    private readonly events?: ClientEvents,
+    private readonly now: () => number = Date.now,
+    /** The key its tokens are bound to (DPoP): every call with them carries a new proof. */
+    readonly dpop?: DpopKey,
+  ) {}
+
+  get clientId(): string {
+    return this.token.clientId;
+  }
+
+  /**
+   * The token, or ERR10009 (408) keeping the TokenFetchError as its cause. A token at hand (the
+   * usual case) costs no promise of its own.
+   */
+  async get(trace?: OutgoingTrace): Promise<string> {
+    const ready = this.token.peek(undefined, trace);
+    if (ready) return ready.value;
+    const startedAt = this.now();
+    let ok = false;
+    try {
+      const { value } = await this.token.get(trace);
+      ok = true;
+      return value;
+    } catch (err) {
+      throw new StatusError('ERR10009', [], { cause: err });
+    } finally {
+      this.events?.tokenWaited?.({ clientId: this.clientId, ms: this.now() - startedAt, ok });
+    }
+  }
+
+  invalidate(value: string): void {
+    this.token.invalidate(value);
+  }
+}
+
+export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 'initial'> {
+  /** One refresh grant request, as the client the code was issued to. */
+  refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
+}
+
+/**
+ * A user's token from the code exchange, kept valid without the user by the refresh grant under
+ * the own token's renewal rules; a rotated refresh token replaces the old one. A refused refresh
+ * token is TokenFetchError `invalid_grant`: the user must sign in again.
+ */
+export class UserToken {
+  private refreshToken: string | undefined;
+  private readonly token: RenewableToken;
+
+  constructor(first: AccessToken, options: UserTokenOptions) {
+    this.refreshToken = first.refreshToken;
+    const { refresh, clientId } = options;
+    this.token = new RenewableToken({
+      ...options,
+      initial: first,
+      fetch: async (_trigger, trace) => {
+        const refreshToken = this.refreshToken;
+        if (!refreshToken) {
+          throw new TokenFetchError('invalid_grant', {
+            clientId,
+            cause: new Error('the token server issued no refresh token'),
+          });
+        }
+        const next = await refresh(refreshToken, trace);
+        if (next.refreshToken) this.refreshToken = next.refreshToken;
+        return next;
+      },
+    });
+  }
+
+  /** The access token, renewed by the refresh grant when due. Throws TokenFetchError. */
+  async get(trace?: OutgoingTrace): Promise<string> {
+    return (await this.token.get(trace)).value;
+  }
+
+  state(now?: number): TokenState {
+    return this.token.state(now);
   }
 }

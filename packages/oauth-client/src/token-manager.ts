@@ -2,75 +2,52 @@ import { ConfigError } from '@chain/errors';
 import type { OutgoingTrace } from './call-headers';
 import {
   grantSettings,
-  type ClientConfig,
   type ClientFiles,
   type GrantName,
   type GrantSettings,
-  type SecretConfig,
 } from './client-config';
 import type { ClientEvents } from './client-events';
 import { DpopKey } from './dpop-key';
-import { HttpClient } from './http-client';
-import { RenewableToken } from './renewable-token';
-import { TokenSource } from './token-source';
+import { RenewableToken, TokenSource, UserToken } from './renewable-token';
 import { TokenRequester, type AccessToken } from './token-request';
 import type { Transport } from './transport';
-import { UserToken } from './user-token';
 
-export interface TokenManagerOptions {
-  client: ClientConfig;
-  secret: SecretConfig;
-  /** The files client.yml and secret.yml came from, named by a ConfigError. */
-  files?: { client: string; secret: string };
-  /** The service's `HttpClient`; one of client.yml's own settings when absent. */
-  http?: Transport;
+/** client.yml and secret.yml (their files named by a ConfigError), the service's `HttpClient`. */
+export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
+  clientFile?: string;
+  secretFile?: string;
+  http: Transport;
   now?: () => number;
-  /** Told about a failed background renewal. */
   onBackgroundError?: (err: unknown) => void;
   events?: ClientEvents;
 }
 
-/** The authorization code exchange's extras. */
 export interface CodeExchange {
   /** The redirect URI the code was issued for; client.yml's `redirect_uri` when absent. */
   redirectUri?: string;
-  /** RFC 7636: the verifier of the `code_challenge` the code was asked with. */
+  /** RFC 7636 PKCE. */
   codeVerifier?: string;
   trace?: OutgoingTrace;
 }
 
 /**
- * The tokens of one service, from client.yml and secret.yml:
- * - its own client-credentials tokens, kept and renewed per scope set; with
- *   `oauth.multipleAuthServers`, one per downstream serviceId from that serviceId's auth server
- *   (`client_credentials.serviceIdAuthServers`, chosen by `pathPrefixServices`), each with its
- *   own client, scope and cache;
- * - users' tokens: the authorization code exchange, and the refresh token grant that keeps a
- *   user's token valid without the user (`UserToken`).
- * A grant that cannot be asked for (`grantSettings`: no server_url, no client, no secret) is a
- * ConfigError naming the file and key, when the manager is built (the configured client
- * credentials and authorization code grants) or the grant first used.
+ * The tokens of one service: its own (with `oauth.multipleAuthServers` one per downstream
+ * serviceId) and users'. A configured grant that cannot be asked for is a ConfigError at start.
  */
 export class TokenManager {
+  /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
-  private defaultSource: TokenSource | undefined;
+  private ownSource: TokenSource | undefined;
   private readonly requesters = new Map<string, TokenRequester>();
   private readonly files: ClientFiles;
-  private readonly http: Transport;
   /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
-  /** The service's DPoP key (client_credentials.tokenBinding dpop), made at start. */
+  /** client_credentials.tokenBinding dpop: the service's key, made at start. */
   readonly dpopKey: DpopKey | undefined;
 
   constructor(private readonly options: TokenManagerOptions) {
-    const { client, secret, files } = options;
-    this.files = {
-      client,
-      secret,
-      clientFile: files?.client ?? 'client.yml',
-      secretFile: files?.secret ?? 'secret.yml',
-    };
-    this.http = options.http ?? new HttpClient(client);
+    const { client, secret, clientFile = 'client.yml', secretFile = 'secret.yml' } = options;
+    this.files = { client, secret, clientFile, secretFile };
     this.prefixes = Object.entries(client.pathPrefixServices).sort(
       (a, b) => b[0].length - a[0].length,
     );
@@ -78,7 +55,6 @@ export class TokenManager {
     if (token.client_credentials?.tokenBinding === 'dpop') {
       this.dpopKey = new DpopKey({ now: options.now });
     }
-    // Fail at start for a configured grant that cannot work.
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
   }
@@ -93,13 +69,16 @@ export class TokenManager {
   }
 
   /**
-   * The own token of a downstream. With `multipleAuthServers`: the serviceId's auth server and
-   * client (a serviceId without an entry is a ConfigError naming the key); otherwise the
-   * client_credentials grant of client.yml, whatever the serviceId.
+   * The own token of a downstream: with `multipleAuthServers` its serviceId's (none configured:
+   * a ConfigError), else client.yml's client_credentials grant.
    */
   forService(serviceId: string | undefined): TokenSource {
     const { oauth } = this.options.client;
-    if (!oauth.multipleAuthServers) return this.source(undefined);
+    if (!oauth.multipleAuthServers) {
+      // Scopes sorted and once each, as a token server names them.
+      const scope = [...new Set(oauth.token.client_credentials?.scope)].sort();
+      return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), scope));
+    }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.prototype.hasOwnProperty.call(servers, serviceId)) {
       throw new ConfigError(
@@ -112,9 +91,9 @@ export class TokenManager {
         }`,
       );
     }
-    let source = this.sources.get(`service:${serviceId}`);
+    let source = this.sources.get(serviceId);
     if (!source) {
-      // The schema made sure of a server_url, its own or oauth.token's.
+      // `clientRules` made sure of a server_url.
       const server = servers[serviceId];
       const requester = this.makeRequester(
         {
@@ -127,24 +106,14 @@ export class TokenManager {
         this.dpopKey,
       );
       source = this.makeSource(requester, server.scope ?? []);
-      this.sources.set(`service:${serviceId}`, source);
+      this.sources.set(serviceId, source);
     }
     return source;
   }
 
   /**
-   * The service's own client-credentials token for a scope set (client.yml's scope when
-   * omitted), kept, or from one shared renewal. Throws TokenFetchError.
-   */
-  clientCredentials(scope?: readonly string[]): Promise<AccessToken> {
-    return this.source(scope).token.get();
-  }
-
-  /**
-   * A user's code turned into a user token (client.yml `authorization_code`), kept valid by the
-   * refresh grant without the user. Scope: client.yml's, else what the code was issued for.
-   * Throws TokenFetchError (`invalid_grant` for a wrong, used or expired code, or a redirect URI
-   * other than the code's).
+   * A user's code exchanged for a user token (client.yml `authorization_code`). Throws
+   * TokenFetchError (`invalid_grant`: a wrong, used or expired code, or another redirect URI).
    */
   async authorizationCode(code: string, exchange: CodeExchange = {}): Promise<UserToken> {
     const requester = this.requester('authorization_code');
@@ -162,52 +131,34 @@ export class TokenManager {
     return this.userToken(first);
   }
 
-  /**
-   * A user token from a token response that carries a refresh token (the code exchange, or one
-   * obtained elsewhere), renewed by the refresh grant.
-   */
+  /** A user token from a token answer with a refresh token, renewed by the refresh grant. */
   userToken(first: AccessToken): UserToken {
-    const { token } = this.options.client.oauth;
     const requester = this.requester('refresh_token');
+    const scope = this.options.client.oauth.token.refresh_token?.scope;
     return new UserToken(first, {
-      clientId: requester.clientId,
-      tokenRenewBeforeExpired: token.tokenRenewBeforeExpired,
-      expiredRefreshRetryDelay: token.expiredRefreshRetryDelay,
-      earlyRefreshRetryDelay: token.earlyRefreshRetryDelay,
-      now: this.options.now,
-      events: this.options.events,
-      onBackgroundError: this.options.onBackgroundError,
+      ...this.renewal(requester),
       refresh: (refreshToken, trace) =>
         requester.request(
-          {
-            grant_type: 'refresh_token',
-            refresh_token: refreshToken,
-            scope: token.refresh_token?.scope,
-          },
+          { grant_type: 'refresh_token', refresh_token: refreshToken, scope },
           trace?.childHeaders(),
         ),
     });
   }
 
-  /** The token of one scope set at the default auth server; the default set's is kept at hand. */
-  private source(scope: readonly string[] | undefined): TokenSource {
-    if (scope === undefined && this.defaultSource) return this.defaultSource;
-    const requester = this.requester('client_credentials');
-    const wanted = scope ?? this.options.client.oauth.token.client_credentials?.scope ?? [];
-    const key = [...new Set(wanted)].sort().join(' ');
-    let source = this.sources.get(key);
-    if (!source) {
-      source = this.makeSource(requester, key ? key.split(' ') : []);
-      this.sources.set(key, source);
-    }
-    if (scope === undefined) this.defaultSource = source;
-    return source;
+  private makeSource(requester: TokenRequester, scope: readonly string[]): TokenSource {
+    const renewable = new RenewableToken({
+      ...this.renewal(requester),
+      fetch: (_trigger, trace) =>
+        requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
+    });
+    return new TokenSource(renewable, this.options.events, this.options.now, this.dpopKey);
   }
 
-  private makeSource(requester: TokenRequester, scope: readonly string[]): TokenSource {
+  /** What every renewable token of the service is renewed with (client.yml `oauth.token`). */
+  private renewal(requester: TokenRequester) {
     const { token } = this.options.client.oauth;
     const { now, events, onBackgroundError } = this.options;
-    const renewable = new RenewableToken({
+    return {
       clientId: requester.clientId,
       tokenRenewBeforeExpired: token.tokenRenewBeforeExpired,
       expiredRefreshRetryDelay: token.expiredRefreshRetryDelay,
@@ -215,13 +166,10 @@ export class TokenManager {
       now,
       events,
       onBackgroundError,
-      fetch: (_trigger, trace) =>
-        requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
-    });
-    return new TokenSource(renewable, events, now, this.dpopKey);
+    };
   }
 
-  /** The requester of a grant of client.yml, made once (`grantSettings` says what it needs). */
+  /** The requester of a grant of client.yml, made once. */
   private requester(grant: GrantName): TokenRequester {
     let made = this.requesters.get(grant);
     if (!made) {
@@ -238,7 +186,7 @@ export class TokenManager {
       ...settings,
       dpop,
       timeoutMs: this.options.client.request.timeout,
-      http: this.http,
+      http: this.options.http,
       now: this.options.now,
     });
   }

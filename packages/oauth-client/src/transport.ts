@@ -1,10 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * How the bytes of a call travel: one request, one answer. `HttpClient` (undici) is the one
- * implementation; the seam lets the call semantics above it (`Downstream`: which failures count,
- * the retry of a reset connection, the circuit breaker; `DownstreamCaller`: the retry with a
- * renewed token) be tested on scripted answers.
+ * One request, one answer. `HttpClient` is the one implementation; the seam lets the call
+ * semantics above it be tested on scripted answers.
  */
 export interface Transport {
   request(request: TransportRequest): Promise<TransportResponse>;
@@ -14,13 +12,12 @@ export interface TransportRequest {
   method: string;
   url: URL;
   headers: Record<string, string>;
-  /** A request body (a token request's form, a span export's JSON). */
   body?: string;
-  /** Longest wait for the whole exchange (connect, answer, body), in milliseconds. */
+  /** The whole exchange (connect, answer, body), ms. */
   timeoutMs: number;
-  /** A larger answer body fails with `body_too_large` (the call is cut off, not buffered). */
+  /** A larger answer body fails with `body_too_large` (cut off, not buffered). */
   maxBodyBytes: number;
-  /** A new connection, not a kept-alive one: the retry of a connection found reset. */
+  /** Not a kept-alive connection: the retry of one found reset. */
   freshConnection?: boolean;
 }
 
@@ -28,26 +25,21 @@ export interface TransportResponse {
   status: number;
   /** In Node's shape (`IncomingMessage.headers`). */
   headers: IncomingHttpHeaders;
-  /** The body as UTF-8 text. */
+  /** UTF-8 text. */
   body: string;
 }
 
 /**
- * Why a request got no answer:
- * - `connect_timeout`: no connection (TCP and TLS handshake) within client.yml
- *   `request.connectTimeout`
- * - `timeout`: no whole answer within `timeoutMs`
- * - `body_too_large`: an answer body over `maxBodyBytes`
- * - `stale_connection`: a kept-alive connection was found closed or reset by the server before
- *   any byte of the answer (the request may be sent again on a fresh connection)
- * - `network`: refused, reset, DNS or TLS failure of a new connection
+ * Why a request got no answer: `stale_connection` is a kept-alive connection closed or reset
+ * before any byte of the answer (safe to send again on a fresh one); `network` is refused,
+ * reset, DNS or TLS failure of a new connection.
  */
 export type TransportFailure =
   'connect_timeout' | 'timeout' | 'body_too_large' | 'stale_connection' | 'network';
 
 export class TransportError extends Error {
   override readonly name = 'TransportError';
-  /** Node's error code of the failure (`ECONNREFUSED`, `ERR_TLS_CERT_ALTNAME_INVALID`, …). */
+  /** Node's error code (`ECONNREFUSED`, `ERR_TLS_CERT_ALTNAME_INVALID`, …). */
   readonly code?: string;
 
   constructor(
@@ -58,5 +50,24 @@ export class TransportError extends Error {
     super(message, options);
     const code = (options?.cause as NodeJS.ErrnoException | undefined)?.code;
     if (typeof code === 'string') this.code = code;
+  }
+}
+
+/** Why `request` got no answer, as a message naming its server goes on: "… did not answer …". */
+export function noAnswer(err: TransportError, request: TransportRequest): string {
+  if (err.kind === 'timeout') return `did not answer within ${request.timeoutMs} ms`;
+  if (err.kind === 'body_too_large') return `answered more than ${request.maxBodyBytes} bytes`;
+  return `could not be reached (${err.code ?? err.kind})`;
+}
+
+/** A JSON object's members; undefined for anything else. */
+export function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { CircuitBreaker, type CircuitState } from '../src';
+import { CircuitBreaker, type CircuitState } from '../src/circuit-breaker';
 
 /** A breaker on an injected clock, with every change of state written down. */
 function breaker(errorThreshold = 2, resetTimeoutMs = 7000) {

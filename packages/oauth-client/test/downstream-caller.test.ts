@@ -5,16 +5,14 @@ import {
   Downstream,
   DownstreamCaller,
   DpopKey,
-  RenewableToken,
   TokenFetchError,
   TokenSource,
-  TransportError,
   type ClientEvents,
-  type RenewalTrigger,
   type Transport,
-  type TransportRequest,
-  type TransportResponse,
 } from '../src';
+import type { RenewalTrigger } from '../src/client-events';
+import { RenewableToken } from '../src/renewable-token';
+import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
 
 /** A downstream that answers from a script (an answer or a failure) and keeps what it was sent. */
 function downstreamOf(...script: (TransportResponse | TransportError)[]) {

@@ -6,14 +6,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
 import { CERTS, freePort } from '@chain/testkit';
-import {
-  Downstream,
-  TransportError,
-  type ClientEvents,
-  type Transport,
-  type TransportRequest,
-  type TransportResponse,
-} from '../src';
+import { Downstream, type ClientEvents, type Transport } from '../src';
+import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
 import {
   closeClients,
   httpsServer,
@@ -206,19 +200,12 @@ describe('Downstream', () => {
   });
 
   it('a body past maxBodyBytes is ERR20004, not buffered whole', async () => {
-    answer = (res) => send(res, 200, ['x'.repeat(5000)]);
-    const small = new Downstream({
-      name: 'api-d',
-      url: `${server.url}/v1/data`,
-      timeoutMs: 1000,
-      transport: testClient(),
-      maxBodyBytes: 1000,
-    });
-    await expect(small.getJson({})).rejects.toMatchObject({
+    answer = (res) => send(res, 200, ['x'.repeat(1024 * 1024)]);
+    await expect(downstream().getJson({})).rejects.toMatchObject({
       body: {
         statusCode: 502,
         code: 'ERR20004',
-        description: 'Downstream service api-d answered a body larger than 1000 bytes',
+        description: 'Downstream service api-d answered a body larger than 1048576 bytes',
       },
     });
   });
@@ -335,18 +322,7 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
     ]);
   });
 
-  it('a POST is not sent again; a second failure on the fresh connection is the error; a new connection reset is not retried', async () => {
-    const post = scripted(down('stale_connection'));
-    await expect(
-      new Downstream({
-        name: 'api-d',
-        url: 'https://api-d:7444',
-        timeoutMs: 1000,
-        transport: post.transport,
-      }).send({}, { method: 'POST' }),
-    ).rejects.toMatchObject({ code: 'ERR20002' });
-    expect(post.sent).toHaveLength(1);
-
+  it('a second failure on the fresh connection is the error; a new connection reset is not retried', async () => {
     const twice = scripted(down('stale_connection'), down('stale_connection'));
     const { seen, events } = recording();
     await expect(

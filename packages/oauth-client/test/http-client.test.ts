@@ -6,7 +6,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { CERTS, freePort } from '@chain/testkit';
-import { TransportError, type TransportRequest } from '../src';
+import { TransportError, type TransportRequest } from '../src/transport';
 import { failureOf } from '../src/http-client';
 import { closeClients, httpsServer, send, testClient } from './support/https-server';
 

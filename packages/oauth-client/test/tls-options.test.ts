@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import path from 'node:path';
 import { CERTS } from '@chain/testkit';
 import { Downstream, type ClientConfig } from '../src';
-import { tlsOptions } from '../src/tls-options';
+import { tlsOptions } from '../src/http-client';
 import {
   closeClients,
   httpsServer,

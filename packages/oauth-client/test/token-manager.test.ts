@@ -76,20 +76,23 @@ describe('TokenManager', () => {
   it('500 concurrent calls on a cold cache send one request to a real token server', async () => {
     answer = (_body, res) => setTimeout(() => okToken(res), 20);
     const tokens = manager(clientConfig({ client_credentials: CC }));
-    const got = await Promise.all(Array.from({ length: 500 }, () => tokens.clientCredentials()));
+    const own = tokens.forService(undefined);
+    const got = await Promise.all(Array.from({ length: 500 }, () => own.get()));
     expect(server.seen).toHaveLength(1);
-    expect(new Set(got.map((t) => t.value))).toEqual(new Set(['jwt-1']));
+    expect(new Set(got)).toEqual(new Set(['jwt-1']));
     expect(server.seen[0].body).toBe('grant_type=client_credentials&scope=api_b.r+api_b.w');
   });
 
-  it('one cache per scope set, whatever the order', async () => {
+  it("client.yml's scope sorted and once each; none configured: no scope", async () => {
     answer = (_body, res) => okToken(res);
-    const tokens = manager(clientConfig({ client_credentials: CC }));
-    const a = await tokens.clientCredentials(['x', 'y']);
-    const b = await tokens.clientCredentials(['y', 'x', 'y']);
-    const c = await tokens.clientCredentials([]);
-    expect(a).toBe(b);
-    expect(c.value).not.toBe(a.value);
+    const scoped = { ...CC, scope: ['y', 'x', 'y'] };
+    await manager(clientConfig({ client_credentials: scoped }))
+      .forService(undefined)
+      .get();
+    const unscoped = { ...CC, scope: undefined };
+    await manager(clientConfig({ client_credentials: unscoped }))
+      .forService(undefined)
+      .get();
     expect(server.seen.map((r) => r.body)).toEqual([
       'grant_type=client_credentials&scope=x+y',
       'grant_type=client_credentials',
@@ -111,15 +114,15 @@ describe('TokenManager', () => {
       () => t,
       events,
     );
-    const first = await tokens.clientCredentials();
+    const own = tokens.forService(undefined);
+    const first = await own.get();
     t = 600_000 - 1001;
-    await expect(tokens.clientCredentials()).resolves.toBe(first);
+    await expect(own.get()).resolves.toBe(first);
     t = 600_000 - 1000;
     const background = renewed();
-    await expect(tokens.clientCredentials()).resolves.toBe(first); // early: served, renewing
+    await expect(own.get()).resolves.toBe(first); // early: served, renewing
     await background;
-    const second = await tokens.clientCredentials();
-    expect(second.value).toBe('jwt-2');
+    await expect(own.get()).resolves.toBe('jwt-2');
     expect(server.seen).toHaveLength(2);
   });
 
@@ -201,11 +204,11 @@ describe('TokenManager', () => {
   });
 
   it('a grant that cannot be asked for is a ConfigError naming the file and key', async () => {
-    const files = { client: '/cfg/client.yml', secret: '/cfg/secret.yml' };
+    const files = { clientFile: '/cfg/client.yml', secretFile: '/cfg/secret.yml' };
     const made =
       (client: ClientConfig, secret: SecretConfig = SECRET) =>
       () =>
-        new TokenManager({ client, secret, files, http: testClient() });
+        new TokenManager({ client, secret, ...files, http: testClient() });
     expect(made(clientConfig({ client_credentials: CC }), {})).toThrow(
       new ConfigError(
         '/cfg/secret.yml',
@@ -222,7 +225,7 @@ describe('TokenManager', () => {
     const inClientYml = clientConfig({ client_credentials: { ...CC, client_secret: 's' } });
     expect(made(inClientYml, {})).not.toThrow();
     const none = made(clientConfig({}))();
-    expect(() => none.clientCredentials()).toThrow(
+    expect(() => none.forService(undefined)).toThrow(
       'at key "oauth.token.client_credentials": is required for the client_credentials grant',
     );
     await expect(none.authorizationCode('c')).rejects.toThrow(
@@ -232,7 +235,6 @@ describe('TokenManager', () => {
     expect(() => none.userToken({ value: 'v', expiresAt: 0, refreshToken: 'r' })).toThrow(
       'at key "oauth.token.authorization_code": is required for the refresh_token grant',
     );
-    expect(() => none.forService(undefined)).toThrow(ConfigError);
   });
 
   it('reads the bundled client.yml of a chain service', () => {
@@ -269,7 +271,8 @@ describe('TokenManager: sender-constrained own tokens', () => {
     const source = m.forService(undefined);
     expect(source.dpop).toBe(m.dpopKey);
     await expect(source.get()).resolves.toBe('jwt-1');
-    await m.clientCredentials(['other.scope']);
+    source.invalidate('jwt-1');
+    await expect(source.get()).resolves.toBe('jwt-2');
     const proofs = await Promise.all(
       server.seen.map((r) => jwtVerify(r.headers.dpop as string, EmbeddedJWK)),
     );
@@ -305,7 +308,7 @@ describe('TokenManager: sender-constrained own tokens', () => {
     const m = manager(clientConfig({ client_credentials: CC }));
     expect(m.dpopKey).toBeUndefined();
     expect(m.forService(undefined).dpop).toBeUndefined();
-    await m.clientCredentials();
+    await m.forService(undefined).get();
     expect(server.seen[0].headers.dpop).toBeUndefined();
   });
 
@@ -323,7 +326,7 @@ describe('TokenManager: sender-constrained own tokens', () => {
       withKeyStore,
     );
     const m = manager(client, {});
-    await expect(m.clientCredentials()).resolves.toMatchObject({ value: 'jwt-1' });
+    await expect(m.forService(undefined).get()).resolves.toBe('jwt-1');
     const [req] = server.seen;
     expect(req.headers.authorization).toBeUndefined();
     expect(new URLSearchParams(req.body).get('client_id')).toBe('api-a-client');
@@ -393,7 +396,9 @@ describe('TokenManager: a user token from the code exchange, renewed by refresh 
     expect(server.seen.map((r) => r.headers.authorization)).toEqual(
       Array(3).fill(basic('chain-user', 'chain-user-secret')),
     );
-    expect(user.expiresAt).toBe(10_000_000 + 600_000);
+    // The refreshed token lives from its request on.
+    expect(user.state(10_000_000 + 600_000 - 1)).toBe('early');
+    expect(user.state(10_000_000 + 600_000)).toBe('expired');
   });
 
   it('client.yml refresh_token: its own client, uri and scope (secret.yml refreshTokenClientSecret)', async () => {

@@ -1,7 +1,8 @@
 import util from 'node:util';
 import { EmbeddedJWK, jwtVerify } from 'jose';
 import { freePort } from '@chain/testkit';
-import { DpopKey, TokenFetchError, TokenRequester } from '../src';
+import { DpopKey, TokenFetchError } from '../src';
+import { TokenRequester } from '../src/token-request';
 import {
   closeClients,
   fakeJwt,

@@ -14,10 +14,10 @@ import { echoPath } from './stages/routing';
 const LINGER_MS = 1000;
 
 /**
- * The stopping state of a service's servers. Until `stop()` every request is let through and
- * followed to its end; after it, a new request is answered 503 ERR20006 with `Connection: close`,
- * an in-flight one finishes with `Connection: close` (when its headers are not sent yet), and
- * each connection is closed as soon as it has nothing in flight.
+ * The stopping state of a service's servers. After `stop()` a new request is answered 503
+ * ERR20006 with `Connection: close`, an in-flight one finishes with `Connection: close` (when its
+ * headers are not sent yet), and each connection is closed once it has nothing in flight; HTTP/2
+ * sessions get GOAWAY.
  */
 export class ShutdownGate {
   private stopping = false;
@@ -39,35 +39,25 @@ export class ShutdownGate {
     };
   }
 
-  get isStopping(): boolean {
-    return this.stopping;
-  }
-
-  /**
-   * A server whose idle connections are closed while stopping; an HTTP/2 server's sessions are
-   * told to stop (GOAWAY: their streams in flight finish, no new one opens).
-   */
   watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
-    if (isHttp2Server(server)) {
-      server.on('session', (session: http2.ServerHttp2Session) => {
-        if (this.stopping) {
-          session.close();
-          return;
-        }
-        this.sessions.add(session);
-        session.once('close', () => this.sessions.delete(session));
-      });
-    }
+    // Only an HTTP/2 server has sessions.
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      if (this.stopping) {
+        session.close();
+        return;
+      }
+      this.sessions.add(session);
+      session.once('close', () => this.sessions.delete(session));
+    });
   }
 
   /** Cuts every connection still open (the end of the grace time). */
   closeAll(): void {
     for (const session of this.sessions) session.destroy();
     for (const server of this.servers) {
-      // An HTTP/2 server with HTTP/1.1 fallback tracks its HTTP/1.1 connections as
-      // http.Server does, but does not expose closeAllConnections (Node calls the same method
-      // for its closeIdleConnections).
+      // An HTTP/2 server with HTTP/1.1 fallback tracks its HTTP/1.1 connections as http.Server
+      // does but lacks closeAllConnections (its closeIdleConnections is http.Server's).
       http.Server.prototype.closeAllConnections.call(server as http.Server);
     }
   }
@@ -92,16 +82,10 @@ export class ShutdownGate {
     for (const res of this.inFlight) {
       if (!res.headersSent && !isHttp2(res)) res.setHeader('Connection', 'close');
     }
-    // Node's HTTP/2 server with HTTP/1.1 fallback has it too (for its HTTP/1.1 connections).
     for (const server of this.servers) (server as http.Server).closeIdleConnections();
     for (const session of this.sessions) session.close();
   }
 }
-
-const isHttp2Server = (
-  server: http.Server | http2.Http2SecureServer,
-): server is http2.Http2SecureServer =>
-  typeof (server as http2.Http2SecureServer).updateSettings === 'function';
 
 /** The part of a service the servers need: its listener and its shutdown gate. */
 export interface ServedApp {
@@ -112,20 +96,13 @@ export interface ServedApp {
 }
 
 /**
- * The HTTP edges of every service, the same for both hosts, as a careful server has them
- * (fastify is the reference): Node's options from server.yml (header size, time-outs), a
- * catalogue answer where Node would answer bare text or nothing, and the stopping gate.
- *
- * - a malformed request line or header: 400 ERR20007; a header block over `maxHeaderSize`:
- *   431 ERR20008; a request not received within `headersTimeoutMs` / `requestTimeoutMs`: 408
- *   ERR20009; the answer is written, the connection half-closed, and the client's remaining
- *   bytes read for a moment so that it sees the answer rather than a reset;
- * - an HTTP/1.1 request without `Host`: 400 ERR20007; an `Expect` other than 100-continue: 417
- *   ERR20010;
- * - while stopping: 503 ERR20006 with `Connection: close`.
- *
- * `tls` with `requestCert` (server.yml `enableTwoWayTls`): each connection keeps its verified
- * client certificate's thumbprint and each refused handshake is logged (./client-certificate).
+ * The HTTP edges of every service, the same for both hosts (fastify is the reference): Node's
+ * options from server.yml, and a catalogue answer where Node would answer bare text or nothing:
+ * a malformed request 400 ERR20007, a header block over `maxHeaderSize` 431 ERR20008, a request
+ * not received in time 408 ERR20009 (written, the connection half-closed and the client's bytes
+ * read for a moment, so that it sees the answer rather than a reset); an HTTP/1.1 request
+ * without `Host` 400 ERR20007; an `Expect` other than 100-continue 417 ERR20010. With server.yml
+ * `enableHttp2` (native host), HTTP/2 with HTTP/1.1 for clients that do not offer it (ALPN).
  */
 export function createHttpServer(
   protocol: 'https' | 'http',
@@ -142,16 +119,45 @@ export function createHttpServer(
     // How often Node checks the two time-outs above (its default, 30 s, would let a 1 s
     // time-out fire up to 30 s late).
     connectionsCheckingInterval: Math.min(1000, Math.ceil(config.headersTimeoutMs / 2)),
-    // Checked by `gate` below, which answers a catalogue body (Node answers a bare 400).
+    // Checked below, with a catalogue body (Node answers a bare 400).
     requireHostHeader: false,
   };
-  const listener = admit(app);
-  const server =
-    protocol === 'https' && config.enableHttp2 && app.http2
-      ? http2Server(options, config, tls, listener)
-      : protocol === 'https'
+  const listener: http.RequestListener = (req, res) => {
+    if (!app.gate.admit(res)) return;
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      return sendError(
+        res,
+        new StatusError('ERR20007', ['An HTTP/1.1 request needs a Host header'], {
+          headers: { Connection: 'close' },
+        }),
+      );
+    }
+    app.listener(req, res);
+  };
+  let server: http.Server | http2.Http2SecureServer;
+  if (protocol === 'https' && config.enableHttp2 && app.http2) {
+    server = http2.createSecureServer(
+      {
+        ...(tls as http2.SecureServerOptions),
+        allowHTTP1: true,
+        settings: { maxHeaderListSize: config.maxHeaderSize },
+      },
+      listener as unknown as (
+        req: http2.Http2ServerRequest,
+        res: http2.Http2ServerResponse,
+      ) => void,
+    );
+    // Node runs its HTTP/1.1 server code for the fallback connections, which reads these.
+    Object.assign(server, options);
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      session.setTimeout(config.keepAliveTimeoutMs, () => session.close());
+    });
+  } else {
+    server =
+      protocol === 'https'
         ? https.createServer({ ...options, ...tls }, listener)
         : http.createServer(options, listener);
+  }
   app.gate.watch(server);
   if (tls?.requestCert) watchClientCertificates(server as https.Server, logger);
   server.on('clientError', clientErrorHandler(config, logger));
@@ -162,40 +168,11 @@ export function createHttpServer(
   return server;
 }
 
-/**
- * HTTP/2 with HTTP/1.1 for clients that do not offer it (ALPN), on one port. The HTTP/1.1
- * connections get every option of the HTTP/1.1 server (Node runs its own HTTP/1.1 server code for
- * them and reads these properties); an HTTP/2 session idle for `keepAliveTimeoutMs` is closed
- * gracefully (GOAWAY), and a header list over `maxHeaderSize` is refused by the HTTP/2 layer.
- */
-function http2Server(
-  options: http.ServerOptions,
-  config: ServerConfig,
-  tls: https.ServerOptions | undefined,
-  listener: http.RequestListener,
-): http2.Http2SecureServer {
-  const server = http2.createSecureServer(
-    {
-      ...(tls as http2.SecureServerOptions),
-      allowHTTP1: true,
-      settings: { maxHeaderListSize: config.maxHeaderSize },
-    },
-    listener as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-  );
-  Object.assign(server, options);
-  server.on('session', (session: http2.ServerHttp2Session) => {
-    session.setTimeout(config.keepAliveTimeoutMs, () => session.close());
-  });
-  return server;
-}
-
-/** The paths of the probe port (server.yml `probePort`). */
 const PROBE_PATHS = new Set(['/health', '/ready']);
 
 /**
- * The app of the probe port: `/health` and `/ready` go through the service's own pipeline (its
- * probes stage answers them first); any other path is 404 ERR20001, so that the port without
- * client authentication serves nothing but the probes. HTTP/1.1 only, as probes speak.
+ * The app of the probe port (server.yml `probePort`): `/health` and `/ready` go through the
+ * service's own pipeline, any other path is 404 ERR20001. HTTP/1.1 only, as probes speak.
  */
 export function probesOnly(app: ServedApp): ServedApp {
   return {
@@ -209,22 +186,6 @@ export function probesOnly(app: ServedApp): ServedApp {
       res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
       sendError(res, new StatusError('ERR20001', [`Path ${echoPath(path)} on the probe port`]));
     },
-  };
-}
-
-/** What every request meets before the service's stages. */
-function admit(app: ServedApp): http.RequestListener {
-  return (req, res) => {
-    if (!app.gate.admit(res)) return;
-    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
-      return sendError(
-        res,
-        new StatusError('ERR20007', ['An HTTP/1.1 request needs a Host header'], {
-          headers: { Connection: 'close' },
-        }),
-      );
-    }
-    app.listener(req, res);
   };
 }
 
@@ -242,17 +203,6 @@ function clientErrorOf(code: string | undefined, config: ServerConfig): StatusEr
   }
 }
 
-/** A whole HTTP/1.1 answer as bytes, for a socket no response object owns. */
-function rawAnswer(error: StatusError): string {
-  const body = JSON.stringify(error.body);
-  return (
-    `HTTP/1.1 ${error.statusCode} ${http.STATUS_CODES[error.statusCode]}\r\n` +
-    `Content-Type: ${ERROR_TYPE}\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Connection: close\r\n\r\n${body}`
-  );
-}
-
 function clientErrorHandler(config: ServerConfig, logger: Logger) {
   const answeredSockets = new WeakSet<Duplex>();
   return (err: Error & { code?: string }, socket: Duplex) => {
@@ -260,8 +210,7 @@ function clientErrorHandler(config: ServerConfig, logger: Logger) {
     if (answeredSockets.has(socket)) return;
     answeredSockets.add(socket);
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    // Node's own handler checks the same: a response already on its way must not be corrupted
-    // by a second one (pipelined requests).
+    // As Node's own handler: a response already on its way (pipelining) must not be corrupted.
     const inFlight = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;
     if (!socket.writable || inFlight?.headersSent) {
       socket.destroy();
@@ -276,9 +225,14 @@ function clientErrorHandler(config: ServerConfig, logger: Logger) {
       },
       'request refused before it was read',
     );
-    // Half-close after the answer and keep reading what the client still sends, so that its
-    // TCP stack delivers the answer instead of a reset; cut the connection after a moment.
-    socket.end(rawAnswer(error));
+    const body = JSON.stringify(error.body);
+    socket.end(
+      `HTTP/1.1 ${error.statusCode} ${http.STATUS_CODES[error.statusCode]}\r\n` +
+        `Content-Type: ${ERROR_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+    // Half-closed: what the client still sends is read, so its TCP stack delivers the answer
+    // instead of a reset; the connection is cut after a moment.
     socket.resume();
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };

@@ -3,14 +3,11 @@ import net from 'node:net';
 import pino from 'pino';
 
 /** pino's destination (sonic-boom). */
-export type LogDestination = ReturnType<typeof pino.destination>;
+type LogDestination = ReturnType<typeof pino.destination>;
 
 /** Linux's PIPE_BUF: a write of at most this many bytes to a pipe is never split by another's. */
 const PIPE_BUF = 4096;
-/**
- * The longest a line waits in the buffer while the service runs; a line logged this long after
- * the last write (a quiet spell) is written at the end of its event-loop turn.
- */
+/** The longest a line waits in the buffer; a line this long after the last write goes at once. */
 const FLUSH_MS = 50;
 /** Bytes kept while the reader does not keep up; beyond, lines are dropped and counted. */
 const MAX_BUFFERED = 32 * 1024 * 1024;
@@ -18,13 +15,12 @@ const MAX_BUFFERED = 32 * 1024 * 1024;
 const EXIT_FLUSH_MS = 2000;
 
 interface Output {
-  /** Why logging ended (EPIPE: the reader is gone), or undefined while it works. */
+  /** Why logging ended (EPIPE: the reader is gone). */
   ended?: string;
-  /** The last write was refused (EAGAIN): the reader's pipe is full. */
+  /** The last write was refused (EAGAIN). */
   refused: boolean;
-  /** Bytes of the last write (0: there was nothing to write). */
+  /** Bytes of the last write (0: nothing to write). */
   lastWrite: number;
-  /** When lines were last written (performance.now()). */
   lastWriteAt: number;
   /** The next line looks whether it comes after a quiet spell (once per write, not per line). */
   armed: boolean;
@@ -37,43 +33,18 @@ const outputs = new Map<LogDestination, Output>();
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-export interface OpenedLogDestination {
-  destination: LogDestination;
-  /**
-   * pino's `hooks.streamWrite`: a line that comes after a quiet spell is written at the end of
-   * its event-loop turn, so that the line of a lone request is in the log before its answer
-   * reaches the client; lines that follow a write closely wait for the next one.
-   */
-  streamWrite: (line: string) => string;
-}
-
-export interface LogDestinationOptions {
-  /** The fd is a pipe other processes write to (the workers of a service): writes of PIPE_BUF. */
-  shared: boolean;
-  /** Told how many lines were dropped, once the reader takes lines again. */
-  onDropped: (count: number) => void;
-}
-
 /**
- * pino's destination on a file descriptor, configured for a service: lines are buffered and
- * written together (`minLength`), at most `FLUSH_MS` after they were logged (`periodicFlush`) or
- * at the end of their event-loop turn after a quiet spell (`streamWrite`), in
- * writes of whole lines of at most PIPE_BUF in a worker (`maxWrite`), so that the workers sharing
- * one pipe never interleave inside a line. Writes are synchronous `write(2)`s on a non-blocking
- * fd: a reader that does not keep up (EAGAIN) is not waited for, the lines stay buffered (at most
- * `MAX_BUFFERED` bytes, `maxLength`; beyond, they are dropped and counted) and go with the next
- * write; a reader that is gone (EPIPE) ends logging, not the process. Every pending line is
- * written when the process exits (`process.exit`, a fatal error, the end of the event loop),
- * waiting `EXIT_FLUSH_MS` at most for a slow reader.
- *
- * Not `sync: false`: there the writes run on libuv's thread pool, and a write in flight or waiting
- * to be retried when the process exits is not in pino's flush on exit (`flushSync` skips it), so
- * its lines are lost; not `flushSync` either: it retries an EPIPE forever.
+ * pino's destination on a file descriptor, configured for a service (README "Logs"): buffered
+ * (`minLength`, `periodicFlush`), whole lines of at most PIPE_BUF per write in a worker
+ * (`maxWrite`), synchronous writes on a non-blocking fd (a full pipe is not waited for, a gone
+ * reader ends logging), everything written on exit. `streamWrite` is pino's hook that writes a
+ * line after a quiet spell at the end of its event-loop turn. Not `sync: false`: a write in
+ * flight at exit is left out of pino's flush; not `flushSync`: it retries an EPIPE forever.
  */
 export function openLogDestination(
   fd: number,
-  options: LogDestinationOptions,
-): OpenedLogDestination {
+  options: { shared: boolean; onDropped: (count: number) => void },
+): { destination: LogDestination; streamWrite: (line: string) => string } {
   const output: Output = {
     refused: false,
     lastWrite: 0,
@@ -135,7 +106,7 @@ export function openLogDestination(
 
 /**
  * Writes every line still buffered, waiting at most `timeoutMs` for a reader that does not keep
- * up; returns at once when logging has ended. Another stream than openLogDestination's: nothing.
+ * up; at once when logging has ended. Another stream than openLogDestination's: nothing.
  */
 export function flushLogDestination(destination: unknown, timeoutMs: number): void {
   const output = outputs.get(destination as LogDestination);
@@ -156,9 +127,9 @@ export function flushLogDestination(destination: unknown, timeoutMs: number): vo
 }
 
 /**
- * A pipe or socket fd in non-blocking mode, so that a full pipe answers EAGAIN instead of
- * stopping the event loop: libuv puts the fd in that mode when it opens a handle on it (Node does
- * so for process.stdout and process.stderr). Files and terminals are left as they are.
+ * A pipe or socket fd in non-blocking mode (a full pipe answers EAGAIN instead of stopping the
+ * event loop), as libuv sets it when it opens a handle on it (Node does for stdout and stderr).
+ * Files and terminals are left as they are.
  */
 function nonBlocking(fd: number): unknown {
   if (fd === 1) return process.stdout;

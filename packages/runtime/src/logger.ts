@@ -7,13 +7,12 @@ const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Sco
 /** The OAuth 2.0 form field and the config keys that hold a secret. */
 const SECRETS = ['client_secret', 'password', 'influxdbPass'];
 
+const path = (container: string, name: string) => `${container}[${JSON.stringify(name)}]`;
+
 /**
- * Where a log call can hold a credential: a secret at the top of the line, headers (`headers`,
- * `req.headers`), an error (pino's `err` serializer keeps an error's own properties). Named
- * paths, not wildcards (`*.password`): pino's redaction walks every wildcard path for every field
- * of every line, the audit line of each request included, while a named path costs nothing to a
- * line without its first key (README "Logs"). A header's name at the top of a line is not one of
- * them: the chain's trace line puts a token's summary there (fingerprint and client id).
+ * Where a log call can hold a credential: named paths, not wildcards, which pino walks for every
+ * field of every line (README "Logs"). A header's name at the top of a line is not one of them:
+ * the chain's trace line puts a token's summary there.
  */
 const REDACT_PATHS = [
   ...SECRETS.map((name) => path('', name)),
@@ -21,16 +20,10 @@ const REDACT_PATHS = [
   ...[...TOKEN_HEADERS, ...SECRETS].map((name) => path('err', name)),
 ];
 
-function path(container: string, name: string): string {
-  return `${container}[${JSON.stringify(name)}]`;
-}
-
 /**
- * One JSON line per event on stdout: pino, its ISO time, `service` (and `worker` in a worker
- * process) in every line, credentials redacted in every line (the audit line's `jwt`, which
- * security.yml `logJwtToken` asks for, is not a redacted name). On a file descriptor, lines go
- * through pino's destination (./log-destination: buffered, never blocking, flushed on exit);
- * `destination` replaces stdout: another file descriptor, or a stream (tests).
+ * One JSON line per event: pino, its ISO time, `service` (and `worker`) in every line,
+ * credentials redacted. On a file descriptor (stdout by default) through ./log-destination;
+ * `destination` may be a stream instead (tests).
  */
 export function createLogger(
   serviceId: string,
@@ -61,7 +54,7 @@ export function createLogger(
 
 /**
  * Writes every line the logger holds now, waiting at most `timeoutMs` for a reader that does not
- * keep up; at once when the reader is gone. (On exit this happens by itself.)
+ * keep up. (On exit this happens by itself.)
  */
 export function flushLogger(logger: Logger, timeoutMs = 1000): void {
   flushLogDestination(
@@ -73,9 +66,8 @@ export function flushLogger(logger: Logger, timeoutMs = 1000): void {
 let fatalErrorsHandled = false;
 
 /**
- * An uncaught exception or unhandled rejection ends the process as Node would (exit code 1), after
- * a fatal line with the error: with the lines logged before it, it is written before the exit.
- * Once per process.
+ * An uncaught exception or unhandled rejection: a fatal line with the error (written, with every
+ * line before it, on exit), then exit code 1 as Node would. Once per process.
  */
 export function exitOnFatalError(logger: Logger): void {
   if (fatalErrorsHandled) return;

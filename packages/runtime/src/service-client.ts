@@ -83,14 +83,12 @@ export interface ServiceClientOptions {
  */
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const { config, logger, events } = options;
-  const { client, secret } = config;
+  const { client } = config;
   const files = clientFiles(config);
   let manager: TokenManager | undefined;
   const tokens = () =>
     (manager ??= new TokenManager({
-      client,
-      secret,
-      files: { client: files.clientFile, secret: files.secretFile },
+      ...files,
       http: options.http(),
       events,
       onBackgroundError: (err) =>

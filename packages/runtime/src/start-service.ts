@@ -1,13 +1,12 @@
 import crypto from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
-import type http from 'node:http';
-import type http2 from 'node:http2';
+import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { clientAuthOptions } from './client-certificate';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server';
 import { createLogger, exitOnFatalError, flushLogger } from './logger';
 import type { ServiceApp } from './service-app';
@@ -17,7 +16,7 @@ import {
   reportCannotStart,
   reportListening,
   listeningMessage,
-  runPrimaryProcess,
+  runPrimary,
   watchForStop,
   workerNumber,
   type ListeningPort,
@@ -49,13 +48,10 @@ export interface RunningService {
 
 /**
  * Starts a service: reads and checks its config, builds the app, listens on the ports of
- * server.yml (port 0: any free port, logged), and stops cleanly on SIGTERM/SIGINT (exit 0).
- * Anything that keeps it from starting ends the process with exit code 1 and one line on stderr
- * (`Cannot start: ...`); a config problem names the file and the key.
- *
- * With server.yml `workers` above 1, this process becomes the primary of a node:cluster
- * (./workers): it checks the config, forks the workers (each runs this same script and serves the
- * port) and never resolves; in a worker, this runs the service and answers to the primary.
+ * server.yml, and stops cleanly on SIGTERM/SIGINT (exit 0). Anything that keeps it from starting
+ * ends the process with exit code 1 and one `Cannot start: ...` line on stderr. With server.yml
+ * `workers` above 1 this process becomes the primary of a node:cluster (./workers) and never
+ * resolves; in a worker, this runs the service and answers to the primary.
  */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
   let logger: Logger | undefined;
@@ -68,7 +64,6 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     });
     logger = createLogger(config.server.serviceId, undefined, definition.logDestination);
     exitOnFatalError(logger);
-    const primary = worker === undefined && config.server.workers > 1;
     // Said once per service: by the primary, or by the first worker for what only it sees.
     if (config.loader.missingOverride && worker === undefined) {
       logger.warn(
@@ -76,13 +71,12 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
         'CONFIG_DIR does not exist; using bundled config',
       );
     }
-    const tlsFiles = config.server.enableHttps ? loadTls(config) : undefined;
-    if (primary) {
-      runPrimaryProcess({ config, logger });
+    const tlsOptions = config.server.enableHttps ? loadTls(config) : undefined;
+    if (worker === undefined && config.server.workers > 1) {
+      runPrimary(config, logger);
       return await new Promise<never>(() => undefined);
     }
     const app = definition.createApp(config, logger);
-    // light-4j keys that do nothing here, and light-4j files nothing read: once each, at start.
     if (worker === undefined || worker === 1) {
       for (const { file, key, message } of config.loader.warnings) {
         logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
@@ -91,107 +85,145 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
         logger.warn({ file }, `${file}: not read by this service`);
       }
     }
-    return await listen(config, app, logger, tlsFiles, worker);
+    return await listen(config, app, logger, tlsOptions, worker);
   } catch (err) {
-    if (worker !== undefined) return workerCannotStart(err);
-    return cannotStart(err, logger);
+    return cannotStart(err, logger, worker);
   }
 }
 
-/** A worker that cannot start tells the primary, which says it once for the service. */
-async function workerCannotStart(err: unknown): Promise<never> {
+/** Exit 1 with one message: a worker's is said by the primary, once for the service. */
+async function cannotStart(err: unknown, logger?: Logger, worker?: number): Promise<never> {
   const message = (err as Error)?.message ?? String(err);
   const config = err instanceof ConfigError ? err : undefined;
-  await reportCannotStart(message, config?.file, config?.key);
+  if (worker !== undefined) {
+    await reportCannotStart(message, config?.file, config?.key);
+  } else {
+    process.stderr.write(`Cannot start: ${message}\n`);
+    if (config) logger?.fatal({ file: config.file, key: config.key }, message);
+    else logger?.fatal({ err }, `cannot start: ${message}`);
+  }
   process.exit(1);
 }
 
-function cannotStart(err: unknown, logger: Logger | undefined): never {
-  const message = (err as Error)?.message ?? String(err);
-  process.stderr.write(`Cannot start: ${message}\n`);
-  if (err instanceof ConfigError) logger?.fatal({ file: err.file, key: err.key }, message);
-  else logger?.fatal({ err }, `cannot start: ${message}`);
-  process.exit(1);
-}
+/** A PEM key and certificate or a PKCS12 keystore; with two-way TLS, the trust store too. */
+export type TlsMaterial = ({ key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string }) &
+  Pick<https.ServerOptions, 'requestCert' | 'rejectUnauthorized' | 'ca'>;
 
-/** What the HTTPS listener is given: a PEM key and certificate, or a PKCS12 keystore. */
-export type TlsMaterial = { key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string };
+const JKS_MAGIC = 0xfeedfeed;
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 /**
- * server.yml `keyFile` and `certFile`, checked: a PEM private key, a PEM certificate, and a key
- * that belongs to the certificate (each failure names the file and the key, never OpenSSL's
- * code); or light-4j's `keystoreName` (a PKCS12 keystore, checked by server.yml's schema).
+ * server.yml's TLS files, read and checked once: `keyFile` and `certFile` (a PEM private key, a
+ * PEM certificate, the key of that certificate) or light-4j's PKCS12 `keystoreName`; with
+ * `enableTwoWayTls`, the trust store `truststoreName` (PEM CA certificates), which makes the
+ * options require a client certificate it verifies. Each failure names the file and the key,
+ * never OpenSSL's code, and says what to do with a Java (JKS, PKCS12) store.
  */
 export function loadTls(config: ServiceConfig): TlsMaterial {
-  const { keystoreName, keystorePass } = config.server;
-  if (keystoreName) return { pfx: fs.readFileSync(keystoreName), passphrase: keystorePass };
-  const file = config.loader.locate('server').file ?? 'server.yml';
-  const key = fs.readFileSync(config.server.keyFile as string);
-  const cert = fs.readFileSync(config.server.certFile as string);
-  try {
-    crypto.createPrivateKey(key);
-  } catch {
-    throw new ConfigError(file, 'keyFile', 'is not a PEM private key (or it is encrypted)');
+  const { keyFile, certFile, keystoreName, keystorePass, truststoreName } = config.server;
+  const where = config.loader.locate('server').file ?? 'server.yml';
+  const fail = (key: string, message: string): never => {
+    throw new ConfigError(where, key, message);
+  };
+  const check = (key: string, message: string, test: () => unknown) => {
+    try {
+      test();
+    } catch {
+      fail(key, message);
+    }
+  };
+  const read = (key: string, file: string) =>
+    fs.existsSync(file) ? fs.readFileSync(file) : fail(key, `file not found: ${file}`);
+  const isJks = (bytes: Buffer) => bytes.length >= 4 && bytes.readUInt32BE(0) === JKS_MAGIC;
+
+  let material: TlsMaterial;
+  if (keystoreName) {
+    const pfx = read('keystoreName', keystoreName);
+    if (isJks(pfx)) {
+      fail(
+        'keystoreName',
+        `${keystoreName} is a JKS keystore; convert it to PKCS12 (keytool -importkeystore -deststoretype pkcs12) or give keyFile and certFile`,
+      );
+    }
+    material = { pfx, passphrase: keystorePass };
+    check(
+      'keystoreName',
+      `${keystoreName} cannot be opened as a PKCS12 keystore with keystorePass`,
+      () => tls.createSecureContext(material),
+    );
+  } else {
+    const key = fs.readFileSync(keyFile as string);
+    const cert = fs.readFileSync(certFile as string);
+    check('keyFile', 'is not a PEM private key (or it is encrypted)', () =>
+      crypto.createPrivateKey(key),
+    );
+    check('certFile', 'is not a PEM certificate', () => new crypto.X509Certificate(cert));
+    check('keyFile', 'is not the private key of the certificate in certFile', () =>
+      tls.createSecureContext({ key, cert }),
+    );
+    material = { key, cert };
   }
-  try {
-    new crypto.X509Certificate(cert);
-  } catch {
-    throw new ConfigError(file, 'certFile', 'is not a PEM certificate');
+  if (!truststoreName) return material;
+  const ca = read('truststoreName', truststoreName);
+  if (isJks(ca)) {
+    fail(
+      'truststoreName',
+      `${truststoreName} is a JKS trust store; export its CA certificates as PEM (keytool -exportcert -rfc)`,
+    );
   }
-  try {
-    tls.createSecureContext({ key, cert });
-  } catch {
-    throw new ConfigError(file, 'keyFile', 'is not the private key of the certificate in certFile');
+  const blocks =
+    ca.toString('latin1').match(PEM_CERTIFICATE) ??
+    fail(
+      'truststoreName',
+      `${truststoreName} is not a PEM file of CA certificates (a PKCS12 trust store? export it with openssl pkcs12 -nokeys)`,
+    );
+  for (const block of blocks) {
+    check(
+      'truststoreName',
+      `${truststoreName} holds a certificate that cannot be read`,
+      () => new crypto.X509Certificate(block),
+    );
   }
-  return { key, cert };
+  // OpenSSL verifies the chain, the validity dates and the client-auth purpose.
+  return { ...material, requestCert: true, rejectUnauthorized: true, ca };
 }
 
 async function listen(
   config: ServiceConfig,
   app: ServiceApp,
   log: Logger,
-  tlsFiles: TlsMaterial | undefined,
+  tlsOptions: TlsMaterial | undefined,
   worker?: number,
 ): Promise<RunningService> {
-  const { server: serverConfig } = config;
+  const { server: settings } = config;
   const gate = new ShutdownGate();
   // The Express host's request and response objects are HTTP/1.1's: it serves HTTP/1.1 only.
   const served = { listener: app.listener, gate, http2: app.framework === 'native' };
-  const servers: (http.Server | http2.Http2SecureServer)[] = [];
+  const servers: ReturnType<typeof createHttpServer>[] = [];
   const ports: RunningService['ports'] = {};
   const listening: ListeningPort[] = [];
+  const twoWayTls = tlsOptions?.requestCert === true;
+  // The probes present no client certificate: their port asks for none.
+  const probeTls = twoWayTls ? { ...tlsOptions, requestCert: false, ca: undefined } : tlsOptions;
 
-  // server.yml enableTwoWayTls: client certificates on the service's port, never on the probes'.
-  const clientAuth = tlsFiles && clientAuthOptions(serverConfig);
   const open = async (protocol: 'https' | 'http', port: number, probes = false) => {
     const server = probes
-      ? createHttpServer(protocol, serverConfig, probesOnly(served), log, tlsFiles)
-      : createHttpServer(
-          protocol,
-          serverConfig,
-          served,
-          log,
-          clientAuth ? { ...tlsFiles, ...clientAuth } : tlsFiles,
-        );
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, serverConfig.ip, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+      ? createHttpServer(protocol, settings, probesOnly(served), log, probeTls)
+      : createHttpServer(protocol, settings, served, log, tlsOptions);
+    server.listen(port, settings.ip);
+    await once(server, 'listening');
     const bound = (server.address() as AddressInfo).port;
     servers.push(server);
-    const http2 = !probes && protocol === 'https' && serverConfig.enableHttp2 && served.http2;
+    const http2 = !probes && protocol === 'https' && settings.enableHttp2 && served.http2;
     const where: ListeningPort = {
       protocol,
-      ip: serverConfig.ip,
+      ip: settings.ip,
       port: bound,
       framework: app.framework,
       http2,
     };
     if (probes) where.probes = true;
-    else if (clientAuth) where.twoWayTls = true;
+    else if (twoWayTls) where.twoWayTls = true;
     ports[probes ? 'probe' : protocol] = bound;
     listening.push(where);
     // In a worker, the primary logs the listening line once every worker listens.
@@ -199,10 +231,10 @@ async function listen(
   };
 
   try {
-    if (serverConfig.enableHttps) await open('https', serverConfig.httpsPort);
-    if (serverConfig.enableHttp) await open('http', serverConfig.httpPort);
-    if (serverConfig.probePort !== undefined) {
-      await open(serverConfig.enableHttps ? 'https' : 'http', serverConfig.probePort, true);
+    if (settings.enableHttps) await open('https', settings.httpsPort);
+    if (settings.enableHttp) await open('http', settings.httpPort);
+    if (settings.probePort !== undefined) {
+      await open(settings.enableHttps ? 'https' : 'http', settings.probePort, true);
     }
   } catch (err) {
     for (const s of servers) s.close();
@@ -212,24 +244,17 @@ async function listen(
   app.exporter?.start();
 
   let closing: Promise<void> | undefined;
-  const close = () => {
-    closing ??= (async () => {
+  const close = () =>
+    (closing ??= (async () => {
       log.info('stopping: finishing in-flight requests');
       gate.stop();
-      const force = setTimeout(() => {
-        gate.closeAll();
-      }, serverConfig.shutdownTimeoutMs);
-      force.unref();
-      await Promise.all(
-        servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
-      );
+      const force = setTimeout(() => gate.closeAll(), settings.shutdownTimeoutMs).unref();
+      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
       clearTimeout(force);
       await Promise.all([app.metrics.stop(), app.exporter?.stop()]);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
-    })();
-    return closing;
-  };
+    })());
   function onSignal(signal: NodeJS.Signals) {
     log.info({ signal }, 'signal received');
     void close().then(() => stopped(log));
@@ -256,11 +281,10 @@ async function listen(
     flushLogger(log);
     await reportListening(listening);
   }
-
   return { config, logger: log, app, ports, close };
 }
 
-/** The end of a graceful stop: the last line (written on exit, or given up on with the reader gone), exit 0. */
+/** The end of a graceful stop: the last line (written on exit), exit 0. */
 function stopped(log: Logger): void {
   log.info('stopped');
   process.exit(0);

@@ -4,26 +4,14 @@ import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chai
 import type { ServiceConfig } from './service-config';
 
 /**
- * server.yml `workers` above 1: the service as a node:cluster. The primary process reads and
- * checks the config, forks the workers and serves nothing; every worker runs the whole service
- * and listens on the same port (the primary hands connections out in turn). The primary:
- *
- * - logs the listening line once, when every worker listens (what `pnpm start`, the tests and
- *   the bench wait for); a worker that cannot start (a config file, a port in use) ends the
- *   service with its message, once, and exit code 1;
- * - on SIGTERM or SIGINT, asks every worker to stop as one process stops (503 ERR20006 for new
- *   requests, in-flight ones finish, server.yml `shutdownTimeoutMs`), waits for them, writes
- *   the last metrics and exits 0;
- * - replaces a worker that dies, and gives up (exit code 1, saying why) when workers keep dying;
- * - is the one writer of the metrics: the workers hand their intervals over (see
- *   @chain/metrics cluster-metrics), and `GET /metrics` on any worker answers for them all.
- *
- * Messages between the primary and a worker carry `chain` (their type) so that prom-client's
- * own messages on the same channel pass by.
+ * server.yml `workers` above 1: the service as a node:cluster (README "Workers"). The primary
+ * checks the config, forks the workers, logs the listening line once every worker listens, stops
+ * them on SIGTERM, replaces one that dies (within a bound), and is the one writer of the metrics.
+ * Messages carry `chain` (their type) so that prom-client's own on the same channel pass by.
  */
 
-/** The environment variable that tells a worker its number (1, 2, ...): set by the primary. */
-export const WORKER_ENV = 'CHAIN_WORKER';
+/** Tells a worker its number (1, 2, ...). */
+const WORKER_ENV = 'CHAIN_WORKER';
 
 /** This process's worker number, or undefined outside a cluster of this runtime. */
 export function workerNumber(): number | undefined {
@@ -38,13 +26,10 @@ export interface ListeningPort {
   port: number;
   framework: string;
   http2: boolean;
-  /** server.yml enableTwoWayTls: the port asks for client certificates. */
   twoWayTls?: true;
-  /** server.yml probePort: the port serves `/health` and `/ready` only. */
   probes?: true;
 }
 
-/** The message of a listening line: the service's port, or its probe port. */
 export function listeningMessage(port: ListeningPort): string {
   return `${port.probes ? 'probes listening' : 'listening'} on ${port.protocol} port ${port.port}`;
 }
@@ -61,24 +46,19 @@ type ToWorker =
 
 function sendToPrimary(message: ToPrimary): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (!process.send || !process.connected) {
-      reject(new Error('no primary process'));
-      return;
-    }
+    if (!process.send || !process.connected) return reject(new Error('no primary process'));
     process.send(message, undefined, {}, (err) => (err ? reject(err) : resolve()));
   });
 }
 
-/** Worker side: tells the primary this worker listens. */
 export function reportListening(ports: ListeningPort[]): Promise<void> {
   return sendToPrimary({ chain: 'listening', ports });
 }
 
-/** Worker side: tells the primary why this worker cannot start (the primary says it, once). */
+/** Worker side: why it cannot start, said by the primary. */
 export function reportCannotStart(message: string, file?: string, key?: string): Promise<void> {
   return sendToPrimary({ chain: 'cannot-start', message, file, key }).catch(() => {
-    // No primary to say it: say it here.
-    process.stderr.write(`Cannot start: ${message}\n`);
+    process.stderr.write(`Cannot start: ${message}\n`); // no primary to say it
   });
 }
 
@@ -125,71 +105,34 @@ export function workerMetricsLink(): WorkerLink | undefined {
   };
 }
 
-export interface PrimaryOptions {
-  config: ServiceConfig;
-  logger: Logger;
-  /** The script the workers run (default: this process's). */
-  exec?: string;
-  /** Added to the workers' environment. */
-  env?: NodeJS.ProcessEnv;
-  /** The workers' stdout and stderr piped to this process (worker.process.stdout) instead of shared. */
-  silent?: boolean;
-  /** Crashes tolerated within `crashWindowMs` before the service gives up (default 5 in 60 s). */
-  maxCrashes?: number;
-  crashWindowMs?: number;
-}
+/** Deaths of workers within CRASH_WINDOW_MS that end the service. */
+const MAX_CRASHES = 5;
+const CRASH_WINDOW_MS = 60_000;
 
-export interface Primary {
-  /** Resolves with the ports once every worker listens (rejects when the service cannot start). */
-  listening: Promise<ListeningPort[]>;
-  /** Resolves with the exit code once the service has stopped (0) or given up (1). */
-  done: Promise<number>;
-  /** Stops every worker gracefully; resolves as `done`. */
-  stop(reason?: string): Promise<number>;
-  /** The live workers' process ids. */
-  pids(): number[];
-}
-
-/** Primary side: forks `config.server.workers` workers and runs them until stopped. */
-export function runPrimary(options: PrimaryOptions): Primary {
-  const { config, logger } = options;
+/**
+ * Primary side: forks `config.server.workers` workers and runs them until SIGTERM or SIGINT (exit
+ * 0) or a failure (exit 1): a worker that cannot start, or too many deaths.
+ */
+export function runPrimary(config: ServiceConfig, logger: Logger): void {
   const { workers: count, shutdownTimeoutMs, serviceId } = config.server;
-  const maxCrashes = options.maxCrashes ?? 5;
-  const crashWindowMs = options.crashWindowMs ?? 60_000;
-  if (options.exec || options.silent) {
-    cluster.setupPrimary({ exec: options.exec, silent: options.silent });
-  }
-
   const metrics = createMetricsMerger(config.metrics, {
     serviceId,
     logger,
     prometheus: config.prometheus,
   });
   const numbers = new Map<Worker, number>();
-  const listeners = new Set<Worker>();
   let nextNumber = 1;
+  let listened = 0;
   let up = false;
   let stopping = false;
-  let failed = false;
   const crashes: number[] = [];
-
-  let resolveListening!: (ports: ListeningPort[]) => void;
-  let rejectListening!: (err: Error) => void;
-  const listening = new Promise<ListeningPort[]>((resolve, reject) => {
-    resolveListening = resolve;
-    rejectListening = reject;
-  });
-  listening.catch(() => undefined);
-  let resolveDone!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (resolveDone = resolve));
 
   const fork = () => {
     const number = nextNumber++;
-    const worker = cluster.fork({ ...options.env, [WORKER_ENV]: String(number) });
+    const worker = cluster.fork({ [WORKER_ENV]: String(number) });
     numbers.set(worker, number);
     worker.on('message', (message: ToPrimary) => onMessage(worker, message));
-    // 'exit' can come before the last messages are read (a worker's reason for not starting,
-    // its last metrics): the worker is dealt with once its channel has closed.
+    // 'exit' can come before the last messages (why it cannot start, its last metrics) are read.
     worker.on('exit', (code, signal) => {
       if (worker.isConnected())
         worker.process.once('disconnect', () => onExit(worker, code, signal));
@@ -200,16 +143,14 @@ export function runPrimary(options: PrimaryOptions): Primary {
   const onMessage = (worker: Worker, message: ToPrimary) => {
     switch (message?.chain) {
       case 'listening':
-        listeners.add(worker);
         if (up) {
           logger.info({ worker: numbers.get(worker), pid: worker.process.pid }, 'worker replaced');
-        } else if (listeners.size === count && !stopping) {
+        } else if (++listened === count && !stopping) {
           up = true;
           for (const port of message.ports) {
             logger.info({ ...port, workers: count }, listeningMessage(port));
           }
           metrics.start();
-          resolveListening(message.ports);
         }
         return;
       case 'cannot-start':
@@ -242,37 +183,29 @@ export function runPrimary(options: PrimaryOptions): Primary {
 
   /** The service ends before it served: one message, exit code 1. */
   const cannotStart = (message: string, fields: Record<string, unknown> = {}) => {
-    if (failed || stopping) return;
-    failed = true;
+    if (stopping) return;
     process.stderr.write(`Cannot start: ${message}\n`);
     logger.fatal(fields, message);
-    rejectListening(new Error(message));
-    void stopAll(1);
+    stopAll(1);
   };
 
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
     const number = numbers.get(worker);
     numbers.delete(worker);
-    listeners.delete(worker);
-    if (stopping || failed) {
+    if (stopping) {
       if (numbers.size === 0) finish();
       return;
     }
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    if (!up) {
-      cannotStart(`worker ${number} ended (${how}) before it listened`);
-      if (numbers.size === 0) finish();
-      return;
-    }
+    if (!up) return cannotStart(`worker ${number} ended (${how}) before it listened`);
     const now = Date.now();
     crashes.push(now);
-    while (crashes.length && crashes[0] <= now - crashWindowMs) crashes.shift();
-    if (crashes.length >= maxCrashes) {
-      const why = `${crashes.length} workers ended within ${crashWindowMs / 1000} s; the last: worker ${number} (${how})`;
+    while (crashes.length && crashes[0] <= now - CRASH_WINDOW_MS) crashes.shift();
+    if (crashes.length >= MAX_CRASHES) {
+      const why = `${crashes.length} workers ended within ${CRASH_WINDOW_MS / 1000} s; the last: worker ${number} (${how})`;
       process.stderr.write(`Stopping: ${why}\n`);
       logger.fatal({ worker: number, pid: worker.process.pid, code, signal }, `giving up: ${why}`);
-      failed = true;
-      void stopAll(1);
+      stopAll(1);
       return;
     }
     logger.error(
@@ -284,20 +217,17 @@ export function runPrimary(options: PrimaryOptions): Primary {
 
   let exitCode = 0;
   let forceTimer: NodeJS.Timeout | undefined;
-  const stopAll = (code: number): Promise<number> => {
+  const stopAll = (code: number) => {
     exitCode = Math.max(exitCode, code);
     stopping = true;
     for (const worker of numbers.keys()) reply(worker, { chain: 'stop' });
-    // A worker stops within shutdownTimeoutMs and a few seconds for its last lines and metrics.
     forceTimer ??= setTimeout(() => {
       for (const worker of numbers.keys()) {
         logger.warn({ worker: numbers.get(worker) }, 'worker did not stop in time; killing it');
         worker.process.kill('SIGKILL');
       }
-    }, shutdownTimeoutMs + 5_000);
-    forceTimer.unref();
+    }, shutdownTimeoutMs + 5_000).unref();
     if (numbers.size === 0) finish();
-    return done;
   };
 
   let finishing = false;
@@ -308,37 +238,23 @@ export function runPrimary(options: PrimaryOptions): Primary {
     void metrics
       .stop()
       .catch(() => undefined)
-      .then(() => resolveDone(exitCode));
+      .then(() => {
+        logger.info(exitCode === 0 ? 'stopped' : 'stopped after a failure');
+        process.exit(exitCode);
+      });
   };
 
-  for (let i = 0; i < count; i++) fork();
-
-  return {
-    listening,
-    done,
-    stop: (reason) => {
-      if (!stopping && !failed) {
-        logger.info({ reason, workers: numbers.size }, 'stopping: finishing in-flight requests');
-      }
-      return stopAll(0);
-    },
-    pids: () => [...numbers.keys()].map((w) => w.process.pid as number),
-  };
-}
-
-/** The primary of `pnpm start` and the services: runPrimary, stopped by SIGTERM/SIGINT, then exit. */
-export function runPrimaryProcess(options: PrimaryOptions): void {
-  const primary = runPrimary(options);
-  const { logger } = options;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'signal received');
-    void primary.stop(signal);
+    if (!stopping) {
+      logger.info(
+        { reason: signal, workers: numbers.size },
+        'stopping: finishing in-flight requests',
+      );
+    }
+    stopAll(0);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // The last line is written on exit (./log-destination), or given up on with the reader gone.
-  void primary.done.then((code) => {
-    logger.info(code === 0 ? 'stopped' : 'stopped after a failure');
-    process.exit(code);
-  });
+  for (let i = 0; i < count; i++) fork();
 }

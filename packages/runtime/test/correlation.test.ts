@@ -129,13 +129,14 @@ describe('Trace: the spans of this service', () => {
     const span = trace.spanId;
     expect(span).toMatch(/^[0-9a-f]{16}$/);
     expect(trace.spanId).toBe(span);
-    const one = trace.child();
-    const two = trace.child();
-    expect(one.spanId).not.toBe(two.spanId);
-    expect(one.headers).toEqual({ traceparent: `00-${TRACE}-${one.spanId}-01`, tracestate: 'a=1' });
+    const one: Record<string, string> = {};
+    const oneId = trace.addChild(one);
+    const twoId = trace.addChild({});
+    expect(oneId).not.toBe(twoId);
+    expect(one).toEqual({ traceparent: `00-${TRACE}-${oneId}-01`, tracestate: 'a=1' });
     expect(trace.childHeaders().traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
     const unsampled = readTrace({});
-    expect(unsampled.child().headers).toEqual({
+    expect(unsampled.childHeaders()).toEqual({
       traceparent: expect.stringMatching(new RegExp(`^00-${unsampled.traceId}-[0-9a-f]{16}-00$`)),
     });
   });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { loadServiceConfig } from '../src';
+import { loadServiceConfig, loadTls } from '../src';
 import { serverConfigSchema } from '../src/server-config';
 import { configDir } from '@chain/testkit';
 import { FIXTURE } from './support';
@@ -27,6 +27,18 @@ function load(yaml: string, files: Record<string, string | Buffer> = {}) {
 function error(yaml: string, files: Record<string, string | Buffer> = {}): ConfigError {
   try {
     load(yaml, files).config();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** The error of server.yml's TLS files, read at start (loadTls). */
+function tlsError(yaml: string, files: Record<string, string | Buffer> = {}): ConfigError {
+  const { dir } = load(yaml, files);
+  try {
+    loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }));
   } catch (err) {
     if (err instanceof ConfigError) return err;
     throw err;
@@ -60,11 +72,16 @@ describe('server.yml', () => {
       keystoreName: path.join(dir, 'server.keystore'),
       keystorePass: 'secret',
     });
+    const tls = loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }));
+    expect(tls).toEqual({
+      pfx: fs.readFileSync(path.join(dir, 'server.keystore')),
+      passphrase: 'secret',
+    });
   });
 
   it('refuses a JKS keystore, a wrong password and a missing keystore, naming the key', () => {
     const jks = Buffer.concat([Buffer.from([0xfe, 0xed, 0xfe, 0xed]), Buffer.alloc(32)]);
-    const jksError = error('serviceId: s\nkeystoreName: server.keystore\n', {
+    const jksError = tlsError('serviceId: s\nkeystoreName: server.keystore\n', {
       'server.keystore': jks,
     });
     expect(jksError.key).toBe('keystoreName');
@@ -72,11 +89,11 @@ describe('server.yml', () => {
       /server\.keystore is a JKS keystore; convert it to PKCS12 \(keytool -importkeystore -deststoretype pkcs12\) or give keyFile and certFile$/,
     );
     expect(
-      error('serviceId: s\nkeystoreName: server.keystore\nkeystorePass: wrong\n', {
+      tlsError('serviceId: s\nkeystoreName: server.keystore\nkeystorePass: wrong\n', {
         'server.keystore': pkcs12('secret'),
       }).reason,
     ).toMatch(/cannot be opened as a PKCS12 keystore with keystorePass$/);
-    expect(error('serviceId: s\nkeystoreName: nope.keystore\n').reason).toMatch(
+    expect(tlsError('serviceId: s\nkeystoreName: nope.keystore\n').reason).toMatch(
       /^file not found: .*nope\.keystore$/,
     );
   });
@@ -200,6 +217,11 @@ describe('server.yml enableTwoWayTls, truststoreName and probePort', () => {
       enableTwoWayTls: true,
       truststoreName: path.join(dir, 'clients.pem'),
     });
+    expect(loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }))).toMatchObject({
+      requestCert: true,
+      rejectUnauthorized: true,
+      ca: fs.readFileSync(CLIENT_CA),
+    });
   });
 
   it('enableTwoWayTls without a trust store stops the start, naming the file and the key', () => {
@@ -212,7 +234,7 @@ describe('server.yml enableTwoWayTls, truststoreName and probePort', () => {
   it('refuses a trust store that is not PEM certificates, naming the key and what to do', () => {
     const jks = Buffer.concat([Buffer.from([0xfe, 0xed, 0xfe, 0xed]), Buffer.alloc(32)]);
     const two = `${HTTPS}enableTwoWayTls: true\ntruststoreName: server.truststore\n`;
-    const jksError = error(two, { 'server.truststore': jks });
+    const jksError = tlsError(two, { 'server.truststore': jks });
     expect(jksError.key).toBe('truststoreName');
     expect(jksError.reason).toMatch(
       /server\.truststore is a JKS trust store; export its CA certificates as PEM \(keytool -exportcert -rfc\)$/,
@@ -226,14 +248,14 @@ describe('server.yml enableTwoWayTls, truststoreName and probePort', () => {
       '-passout',
       'pass:password',
     ]);
-    expect(error(two, { 'server.truststore': p12 }).reason).toMatch(
+    expect(tlsError(two, { 'server.truststore': p12 }).reason).toMatch(
       /server\.truststore is not a PEM file of CA certificates \(a PKCS12 trust store\? export it with openssl pkcs12 -nokeys\)$/,
     );
     const broken = '-----BEGIN CERTIFICATE-----\nnot base64 DER\n-----END CERTIFICATE-----\n';
-    expect(error(two, { 'server.truststore': broken }).reason).toMatch(
+    expect(tlsError(two, { 'server.truststore': broken }).reason).toMatch(
       /server\.truststore holds a certificate that cannot be read$/,
     );
-    expect(error(`${HTTPS}enableTwoWayTls: true\ntruststoreName: nope.pem\n`)).toMatchObject({
+    expect(tlsError(`${HTTPS}enableTwoWayTls: true\ntruststoreName: nope.pem\n`)).toMatchObject({
       key: 'truststoreName',
       reason: expect.stringMatching(/^file not found: .*nope\.pem$/),
     });

@@ -6,11 +6,12 @@ import { CERTS, runToExit } from '@chain/testkit';
 import { BENCH_DIR } from './paths.mjs';
 
 /**
- * Loads `url` for `durationS` seconds over `connections` keep-alive connections. Resolves with
+ * Loads `url` for `durationS` seconds over `connections` keep-alive connections, presenting the
+ * client certificate `client` ({cert, key}: PEM file paths) when given. Resolves with
  * {rps, p50, p99, total, ok, failed, errors, non2xx, timeouts, durationMs, cpuMs}; rejects when
  * the load generator fails (or has not ended a minute after its load).
  */
-export async function autocannon(url, { connections, durationS, headers = {}, rate }) {
+export async function autocannon(url, { connections, durationS, headers = {}, rate, client }) {
   const headerArgs = Object.entries(headers).flatMap(([k, v]) => ['--header', `${k}: ${v}`]);
   const { code, stdout, stderr } = await runToExit(path.join(BENCH_DIR, 'load.mjs'), {
     args: [
@@ -22,6 +23,7 @@ export async function autocannon(url, { connections, durationS, headers = {}, ra
       String(durationS),
       ...(rate ? ['--rate', String(rate)] : []),
       ...headerArgs,
+      ...(client ? ['--client-cert', client.cert, '--client-key', client.key] : []),
     ],
     env: { NODE_EXTRA_CA_CERTS: path.join(CERTS, 'ca.crt') },
     timeoutMs: (durationS + 60) * 1000,

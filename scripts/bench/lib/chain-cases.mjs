@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { autocannon } from './autocannon.mjs';
 import { clientCredentialsToken, stopAll } from '@chain/testkit';
-import { closeLogs, startServiceChain } from './chain.mjs';
+import { LOAD_CLIENT, closeLogs, startServiceChain } from './chain.mjs';
 import { expectMessages } from './https-request.mjs';
 import { readCpuMs, sampleRss } from './proc-stats.mjs';
 import { median } from './report.mjs';
@@ -57,9 +57,13 @@ export async function chainComparison(ctx, names) {
       tokenServer: names.some((n) => needsOf(n).includes('tokens'))
         ? await ctx.tokenServer()
         : undefined,
+      mtlsTokenServer: names.some((n) => needsOf(n).includes('mtls-tokens'))
+        ? await ctx.mtlsTokenServer()
+        : undefined,
       influx: names.some((n) => needsOf(n).includes('influx')) ? await ctx.influx() : undefined,
     };
     const token = shared.tokenServer ? await userToken(shared.tokenServer) : undefined;
+    const mtlsToken = shared.mtlsTokenServer ? await userToken(shared.mtlsTokenServer) : undefined;
     const env = { ...shared, logDir: logDir(ctx), baseRoot: opts.baseRoot };
     // All systems start at once: each starts its hops one after another, and they do not share
     // ports (port 0 everywhere).
@@ -76,8 +80,11 @@ export async function chainComparison(ctx, names) {
     if (failed) throw failed.reason;
     running.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
     for (const c of running) {
-      const def = SYSTEMS[c.name];
-      c.headers = def.needs?.includes('tokens') ? { Authorization: `Bearer ${token}` } : {};
+      const mtls = needsOf(c.name).includes('mtls-tokens');
+      const userTokenOf = mtls ? mtlsToken : needsOf(c.name).includes('tokens') ? token : null;
+      c.headers = userTokenOf ? { Authorization: `Bearer ${userTokenOf}` } : {};
+      // A chain on two-way TLS: the load generator presents a client certificate.
+      c.client = mtls ? LOAD_CLIENT : undefined;
       Object.assign(c, {
         runs: [],
         cpuRounds: [],
@@ -87,7 +94,7 @@ export async function chainComparison(ctx, names) {
         wallMs: 0,
         requests: 0,
       });
-      await expectMessages(c.system.url, c.headers, ALL);
+      await expectMessages(c.system.url, c.headers, ALL, c.client);
     }
     log(`${running.length} system(s) up: ${running.map((c) => c.name).join(', ')}`);
     if (opts.warmupS > 0) {
@@ -97,6 +104,7 @@ export async function chainComparison(ctx, names) {
           connections: opts.connections,
           durationS: opts.warmupS,
           headers: c.headers,
+          client: c.client,
         });
       }
     }
@@ -108,6 +116,7 @@ export async function chainComparison(ctx, names) {
         connections: opts.connections,
         durationS: opts.durationS,
         headers: c.headers,
+        client: c.client,
       });
     const count = (c, r, cpuMs, round) => {
       c.cpuMs += cpuMs;

@@ -13,7 +13,9 @@ import {
   serverYml,
   startProcess,
   startService,
+  startTokenServer,
   stopAll,
+  tokenServerYml,
 } from '@chain/testkit';
 import { BENCH_DIR } from './paths.mjs';
 
@@ -132,8 +134,40 @@ function shippedMetrics(service, influx) {
   return files;
 }
 
-const clientYml = (letter, tokenServer, request = {}) => {
+/** The client certificates of `pnpm start -- --mtls` (scripts/gen-certs.sh: certs/clients). */
+const CLIENT_CERTS = path.join(CERTS, 'clients');
+
+/** server.yml keys of a hop that requires a client certificate the client CA issued. */
+const TWO_WAY_TLS = { enableTwoWayTls: true, truststoreName: path.join(CLIENT_CERTS, 'ca.crt') };
+
+/** The certificate the load generator presents to a chain on two-way TLS. */
+export const LOAD_CLIENT = {
+  cert: path.join(CLIENT_CERTS, 'client.crt'),
+  key: path.join(CLIENT_CERTS, 'client.key'),
+};
+
+/**
+ * The token server of `pnpm start -- --mtls` (ports 0): mtls on with the client CA, the clients
+ * of config/local/mtls/token-server/clients.yml (tls_client_auth, certificate-bound tokens).
+ */
+export const startMtlsTokenServer = () =>
+  startTokenServer({
+    yml: tokenServerYml(`mtls:\n  enabled: true\n  caFile: ${CLIENT_CERTS}/ca.crt\n`),
+    files: {
+      'clients.yml': fs.readFileSync(
+        path.join(ROOT, 'config', 'local', 'mtls', 'token-server', 'clients.yml'),
+        'utf8',
+      ),
+    },
+  });
+
+const clientYml = (letter, tokenServer, request = {}, mtls = false) => {
   const scope = NEXT[letter] ? `[api_${NEXT[letter]}.r, api_${NEXT[letter]}.w]` : '[]';
+  // As config/local/mtls: the hop presents its certificate, authenticates with it at the token
+  // server (tls_client_auth) and gets tokens bound to it.
+  const binding = mtls
+    ? '      tokenBinding: mtls\n      token_endpoint_auth_method: tls_client_auth\n'
+    : '';
   const oauth = tokenServer
     ? `oauth:
   token:
@@ -141,7 +175,7 @@ const clientYml = (letter, tokenServer, request = {}) => {
     client_credentials:
       uri: /oauth2/token
       client_id: ${letter === 'petstore' ? 'petstore' : `api-${letter}`}-client
-      scope: ${scope}
+${binding}      scope: ${scope}
   key:
     server_url: ${tokenServer.keyUrl}
     uri: /oauth2/key
@@ -154,7 +188,7 @@ const clientYml = (letter, tokenServer, request = {}) => {
   verifyHostname: true
   loadTrustStore: true
   trustStore: ${CERTS}/ca.crt
-request:
+${mtls ? `  loadKeyStore: true\n  keyStore: ${CLIENT_CERTS}/api-${letter}.pem\n` : ''}request:
   timeout: 3000
 ${Object.entries(request)
   .map(([k, v]) => `  ${k}: ${v}\n`)
@@ -190,6 +224,8 @@ export function startBenchService(name, files, { nodeArgs = [], logDir, root, sc
  *   client.yml `request` keys (enableHttp2).
  * - `root`: the built services of another checkout (the bench's `--base`), run with the same
  *   configuration as this one's.
+ * - `mtls`: every hop on two-way TLS with certificate-bound tokens, as `pnpm start -- --mtls`
+ *   (the token server must be one with mtls enabled and config/local/mtls's clients).
  */
 export function startServiceChain({
   security,
@@ -201,13 +237,17 @@ export function startServiceChain({
   server = {},
   request = {},
   root,
+  mtls = false,
 }) {
   const startOne = (letter, downstreamPort) => {
     const name = `api-${letter}`;
     const files = {
-      'server.yml': benchServerYml(`com.networknt.api${letter}-1.0.0`, server),
+      'server.yml': benchServerYml(`com.networknt.api${letter}-1.0.0`, {
+        ...server,
+        ...(mtls ? TWO_WAY_TLS : {}),
+      }),
       'security.yml': securityYml(security, name),
-      'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer, request),
+      'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer, request, mtls),
       'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
       ...(influx ? shippedMetrics(name, influx) : { 'metrics.yml': 'enabled: false\n' }),
     };

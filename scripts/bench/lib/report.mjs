@@ -129,6 +129,11 @@ export function targets(rows) {
       cpu: cpu('shipped', 'shipped-base'),
     },
     {
+      what: 'shipped: every hop on mTLS with certificate-bound tokens / shipped',
+      value: ratio('shipped-mtls', 'shipped'),
+      cpu: cpu('shipped-mtls', 'shipped'),
+    },
+    {
       what: 'shipped: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: h2 ? ratio('shipped-h2', 'shipped-h1') : undefined,
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,
@@ -166,9 +171,9 @@ export function targets(rows) {
       min: 1.0,
     },
     {
-      // wrk takes about half the CPU autocannon takes for the same load: on a 2-core machine,
-      // the cores left to the service decide this ratio. The target is on the wrk run; the
-      // autocannon run is shown beside it.
+      // wrk takes less CPU than autocannon for the same load (docs/benchmarks.md, the workers
+      // case): on a 2-core machine, the cores left to the service decide this ratio. The target
+      // is on the wrk run; the autocannon run is shown beside it.
       what: 'petstore 2 workers / 1 worker (wrk as the load generator, on the same cores)',
       value: ratio('workers: petstore 2 workers (wrk)', 'workers: petstore 1 worker (wrk)'),
       min: 1.3,

@@ -5,12 +5,15 @@ import { startBareChain, startPeerChain, startServiceChain } from './chain.mjs';
 /** HTTP between hops: server.yml enableHttp2 and client.yml request.enableHttp2 together. */
 const http2 = (on) => ({ server: { enableHttp2: on }, request: { enableHttp2: on } });
 
-/** The service chain with the shared parts of `env` (token server, InfluxDB, log folder). */
+/**
+ * The service chain with the shared parts of `env` (token server, InfluxDB, log folder); with
+ * `mtls` the token server that binds tokens to certificates.
+ */
 const chain =
   (options, { metrics = false } = {}) =>
   (env) =>
     startServiceChain({
-      tokenServer: env.tokenServer,
+      tokenServer: options.mtls ? env.mtlsTokenServer : env.tokenServer,
       influx: metrics ? env.influx : undefined,
       logDir: env.logDir,
       nodeArgs: env.nodeArgs,
@@ -26,10 +29,13 @@ export const NEEDS_BASE = 'shipped-base needs --base DIR: a built checkout to co
 
 const TOKENS = ['tokens'];
 const SHIPPED = ['tokens', 'influx'];
+const SHIPPED_MTLS = ['mtls-tokens', 'influx'];
 
 /**
- * `start(env)`: the system (its processes and its entry URL); `needs`: what must run first;
- * `baseline`: the row its ratio column compares with.
+ * `start(env)`: the system (its processes and its entry URL); `needs`: what must run first
+ * (`tokens`: the token server; `mtls-tokens`: the token server of `pnpm start -- --mtls`, whose
+ * callers present the client certificate certs/clients/client.pem); `baseline`: the row its ratio
+ * column compares with.
  */
 export const SYSTEMS = {
   // Four hops of node:https alone: the limit of this machine.
@@ -78,6 +84,11 @@ export const SYSTEMS = {
     baseline: 'baseline',
     needs: SHIPPED,
   },
+  // `shipped` as `pnpm start -- --mtls` runs it: every hop requires a client certificate
+  // (server.yml enableTwoWayTls), and each hop's own token is bound to its certificate (RFC 8705)
+  // and checked against the calling connection at the next hop; the load generator presents a
+  // client certificate too.
+  'shipped-mtls': { start: shipped({ mtls: true }), baseline: 'baseline', needs: SHIPPED_MTLS },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
 };

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ClientRegistration } from './token-server-config';
 
-/** The client id and secret of an `Authorization: Basic` header (RFC 6749 2.3.1 form-decoded). */
+/** The id and secret of an `Authorization: Basic` header (RFC 6749 2.3.1 form-decoded). */
 export function basicCredentials(
   header: string | undefined,
 ): { clientId: string; secret: string } | undefined {
@@ -20,10 +19,7 @@ export function basicCredentials(
   }
 }
 
-/**
- * The id of a Basic header whose secret is the one `secretOf` knows for it (compared in
- * constant time), else undefined.
- */
+/** The id of a Basic header whose secret is the one `secretOf` knows for it (constant time). */
 export function authenticatedId(
   header: string | undefined,
   secretOf: (id: string) => string | undefined,
@@ -35,14 +31,4 @@ export function authenticatedId(
   return timingSafeEqual(digest(credentials.secret), digest(expected))
     ? credentials.clientId
     : undefined;
-}
-
-/** Whether the header names a known client with its right secret. */
-export function authenticates(
-  header: string | undefined,
-  clients: Record<string, ClientRegistration>,
-): string | undefined {
-  return authenticatedId(header, (id) =>
-    Object.prototype.hasOwnProperty.call(clients, id) ? clients[id].secret : undefined,
-  );
 }

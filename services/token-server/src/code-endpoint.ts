@@ -1,32 +1,32 @@
 import type http from 'node:http';
 import { authenticatedId } from './client-auth';
 import { sendJson } from './key-endpoints';
-import type { CodeRequest } from './provider';
-import type { ClientRegistration, UserRegistration } from './token-server-config';
+import type { Clients, Users } from './token-server-config';
+
+/** A code the endpoint asks the provider for: a user's, for a client. */
+export interface CodeRequest {
+  userId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  /** RFC 7636, S256 only. */
+  codeChallenge?: string;
+}
 
 /** What the code endpoint did, for the log and `/stats` (never a code or a password). */
-export type CodeOutcome =
-  | { issued: true; clientId: string; userId: string }
-  | { issued: false; clientId?: string; reason: string };
+export type CodeOutcome = { clientId?: string } & ({ userId: string } | { reason: string });
 
 export interface CodeEndpointState {
-  clients: Record<string, ClientRegistration>;
-  users: Record<string, UserRegistration>;
+  clients: Clients;
+  users: Users;
   issueCode(request: CodeRequest): Promise<string>;
 }
 
 /**
- * What the code endpoint does, in one place: the path it answers at (light-oauth2's), the
- * `response_type` and response mode it answers with, and the PKCE methods it accepts (RFC 7636;
- * `plain` is refused). The provider is configured from it (oidc-provider's authorization route,
- * response types and PKCE methods), so the server's metadata advertises what this endpoint does.
+ * What the code endpoint answers, in one place: the provider is configured from it (its
+ * authorization route, response types and PKCE methods), so the metadata advertises this.
  */
-export const CODE_ENDPOINT: {
-  path: string;
-  responseTypes: readonly string[];
-  responseModes: readonly string[];
-  pkceMethods: readonly string[];
-} = {
+export const CODE_ENDPOINT = {
   path: '/oauth2/code',
   responseTypes: ['code'],
   responseModes: ['query'],
@@ -56,33 +56,26 @@ const PARAMS = [
 ];
 
 /**
- * `GET /oauth2/code` as light-oauth2's code service answers it, without a login page: the user
- * authenticates with Basic credentials (users.yml), and the answer is a redirect (302) to the
- * client's `redirect_uri` with `code` and `state`. What differs from light-oauth2, on purpose:
- * `redirect_uri` must be one the client registered (light-oauth2 redirects anywhere), and errors
- * the client should see go back by redirect as RFC 6749 4.1.2.1 says (`error`, `state`).
- *
- * - no or wrong Basic credentials: 401 ERR12002 / ERR12004 with `WWW-Authenticate: Basic`
- * - unknown `client_id`: 404 ERR12014; a `redirect_uri` the client did not register (or none
- *   given when it registered several): 400 ERR12026 (never a redirect to an unchecked URI)
- * - `response_type` other than `code`, a parameter given twice, a bad PKCE challenge: redirect
- *   with `error=unsupported_response_type` / `invalid_request`; a scope the client may not ask
- *   for: `error=invalid_scope`
- * - else a code: single use, `codeLifetimeSeconds`, bound to the client, the redirect URI, the
- *   user and the scope (the client's registered scopes when none is asked).
+ * `GET /oauth2/code` as light-oauth2's code service, with the user's Basic credentials
+ * (users.yml) instead of a login page: a 302 to the client's `redirect_uri` with `code` and
+ * `state`. The redirect URI must be one the client registered (light-oauth2 redirects
+ * anywhere); until it is known good, refusals are light-4j status bodies, then they go back by
+ * redirect (RFC 6749 4.1.2.1).
  */
 export async function codeEndpoint(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  state: CodeEndpointState,
+  { clients, users, issueCode }: CodeEndpointState,
 ): Promise<CodeOutcome> {
   if (req.method !== 'GET') {
     res.setHeader('Allow', 'GET');
     status(res, 'ERR10008', `Request method ${req.method ?? ''} is not allowed here`);
-    return { issued: false, reason: 'method' };
+    return { reason: 'method' };
   }
   const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-  const userId = authenticate(req.headers.authorization, state.users);
+  const userId = authenticatedId(req.headers.authorization, (id) =>
+    Object.hasOwn(users, id) ? users[id].password : undefined,
+  );
   if (!userId) {
     res.setHeader('WWW-Authenticate', 'Basic realm="OAuth", charset="UTF-8"');
     if (req.headers.authorization === undefined) {
@@ -90,44 +83,40 @@ export async function codeEndpoint(
     } else {
       status(res, 'ERR12004', 'Invalid Basic credentials');
     }
-    return { issued: false, reason: 'user not authenticated' };
+    return { reason: 'user not authenticated' };
   }
   const clientId = query.get('client_id') ?? '';
-  const client = Object.prototype.hasOwnProperty.call(state.clients, clientId)
-    ? state.clients[clientId]
-    : undefined;
+  const client = Object.hasOwn(clients, clientId) ? clients[clientId] : undefined;
   if (!client) {
     const named = PRINTABLE_ID.test(clientId) ? `${clientId} ` : '';
     status(res, 'ERR12014', `Client ${named}is not found.`);
-    return { issued: false, reason: 'unknown client' };
+    return { reason: 'unknown client' };
   }
-  const asked = query.get('redirect_uri');
+  const registered = client.redirectUri;
   const redirectUri =
-    asked === null ? (client.redirectUri.length === 1 ? client.redirectUri[0] : undefined) : asked;
-  if (redirectUri === undefined || !client.redirectUri.includes(redirectUri)) {
+    query.get('redirect_uri') ?? (registered.length === 1 ? registered[0] : undefined);
+  if (redirectUri === undefined || !registered.includes(redirectUri)) {
     status(
       res,
       'ERR12026',
-      client.redirectUri.length === 0
+      registered.length === 0
         ? `Client ${clientId} has no redirect URI registered: it cannot use the authorization code grant`
         : `redirect_uri is not a redirect URI registered for client ${clientId}`,
     );
-    return { issued: false, clientId, reason: 'redirect_uri not registered' };
+    return { clientId, reason: 'redirect_uri not registered' };
   }
   // From here on the client learns of an error by redirect, with its state.
-  const back = (params: Record<string, string>) => redirect(res, redirectUri, params, query);
+  const refuse = (reason: string, error: string, description: string) => {
+    redirect(res, redirectUri, { error, error_description: description }, query);
+    return { clientId, reason };
+  };
   const twice = PARAMS.find((name) => query.getAll(name).length > 1);
   if (twice) {
-    back({ error: 'invalid_request', error_description: `${twice} is given more than once` });
-    return { issued: false, clientId, reason: `${twice} given twice` };
+    return refuse(`${twice} given twice`, 'invalid_request', `${twice} is given more than once`);
   }
-  const responseType = query.get('response_type') ?? '';
-  if (!CODE_ENDPOINT.responseTypes.includes(responseType)) {
-    back({
-      error: query.has('response_type') ? 'unsupported_response_type' : 'invalid_request',
-      error_description: 'response_type must be code',
-    });
-    return { issued: false, clientId, reason: 'response_type' };
+  if (!CODE_ENDPOINT.responseTypes.includes(query.get('response_type') ?? '')) {
+    const error = query.has('response_type') ? 'unsupported_response_type' : 'invalid_request';
+    return refuse('response_type', error, 'response_type must be code');
   }
   const challenge = query.get('code_challenge') ?? undefined;
   const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
@@ -135,44 +124,22 @@ export async function codeEndpoint(
     method !== undefined &&
     (!CODE_ENDPOINT.pkceMethods.includes(method) || !challenge || !S256_CHALLENGE.test(challenge))
   ) {
-    back({
-      error: 'invalid_request',
-      error_description:
-        'code_challenge must be 43 base64url characters with code_challenge_method S256',
-    });
-    return { issued: false, clientId, reason: 'code_challenge' };
+    const description =
+      'code_challenge must be 43 base64url characters with code_challenge_method S256';
+    return refuse('code_challenge', 'invalid_request', description);
   }
   const wanted = (query.get('scope') ?? '').split(' ').filter(Boolean);
   const scope = wanted.length ? [...new Set(wanted)] : client.scope;
-  const refused = scope.filter((s) => !client.scope.includes(s));
-  if (refused.length || scope.length === 0) {
-    back({
-      error: 'invalid_scope',
-      error_description: refused.length
-        ? 'the client may not ask for some of the scopes'
-        : 'the client has no scope to ask for',
-    });
-    return { issued: false, clientId, reason: 'scope' };
+  if (scope.length === 0) {
+    return refuse('scope', 'invalid_scope', 'the client has no scope to ask for');
   }
-  const code = await state.issueCode({
-    userId,
-    clientId,
-    redirectUri,
-    scope,
-    ...(challenge ? { codeChallenge: challenge } : {}),
-  });
-  back({ code });
-  return { issued: true, clientId, userId };
-}
-
-/** The user of a Basic header whose password matches. */
-function authenticate(
-  header: string | undefined,
-  users: Record<string, UserRegistration>,
-): string | undefined {
-  return authenticatedId(header, (id) =>
-    Object.prototype.hasOwnProperty.call(users, id) ? users[id].password : undefined,
-  );
+  if (scope.some((s) => !client.scope.includes(s))) {
+    return refuse('scope', 'invalid_scope', 'the client may not ask for some of the scopes');
+  }
+  const codeChallenge = challenge ? { codeChallenge: challenge } : {};
+  const code = await issueCode({ userId, clientId, redirectUri, scope, ...codeChallenge });
+  redirect(res, redirectUri, { code }, query);
+  return { clientId, userId };
 }
 
 function status(res: http.ServerResponse, code: keyof typeof STATUS, description: string): void {

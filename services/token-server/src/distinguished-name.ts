@@ -1,109 +1,64 @@
 import type { X509Certificate } from 'node:crypto';
 
-/** One relative distinguished name: its attributes as `TYPE=value`, sorted (a set). */
-type Rdn = string[];
+const TYPE = /^[A-Za-z][A-Za-z0-9-]*$|^\d+(\.\d+)+$/;
+const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 
 /**
- * A distinguished name in RFC 4514 form (`CN=api-a,O=example`: the most specific RDN first,
- * `,` between RDNs, `+` inside a multi-valued one, `\` escapes) as its RDNs from the root down,
- * each attribute with its type in upper case and its value unescaped; undefined when it is not
- * such a name.
+ * A distinguished name in RFC 4514 form (`CN=api-a,O=example`: the most specific RDN first, `+`
+ * inside a multi-valued RDN, `\` escaping a character or a UTF-8 byte as `\C3`) as its RDNs
+ * from the root down, each a sorted set of `TYPE=value`: the type in upper case, the value
+ * unescaped without the unescaped spaces around it. Undefined when it is not such a name.
  */
-export function parseDn(text: string): Rdn[] | undefined {
-  const rdns = splitUnescaped(text, ',');
-  if (!rdns) return undefined;
-  const parsed: Rdn[] = [];
-  for (const rdn of rdns) {
-    const attributes = splitUnescaped(rdn, '+');
-    if (!attributes) return undefined;
-    const pairs: string[] = [];
-    for (const attribute of attributes) {
-      const eq = attribute.indexOf('=');
-      const type = attribute.slice(0, eq).trim();
-      const value = unescape(attribute.slice(eq + 1));
-      if (eq < 1 || !/^[A-Za-z][A-Za-z0-9-]*$|^\d+(\.\d+)+$/.test(type) || value === undefined) {
-        return undefined;
+export function parseDn(text: string): string[][] | undefined {
+  const chars = Array.from(text);
+  const rdns: string[][] = [];
+  let rdn: string[] = [];
+  let type: string | undefined; // undefined while the type is read, up to its `=`
+  let written = '';
+  let bytes: number[] = [];
+  let kept = 0; // the bytes up to the last one that is not an unescaped space
+  for (let i = 0; i <= chars.length; i++) {
+    const c = chars[i];
+    const boundary = c === undefined || c === ',' || c === '+';
+    if (type === undefined) {
+      if (boundary) return undefined;
+      if (c !== '=') {
+        written += c;
+        continue;
       }
-      pairs.push(`${type.toUpperCase()}=${value}`);
+      type = written.trim();
+      written = '';
+      if (!TYPE.test(type)) return undefined;
+    } else if (boundary) {
+      if (kept === 0) return undefined;
+      rdn.push(`${type.toUpperCase()}=${Buffer.from(bytes.slice(0, kept)).toString('utf8')}`);
+      [type, bytes, kept] = [undefined, [], 0];
+      if (c !== '+') {
+        rdns.push(rdn.sort());
+        rdn = [];
+      }
+    } else if (c === '\\') {
+      if (i + 1 === chars.length) return undefined;
+      const hex = chars[i + 1] + (chars[i + 2] ?? '');
+      bytes.push(...(HEX_PAIR.test(hex) ? [parseInt(hex, 16)] : Buffer.from(chars[i + 1])));
+      i += HEX_PAIR.test(hex) ? 2 : 1;
+      kept = bytes.length;
+    } else if (bytes.length > 0 || !/\s/.test(c)) {
+      bytes.push(...Buffer.from(c));
+      if (c !== ' ') kept = bytes.length;
     }
-    parsed.push(pairs.sort());
   }
-  return parsed.reverse();
+  return rdns.reverse();
 }
 
 /**
  * Whether the certificate's subject is the registered RFC 4514 name: the same RDNs in the same
- * order, attribute types compared without case, values exactly. Node writes the subject one RDN
- * a line from the root down, escaped as RFC 2253 says, a multi-valued RDN joined by ` + `.
+ * order, types compared without case, values exactly. Node writes the subject a line per RDN
+ * from the root down, escaped as RFC 2253 says, a multi-valued RDN joined by ` + `.
  */
 export function subjectMatches(cert: X509Certificate, registered: string): boolean {
   const expected = parseDn(registered);
-  const lines = cert.subject.split('\n').reverse();
-  const actual = parseDn(lines.map((line) => line.replace(/ \+ /g, '+')).join(','));
-  return (
-    expected !== undefined &&
-    actual !== undefined &&
-    JSON.stringify(expected) === JSON.stringify(actual)
-  );
-}
-
-/** `text` split at each `separator` not escaped by a backslash; undefined for a dangling `\`. */
-function splitUnescaped(text: string, separator: string): string[] | undefined {
-  const parts: string[] = [];
-  let current = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\\') {
-      if (i + 1 >= text.length) return undefined;
-      current += c + text[i + 1];
-      i++;
-    } else if (c === separator) {
-      parts.push(current);
-      current = '';
-    } else {
-      current += c;
-    }
-  }
-  parts.push(current);
-  return parts;
-}
-
-/**
- * An attribute value with its escapes undone (`\,`, `\"`, `\2C` as UTF-8 bytes) and the spaces
- * around it dropped (an escaped one is kept); undefined when empty or cut off after a `\`.
- */
-function unescape(written: string): string | undefined {
-  const chars = Array.from(written.trimStart());
-  while (
-    chars.length > 0 &&
-    chars[chars.length - 1] === ' ' &&
-    !escapedAt(chars, chars.length - 1)
-  ) {
-    chars.pop();
-  }
-  if (chars.length === 0) return undefined;
-  const bytes: number[] = [];
-  for (let i = 0; i < chars.length; i++) {
-    if (chars[i] !== '\\') {
-      bytes.push(...Buffer.from(chars[i], 'utf8'));
-      continue;
-    }
-    if (i + 1 >= chars.length) return undefined;
-    const hex = `${chars[i + 1]}${chars[i + 2] ?? ''}`;
-    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else {
-      bytes.push(...Buffer.from(chars[i + 1], 'utf8'));
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
-/** Whether the character at `index` follows an odd number of backslashes. */
-function escapedAt(chars: string[], index: number): boolean {
-  let backslashes = 0;
-  for (let i = index - 1; i >= 0 && chars[i] === '\\'; i--) backslashes++;
-  return backslashes % 2 === 1;
+  const rdns = cert.subject.split('\n').reverse();
+  const actual = parseDn(rdns.map((rdn) => rdn.replace(/ \+ /g, '+')).join(','));
+  return expected !== undefined && JSON.stringify(expected) === JSON.stringify(actual);
 }

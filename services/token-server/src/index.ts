@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { ConfigError } from '@chain/errors';
 import { exitOnFatalError } from '@chain/runtime';
 import { startTokenServer } from './token-server';
 
@@ -13,11 +12,10 @@ async function main() {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    // Key rotation without a restart: the files are read again on SIGHUP.
+    // Key rotation without a restart: the files are read again.
     process.on('SIGHUP', () => void server.reload());
   } catch (err) {
-    const message = err instanceof ConfigError ? err.message : (err as Error).message;
-    process.stderr.write(`Cannot start: ${message}\n`);
+    process.stderr.write(`Cannot start: ${(err as Error).message}\n`);
     process.exit(1);
   }
 }

@@ -361,8 +361,8 @@ describe('@chain/oauth-client obtains bound tokens from the real server', () => 
       path.join(CLIENT_CERTS, 'api-a.pem'),
     );
     try {
-      const token = await manager.clientCredentials();
-      expect(claimsOf(token.value).cnf).toEqual({
+      const token = await manager.forService(undefined).get();
+      expect(claimsOf(token).cnf).toEqual({
         'x5t#S256': x5t(path.join(CLIENT_CERTS, 'api-a.crt')),
       });
     } finally {
@@ -373,8 +373,8 @@ describe('@chain/oauth-client obtains bound tokens from the real server', () => 
   it('tokenBinding dpop: a DPoP token bound to the service’s key', async () => {
     const { manager, http } = managerOf({ client_id: 'dpop-client', tokenBinding: 'dpop' });
     try {
-      const token = await manager.clientCredentials();
-      expect(claimsOf(token.value)).toMatchObject({
+      const token = await manager.forService(undefined).get();
+      expect(claimsOf(token)).toMatchObject({
         client_id: 'dpop-client',
         cnf: { jkt: await manager.dpopKey!.thumbprint() },
       });
@@ -386,9 +386,9 @@ describe('@chain/oauth-client obtains bound tokens from the real server', () => 
   it('a client registered for DPoP without the binding configured gets no token (invalid_grant), and the log holds no secret', async () => {
     const { manager, http } = managerOf({ client_id: 'dpop-client' });
     try {
-      await expect(manager.clientCredentials()).rejects.toMatchObject({
-        code: 'invalid_grant',
-        oauthError: 'invalid_grant',
+      await expect(manager.forService(undefined).get()).rejects.toMatchObject({
+        code: 'ERR10009',
+        cause: { code: 'invalid_grant', oauthError: 'invalid_grant' },
       });
     } finally {
       await http.destroy();

@@ -13,7 +13,6 @@ export interface SpanExporterOptions {
   http: () => Transport;
 }
 
-/** What one export did. */
 export type ExportResult =
   { sent: number } | { failed: number; retry: boolean; reason: string } | { idle: true };
 
@@ -24,23 +23,19 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 const MAX_ANSWER = 4 * 1024 * 1024;
 
 /**
- * Sends finished spans to an OpenTelemetry collector over OTLP/HTTP, JSON encoding, in batches,
- * off the request path, as OpenTelemetry's batch span processor does: a bounded queue (spans
- * past `maxQueueSize` are dropped and counted, never waited for), one export every
- * `exportIntervalMs` or as soon as a batch is full, one export in flight. A retryable answer
- * (429, 502, 503, 504, no answer) keeps the batch for the next export while there is room; any
- * other failure drops it. A failing collector is logged once, and again when it recovers. On
- * stop the queue is flushed (within the time-out).
+ * Finished spans to an OpenTelemetry collector over OTLP/HTTP JSON, as OpenTelemetry's batch
+ * span processor sends them: a bounded queue (a span past `maxQueueSize` is dropped and counted,
+ * never waited for), one export every `exportIntervalMs` or when a batch is full, one in flight.
+ * A retryable failure (429, 502, 503, 504, no answer) keeps the batch while there is room; any
+ * other drops it. A failing collector is logged once, and again when it recovers.
  */
 export class SpanExporter {
-  /** The spans waiting, each already encoded (OTLP JSON). */
+  /** The spans waiting, each already encoded. */
   private queue: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<ExportResult> | undefined;
   private failing = false;
-  private droppedSinceLog = 0;
-  /** Spans dropped because the queue was full, since start. */
-  dropped = 0;
+  private dropped = 0;
   private readonly url: URL;
   private readonly resource: { serviceName: string; attributes: Record<string, string | number> };
 
@@ -57,16 +52,10 @@ export class SpanExporter {
     const { maxQueueSize, maxBatchSize } = this.options.config;
     if (this.queue.length >= maxQueueSize) {
       this.dropped += 1;
-      this.droppedSinceLog += 1;
       return;
     }
     this.queue.push(encodeSpan(span));
     if (this.queue.length >= maxBatchSize && !this.inFlight && this.timer) void this.flush();
-  }
-
-  /** Spans waiting. */
-  get queued(): number {
-    return this.queue.length;
   }
 
   start(): void {
@@ -82,7 +71,7 @@ export class SpanExporter {
     this.timer.unref();
   }
 
-  /** Stops the schedule and sends what is queued (each export within its time-out). */
+  /** Stops the schedule and sends what is queued while the collector takes it. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -105,15 +94,21 @@ export class SpanExporter {
   }
 
   private async send(batch: string[]): Promise<ExportResult> {
-    const { logger, config } = this.options;
-    if (this.droppedSinceLog > 0) {
-      logger.warn({ dropped: this.droppedSinceLog }, 'telemetry: span queue full; spans dropped');
-      this.droppedSinceLog = 0;
+    const { logger, config, http } = this.options;
+    if (this.dropped > 0) {
+      logger.warn({ dropped: this.dropped }, 'telemetry: span queue full; spans dropped');
+      this.dropped = 0;
     }
-    const body = exportTraceBody(this.resource, SCOPE, batch);
     let result: ExportResult;
     try {
-      const answer = await this.post(body);
+      const answer = await http().request({
+        method: 'POST',
+        url: this.url,
+        headers: { ...config.headers, 'Content-Type': 'application/json' },
+        body: exportTraceBody(this.resource, SCOPE, batch),
+        timeoutMs: config.timeoutMs,
+        maxBodyBytes: MAX_ANSWER,
+      });
       if (answer.status >= 200 && answer.status < 300) {
         result = { sent: batch.length };
         const rejected = partialSuccess(answer.body);
@@ -129,7 +124,6 @@ export class SpanExporter {
       result = { failed: batch.length, retry: true, reason: (err as Error).message };
     }
     if ('failed' in result) {
-      // A batch worth retrying goes back to the front while there is room for it.
       const room = config.maxQueueSize - this.queue.length;
       if (result.retry && room >= batch.length) this.queue.unshift(...batch);
       if (!this.failing) {
@@ -148,18 +142,6 @@ export class SpanExporter {
       logger.info('telemetry: span export resumed');
     }
     return result;
-  }
-
-  private post(body: string): Promise<{ status: number; body: string }> {
-    const { config, http } = this.options;
-    return http().request({
-      method: 'POST',
-      url: this.url,
-      headers: { ...config.headers, 'Content-Type': 'application/json' },
-      body,
-      timeoutMs: config.timeoutMs,
-      maxBodyBytes: MAX_ANSWER,
-    });
   }
 }
 
