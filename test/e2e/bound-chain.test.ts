@@ -197,10 +197,14 @@ oauth:
       cert: certificate('client'),
     });
     expect([answer.status, answer.body]).toEqual([200, EIGHT]);
-    // Each hop asked with tls_client_auth (client_id in the form: no secret in the chain).
-    const asked = ts.lines.filter((l) => l.includes('"msg":"token issued"'));
+    // Each hop asked with tls_client_auth (client_id in the form: no secret in the chain). The
+    // token server's log line may come after the answer it logs: wait for each.
     for (const l of ['a', 'b', 'c']) {
-      expect(asked.some((line) => line.includes(`"clientId":"api-${l}-client"`))).toBe(true);
+      const issued = await ts.waitForLine(
+        (line) =>
+          line.includes('"msg":"token issued"') && line.includes(`"clientId":"api-${l}-client"`),
+      );
+      expect(JSON.parse(issued)).toMatchObject({ clientId: `api-${l}-client` });
     }
   });
 
