@@ -31,6 +31,9 @@ const notHere = (note: string): Light4jKey => ({ note });
 const ONE_CLIENT =
   'every call of the service, token and key requests too, follows request.enableHttp2';
 
+const everyToken = (key: string) => notHere(`oauth.token.${key} applies to every token`);
+const SERVERS = 'oauth.token.client_credentials.serviceIdAuthServers.*.';
+
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'tls.trustStorePass': pemStores,
   'tls.keyStorePass': pemStores,
@@ -50,6 +53,15 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
     'one key server per service; the certificates of other token servers go in security.yml jwt.certificate',
   ),
   'oauth.key.enableHttp2': notHere(ONE_CLIENT),
+  // light-4j's AuthServerConfig.
+  [SERVERS + 'enableHttp2']: notHere(ONE_CLIENT),
+  [SERVERS + 'proxyHost']: notHere('no proxy'),
+  [SERVERS + 'proxyPort']: notHere('no proxy'),
+  [SERVERS + 'serviceId']: notHere('server_url is used; no service discovery'),
+  [SERVERS + 'audience']: notHere('audience is checked by the service that verifies the token'),
+  [SERVERS + 'tokenRenewBeforeExpired']: everyToken('tokenRenewBeforeExpired'),
+  [SERVERS + 'expiredRefreshRetryDelay']: everyToken('expiredRefreshRetryDelay'),
+  [SERVERS + 'earlyRefreshRetryDelay']: everyToken('earlyRefreshRetryDelay'),
   'oauth.sign': notHere('no signing service here'),
   'oauth.deref': notHere('no reference tokens here'),
   'request.injectOpenTracing': { same: false },
@@ -70,57 +82,8 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'request.healthCheckIntervalMs': notHere('no connection health checks'),
 };
 
-const isMap = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** light-4j's keys of an AuthServerConfig not implemented here. */
-const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
-  proxyHost: 'no proxy',
-  proxyPort: 'no proxy',
-  enableHttp2: ONE_CLIENT,
-  serviceId: 'server_url is used; no service discovery',
-  audience: 'audience is checked by the service that verifies the token',
-  tokenRenewBeforeExpired: 'oauth.token.tokenRenewBeforeExpired applies to every token',
-  expiredRefreshRetryDelay: 'oauth.token.expiredRefreshRetryDelay applies to every token',
-  earlyRefreshRetryDelay: 'oauth.token.earlyRefreshRetryDelay applies to every token',
-};
-
-function clientShape({ path, warn }: SchemaHelpers) {
-  const at = 'oauth.token.client_credentials.serviceIdAuthServers';
-  // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry is
-  // checked strictly (a misspelled key stops the service).
-  const withoutLight4jKeys = (entries: unknown) => {
-    if (!isMap(entries)) return entries;
-    const out: Record<string, unknown> = { ...entries };
-    for (const [serviceId, entry] of Object.entries(entries)) {
-      if (!isMap(entry)) continue;
-      const kept: Record<string, unknown> = (out[serviceId] = { ...entry });
-      for (const key of Object.keys(entry)) {
-        const note = AUTH_SERVER_LIGHT4J_KEYS[key];
-        if (note === undefined) continue;
-        warn(`${at}.${serviceId}.${key}`, `light-4j key not supported here; ignored (${note})`);
-        delete kept[key];
-      }
-    }
-    return out;
-  };
-  const serviceIdAuthServers = z
-    .preprocess(
-      withoutLight4jKeys,
-      // Unset `server_url` and `uri` are `oauth.token`'s.
-      z.record(
-        z.string().min(1),
-        z.strictObject({
-          server_url: url().optional(),
-          uri: z.string().startsWith('/').optional(),
-          client_id: text(),
-          client_secret: text(),
-          scope,
-        }),
-      ),
-    )
-    .optional();
-  return z.strictObject({
+const clientShape = ({ path }: SchemaHelpers) =>
+  z.strictObject({
     tls: z
       .strictObject({
         verifyHostname: z.boolean().default(true),
@@ -170,7 +133,19 @@ function clientShape({ path, warn }: SchemaHelpers) {
               .extend({
                 // Required unless multipleAuthServers (`clientRules`).
                 client_id: text().optional(),
-                serviceIdAuthServers,
+                // Unset `server_url` and `uri` are `oauth.token`'s.
+                serviceIdAuthServers: z
+                  .record(
+                    z.string().min(1),
+                    z.strictObject({
+                      server_url: url().optional(),
+                      uri: z.string().startsWith('/').optional(),
+                      client_id: text(),
+                      client_secret: text(),
+                      scope,
+                    }),
+                  )
+                  .optional(),
                 tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
                 token_endpoint_auth_method: z
                   .enum(['client_secret_basic', 'tls_client_auth'])
@@ -209,7 +184,6 @@ function clientShape({ path, warn }: SchemaHelpers) {
       })
       .prefault({}),
   });
-}
 
 export type ClientConfig = z.output<ReturnType<typeof clientShape>>;
 
