@@ -5,19 +5,16 @@ import type { TokenSource } from './renewable-token';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;
-  /** The service's own token for this downstream; none: no credentials. */
+  /** None: no credentials. */
   tokens?: TokenSource;
   events?: ClientEvents;
 }
 
-/** One call: the path, and what goes on of the request it is made for. */
 export interface CallRequest {
   path?: string;
-  /** The caller's `Authorization`, passed on unchanged. */
   callerAuthorization?: string;
   /** Correlation and traceability ids, trace context, pass-through claims. */
   headers?: Record<string, string>;
-  /** Token requests made on its behalf carry its trace. */
   trace?: OutgoingTrace;
 }
 
@@ -32,9 +29,6 @@ const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
 /** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
 const PROOF_REPLAYED = 'ERR20014';
 
-/** What a 401 of the downstream calls for: a renewed token, a new proof, or nothing. */
-type Remedy = 'renew' | 'new_proof' | 'none';
-
 /**
  * A downstream called with the service's credentials. A 401 refusing **our own** token (revoked,
  * or signed by a key the token server no longer has) gets one more call with a renewed token; a
@@ -47,7 +41,6 @@ export class DownstreamCaller {
     return this.options.downstream.options.name;
   }
 
-  /** A JSON GET: the 2xx answer, or the catalogue StatusError the caller of our service gets. */
   async getJson(request: CallRequest = {}): Promise<{ status: number; body: unknown }> {
     const { downstream, tokens, events } = this.options;
     const { path, trace, callerAuthorization } = request;
@@ -72,7 +65,7 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
-  /** The call's headers and the credentials, with a new DPoP proof when bound (a promise then). */
+  /** With a new DPoP proof when bound (a promise then). */
   private headers(
     request: CallRequest,
     own: string,
@@ -84,7 +77,6 @@ export class DownstreamCaller {
   }
 
   private send(request: CallRequest, own: string, headers: Record<string, string>) {
-    // A resend on a fresh connection gets a new proof.
     const resendHeaders = this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
     return this.options.downstream.send(headers, { path: request.path, resendHeaders });
   }
@@ -96,6 +88,8 @@ export class DownstreamCaller {
     return credentialHeaders(request.callerAuthorization, own, proof, headers);
   }
 }
+
+type Remedy = 'renew' | 'new_proof' | 'none';
 
 function remedyOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Remedy {
   const code = (answer.body as { code?: unknown } | null)?.code;

@@ -12,18 +12,16 @@ import {
 } from './transport';
 
 export interface KeyClientOptions {
-  /** client.yml `oauth.key`, with its server. */
   key: ClientConfig['oauth']['key'] & { server_url: string };
-  /** secret.yml `keyClientSecret`, else client.yml `client_secret`. */
   secret?: string;
-  /** The key server publishes a JWKS (security.yml `jwt.keyResolver: JsonWebKeySet`). */
+  /** security.yml `jwt.keyResolver: JsonWebKeySet`. */
   jwks?: boolean;
   http: Transport;
   timeoutMs: number;
   events?: ClientEvents;
 }
 
-/** Why a key could not be fetched, naming the server and nothing of the request. */
+/** Names the server and nothing of the request. */
 export class KeyFetchError extends Error {
   override readonly name = 'KeyFetchError';
 }
@@ -56,7 +54,6 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
       throw new KeyFetchError(`key server ${base} ${noAnswer(err, request)}`, { cause: err });
     });
   };
-  /** The look-up's result or failure, its outcome told. */
   const reported = async <T>(lookup: Promise<T>, outcome: (result: T) => KeyFetchOutcome) => {
     let result: T;
     try {
@@ -83,7 +80,7 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
   };
 }
 
-/** light-oauth2's answer about one kid: the PEM, undefined for "no such kid", or a failure. */
+/** undefined: "no such kid". */
 function pemOf(base: string, answer: TransportResponse): string | undefined {
   if (isNoSuchKid(answer.status, answer.body)) return undefined;
   if (answer.status !== 200)

@@ -29,14 +29,6 @@ export type ClientCheck =
   | { ok: true }
   | { ok: false; reason: 'missing' | 'wrong-secret' | 'unknown-client'; clientId?: string };
 
-export interface KeyServiceOptions {
-  /** security.yml `providerId` of the server (light-oauth2's federation). */
-  providerId?: string;
-  authenticate(authorization: string | undefined): ClientCheck;
-  /** The PEM certificate of one of the server's own key ids. */
-  certificate(keyId: string): string | undefined;
-}
-
 function status(code: KeyServiceCode, arg = '') {
   const { statusCode, message } = KEY_SERVICE_STATUS[code];
   const description = DESCRIPTION[code](arg);
@@ -47,7 +39,13 @@ function status(code: KeyServiceCode, arg = '') {
 export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,
-  options: KeyServiceOptions,
+  options: {
+    /** security.yml `providerId` of the server (light-oauth2's federation). */
+    providerId?: string;
+    authenticate(authorization: string | undefined): ClientCheck;
+    /** The PEM certificate of one of the server's own key ids. */
+    certificate(keyId: string): string | undefined;
+  },
 ): { status: number; contentType: string; body: string } {
   const provider = kid.length < 4 ? undefined : kid.slice(0, 2);
   const keyId = kid.length < 4 ? kid : kid.slice(2);
