@@ -21,7 +21,6 @@ const grant = z.strictObject({
   client_secret: text().optional(),
   scope,
 });
-/** light-4j's audience is one string; a list here too. */
 const oneOrMore = listOf(z.string().min(1)).optional();
 
 const pemStores: Light4jKey = {
@@ -196,7 +195,7 @@ export const clientConfigSchema = configFile<ClientConfig>(
   },
 );
 
-/** Every rule across client.yml's keys; those across files are `grantSettings` and the runtime's. */
+/** Rules across files are `grantSettings`' and the runtime's. */
 function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) =>
     ctx.addIssue({ code: 'custom', path, message });
@@ -265,19 +264,6 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   }
 }
 
-const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
-  [
-    'serverKeystorePass',
-    'serverKeyPass',
-    'serverTruststorePass',
-    'clientKeystorePass',
-    'clientKeyPass',
-    'clientTruststorePass',
-    'consulToken',
-    'emailPassword',
-  ].map((key) => [key, { note: 'not used here' }]),
-);
-
 const secretShape = () =>
   z.strictObject({
     clientCredentialsClientSecret: text().optional(),
@@ -289,12 +275,22 @@ const secretShape = () =>
 
 export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
 
-/** Strict: a misspelled secret is an error, not a silent "no secret". */
 export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
-  light4j: SECRET_LIGHT4J_KEYS,
+  light4j: Object.fromEntries(
+    [
+      'serverKeystorePass',
+      'serverKeyPass',
+      'serverTruststorePass',
+      'clientKeystorePass',
+      'clientKeyPass',
+      'clientTruststorePass',
+      'consulToken',
+      'emailPassword',
+    ].map((key) => [key, { note: 'not used here' }]),
+  ),
 });
 
-/** The client secrets in use: secret.yml's, else light-4j's `client_secret` of client.yml. */
+/** secret.yml's, else light-4j's `client_secret` of client.yml. */
 export function clientSecrets(client: ClientConfig, secret: SecretConfig): SecretConfig {
   const { token, key, introspection } = client.oauth;
   return {
@@ -310,7 +306,6 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
 
 export type GrantName = 'client_credentials' | 'authorization_code' | 'refresh_token';
 
-/** client.yml and secret.yml, and the files they came from (for a ConfigError). */
 export interface ClientFiles {
   client: ClientConfig;
   secret: SecretConfig;
@@ -318,7 +313,6 @@ export interface ClientFiles {
   secretFile: string;
 }
 
-/** What one grant is asked for with (`clientSecret`: none with `tls_client_auth`). */
 export interface GrantSettings {
   serverUrl: string;
   uri: string;
@@ -334,8 +328,8 @@ const SECRET_KEY = {
 } as const;
 
 /**
- * A grant's rules across client.yml and secret.yml, checked when it is to be used (light-4j's
- * own client.yml lists grants without a `server_url`, found by service discovery).
+ * Checked when the grant is to be used: light-4j's own client.yml lists grants without a
+ * `server_url`, found by service discovery.
  */
 export function grantSettings(
   files: ClientFiles,
@@ -364,7 +358,6 @@ export function grantSettings(
 
 const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
 
-/** The private key and the certificates of a PEM file, each as PEM text ('' when none). */
 export function pemParts(pem: string): { key: string; cert: string } {
   const blocks = pem.match(PEM_BLOCK) ?? [];
   return {

@@ -55,10 +55,7 @@ const OUR_DESCRIPTIONS = new Map(
 const fallbackArgs = (code: StatusCode, name: string): string[] =>
   code === 'ERR20005' || code === 'ERR10009' ? [] : [`beyond ${name}`];
 
-/**
- * One downstream service, called with GET: every failure a StatusError keeping its cause; the
- * breaker counts no answer and a 5xx not passed on from further down.
- */
+/** Called with GET; the breaker counts no answer and a 5xx not passed on from further down. */
 export class Downstream {
   private readonly target: URL;
   private readonly urls = new Map<string, URL>();

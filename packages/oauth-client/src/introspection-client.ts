@@ -59,10 +59,7 @@ export function introspectionEndpoint(
   };
 }
 
-/**
- * RFC 7662 with Basic client auth (the configured client, or the request's own). A reset
- * kept-alive connection is asked again on a fresh one: introspection changes nothing.
- */
+/** RFC 7662; a reset kept-alive connection is asked again: introspection changes nothing. */
 export function createIntrospectionClient(options: {
   endpoint: IntrospectionEndpoint;
   http: Transport;

@@ -30,10 +30,7 @@ const PEM = /-----BEGIN (CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY)-----/;
 const MAX_PEM = 64 * 1024;
 const MAX_JWKS = 1024 * 1024;
 
-/**
- * The key distribution server's client: light-oauth2's PEM by kid at `{server_url}{uri}/{kid}`,
- * or a JWKS at `{server_url}{uri}`. Rate limiting, single flight and caching are the key store's.
- */
+/** light-oauth2's PEM by kid at `{server_url}{uri}/{kid}`, or a JWKS at `{server_url}{uri}`. */
 export function createKeyClient(options: KeyClientOptions): KeySource {
   const { key, secret, http, timeoutMs, events } = options;
   const base = key.server_url.replace(/\/+$/, '') + key.uri.replace(/\/+$/, '');
@@ -90,10 +87,7 @@ function pemOf(base: string, answer: TransportResponse): string | undefined {
   return answer.body;
 }
 
-/**
- * Every signing key of a JWKS with a kid (`use` absent or `sig`), with the `alg` it pins. An
- * empty set is an answer (every kid unknown); no `keys` list is a failure.
- */
+/** An empty set is an answer (every kid unknown); no `keys` list is a failure. */
 function keySet(base: string, answer: TransportResponse): ReadonlyMap<string, FetchedKey> {
   if (answer.status !== 200)
     throw new KeyFetchError(`key server ${base} answered HTTP ${answer.status}`);

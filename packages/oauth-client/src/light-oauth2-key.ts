@@ -64,10 +64,7 @@ export function keyServiceAnswer(
   return { status: 200, contentType: 'application/text', body: pem };
 }
 
-/**
- * Whether a key server's answer says "no such kid" rather than a failure to ask: a 404 (but not
- * ERR12014, our own client unknown to it), or 400 ERR12030 INVALID_KEY_ID.
- */
+/** A 404 (but ERR12014: our own client unknown to it), or 400 ERR12030 INVALID_KEY_ID. */
 export function isNoSuchKid(statusCode: number, body: string): boolean {
   const code = jsonObject(body)?.code;
   if (statusCode === 404) return code !== 'ERR12014';

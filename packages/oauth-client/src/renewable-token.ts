@@ -78,10 +78,7 @@ export class RenewableToken {
     return this.renew(trigger, trace);
   }
 
-  /**
-   * A downstream refused `value`: the next caller waits for a new token, shared by every caller
-   * that saw the refusal (a token already replaced is left alone).
-   */
+  /** A downstream refused `value`: the next callers share one renewal. */
   invalidate(value: string): void {
     if (this.token?.value !== value) return;
     this.token = undefined;
@@ -165,10 +162,7 @@ export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 
   refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
 }
 
-/**
- * A user's token, renewed by the refresh grant under the own token's rules; a rotated refresh
- * token replaces the old one.
- */
+/** Renewed by the refresh grant; a rotated refresh token replaces the old one. */
 export class UserToken {
   private refreshToken: string | undefined;
   private readonly token: RenewableToken;

@@ -21,18 +21,7 @@ export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 's
   events?: ClientEvents;
 }
 
-export interface CodeExchange {
-  /** client.yml's `redirect_uri` when absent. */
-  redirectUri?: string;
-  /** RFC 7636 PKCE. */
-  codeVerifier?: string;
-  trace?: OutgoingTrace;
-}
-
-/**
- * The tokens of one service: its own (with `oauth.multipleAuthServers` one per downstream
- * serviceId) and users'. A configured grant that cannot be asked for is a ConfigError at start.
- */
+/** A configured grant that cannot be asked for is a ConfigError at start. */
 export class TokenManager {
   /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
@@ -105,7 +94,10 @@ export class TokenManager {
     return source;
   }
 
-  async authorizationCode(code: string, exchange: CodeExchange = {}): Promise<UserToken> {
+  async authorizationCode(
+    code: string,
+    exchange: { redirectUri?: string; codeVerifier?: string; trace?: OutgoingTrace } = {},
+  ): Promise<UserToken> {
     const requester = this.requester('authorization_code');
     const cfg = this.options.client.oauth.token.authorization_code!;
     const first = await requester.request(
