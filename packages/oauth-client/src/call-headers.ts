@@ -72,7 +72,6 @@ function summarize(header: string | string[] | undefined): TokenSummary | undefi
   return summary;
 }
 
-/** The runtime's request trace. */
 export interface OutgoingTrace {
   childHeaders(): Record<string, string>;
 }

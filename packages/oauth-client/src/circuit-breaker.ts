@@ -1,8 +1,6 @@
-/** `closed`: calls go; `open`: calls fail at once; `half_open`: one trial call is out. */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface CircuitBreakerOptions {
-  /** Failures in a row that open it. */
   errorThreshold: number;
   resetTimeoutMs: number;
   now?: () => number;

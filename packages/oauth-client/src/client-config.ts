@@ -195,12 +195,10 @@ export const clientConfigSchema = configFile<ClientConfig>(
   },
 );
 
-/** Rules across files are `grantSettings`' and the runtime's. */
 function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) =>
     ctx.addIssue({ code: 'custom', path, message });
   const { tls, oauth } = cfg;
-  // A store is read only when its switch is on, so only then must it be there.
   const store = (key: 'trustStore' | 'keyStore', fits: (pem: string) => boolean, or: string) => {
     const file = tls[key];
     if (!file) issue(['tls', key], 'is required');

@@ -5,7 +5,6 @@ import type { TokenSource } from './renewable-token';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;
-  /** None: no credentials. */
   tokens?: TokenSource;
   events?: ClientEvents;
 }
@@ -58,7 +57,6 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
-  /** With a new DPoP proof when bound (a promise then). */
   private headers(
     request: CallRequest,
     own: string,

@@ -16,7 +16,6 @@ export interface DownstreamOptions {
   events?: ClientEvents;
 }
 
-/** One answer of the downstream, whatever its status; `body`: JSON, else text. */
 export interface DownstreamAnswer {
   response: TransportResponse;
   body: unknown;
@@ -156,7 +155,6 @@ export class Downstream {
       }
       throw passed;
     }
-    // Our own code for a refusal (ERR10000 …) is worth telling.
     const what = isStatusCode(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
     throw new StatusError('ERR20004', [name, what], { cause });
   }

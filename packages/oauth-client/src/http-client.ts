@@ -128,7 +128,6 @@ const isRefusedStream = (err: Error) =>
   (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_STREAM_ERROR' &&
   err.message.endsWith('NGHTTP2_REFUSED_STREAM');
 
-/** One call: undici's (legacy) dispatch handler, collecting the answer. */
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;

@@ -28,7 +28,6 @@ export class TokenManager {
   private ownSource: TokenSource | undefined;
   private readonly requesters = new Map<string, TokenRequester>();
   private readonly files: ClientFiles;
-  /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
   readonly dpopKey: DpopKey | undefined;
 

@@ -55,7 +55,6 @@ export class TokenRequester {
     return this.endpoint.clientId;
   }
 
-  /** `headers`: the trace context of the request it is for. */
   async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {
     const { clientId, dpop } = this.endpoint;
     const now = this.endpoint.now ?? Date.now;

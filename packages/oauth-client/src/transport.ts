@@ -29,7 +29,6 @@ export type TransportFailure =
 
 export class TransportError extends Error {
   override readonly name = 'TransportError';
-  /** The cause's (Node's) error code. */
   readonly code?: string;
 
   constructor(
