@@ -67,8 +67,7 @@ export class Downstream {
     const { breaker, events, name } = options;
     if (breaker && breaker.errorThreshold > 0) {
       this.breaker = new CircuitBreaker({
-        errorThreshold: breaker.errorThreshold,
-        resetTimeoutMs: breaker.resetTimeoutMs,
+        ...breaker,
         now: options.now,
         onStateChange: events?.circuitChanged
           ? (state, previous) => events.circuitChanged!({ downstream: name, state, previous })

@@ -60,12 +60,8 @@ export class TokenRequester {
     const now = this.endpoint.now ?? Date.now;
     const form = new URLSearchParams();
     for (const [key, value] of Object.entries(grant)) {
-      if (value === undefined) continue;
-      if (Array.isArray(value)) {
-        if (value.length) form.set(key, value.join(' '));
-      } else {
-        form.set(key, String(value));
-      }
+      if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+      form.set(key, Array.isArray(value) ? value.join(' ') : String(value));
     }
     const sent: Record<string, string> = {
       ...headers,
