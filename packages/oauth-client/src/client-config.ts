@@ -222,8 +222,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const { token } = oauth;
   const cc = token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
-  // Without the key store's certificate the token server would refuse every request
-  // (tls_client_auth) or issue tokens no certificate can use.
+  // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.
   const certificateUses = [
     ['tokenBinding', 'mtls'],
     ['token_endpoint_auth_method', 'tls_client_auth'],
@@ -325,10 +324,7 @@ const SECRET_KEY = {
   refresh_token: 'refreshTokenClientSecret',
 } as const;
 
-/**
- * Checked when the grant is to be used: light-4j's own client.yml lists grants without a
- * `server_url`, found by service discovery.
- */
+/** Checked when used: light-4j's client.yml lists grants without `server_url` (service discovery). */
 export function grantSettings(
   files: ClientFiles,
   grant: GrantName,

@@ -4,10 +4,7 @@ import { SignJWT, calculateJwkThumbprint, type JWK } from 'jose';
 /** Every DPoP server supports it (RFC 9449 5.1). */
 const ALG = 'ES256';
 
-/**
- * Made at start and kept in memory only: a restart is the rotation, and nothing is stored to
- * leak. A new proof for every request: a server refuses a `jti` seen before.
- */
+/** In memory only (a restart is the rotation); a new proof per call: servers refuse a seen `jti`. */
 export class DpopKey {
   readonly #privateKey: KeyObject;
   readonly jwk: JWK;

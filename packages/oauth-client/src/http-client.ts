@@ -16,9 +16,8 @@ const CONNECTIONS = 256;
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
 /**
- * A service's one outbound HTTP client (undici), calls dispatched with a handler of ours. undici
- * emits `connect` right before it writes the first request on a new connection: how a call
- * tells a kept-alive one.
+ * undici, calls dispatched with a handler of ours. undici emits `connect` right before it writes
+ * a new connection's first request: how a call tells a kept-alive one.
  */
 export class HttpClient implements Transport {
   readonly connectTimeoutMs: number;
@@ -87,8 +86,7 @@ export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
   }
   if (config.tlsVersion) options.minVersion = config.tlsVersion;
   if (!config.verifyHostname) {
-    // The chain is still verified; only the name check is skipped, as light-4j's
-    // verifyHostname: false does for self-signed certificates.
+    // Only the name check is skipped (light-4j's verifyHostname: false); the chain is verified.
     options.checkServerIdentity = () => undefined;
   }
   if (config.loadKeyStore && config.keyStore) {

@@ -1,10 +1,9 @@
 import { jsonObject } from './transport';
 
 /**
- * light-oauth2's key service (`GET /oauth2/key/{keyId}`, its Oauth2KeyKeyIdGetHandler), as the
- * key client reads it and the stand-in key servers answer. A kid over three characters is a
- * provider id and a key id (`01` + `100`); provider `00` or its own is looked up here (its own
- * with Basic client auth), another belongs to a federated provider it does not have.
+ * light-oauth2's Oauth2KeyKeyIdGetHandler. A kid over three characters is a provider id and a key
+ * id (`01` + `100`); provider `00` or its own is looked up here (its own with Basic client
+ * auth), another belongs to a federated provider it does not have.
  */
 const KEY_SERVICE_STATUS = {
   ERR12002: { statusCode: 401, message: 'MISSING_AUTHORIZATION_HEADER' },
