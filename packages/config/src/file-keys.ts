@@ -9,7 +9,7 @@ export interface Light4jKey {
 
 /** The keys of a config file beyond its schema's: light-4j's keys and other names of keys. */
 export interface FileKeys {
-  /** Dotted path -> light-4j key. A path names its whole subtree (`oauth.sign`). */
+  /** Dotted path -> light-4j key, with its subtree (`oauth.sign`); `*`: each key of a map. */
   light4j?: Readonly<Record<string, Light4jKey>>;
   /** Other name -> the name the schema reads (`oauth.token.key` -> `oauth.key`). */
   aliases?: Readonly<Record<string, string>>;
@@ -35,9 +35,9 @@ function get(tree: Tree, path: string[]): unknown {
   return node;
 }
 
-/** Removes a key, and the maps that held nothing else. */
-function remove(tree: Tree, path: string[]): void {
-  for (let depth = path.length; depth > 0; depth--) {
+/** Removes a key, and the maps that held nothing else, down to depth `keep`. */
+function remove(tree: Tree, path: string[], keep: number): void {
+  for (let depth = path.length; depth > keep; depth--) {
     const parent = get(tree, path.slice(0, depth - 1));
     if (!isTree(parent)) return;
     delete parent[path[depth - 1]];
@@ -86,20 +86,27 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
   const value = structuredClone(raw);
   const warnings: ConfigWarning[] = [];
   for (const [key, spec] of Object.entries(keys.light4j ?? {})) {
-    const path = key.split('.');
-    const found = get(value, path);
-    if (found === undefined) continue;
-    remove(value, path);
-    if ('same' in spec && isDeepStrictEqual(found, spec.same)) continue;
-    const note = spec.note ? ` (${spec.note})` : '';
-    warnings.push({ file, key, message: `light-4j key not supported here; ignored${note}` });
+    const parts = key.split('.');
+    const star = parts.indexOf('*');
+    const map = star < 0 ? undefined : get(value, parts.slice(0, star));
+    const ids = isTree(map) ? Object.keys(map) : [];
+    const paths = star < 0 ? [parts] : ids.map((id) => parts.map((p, i) => (i === star ? id : p)));
+    for (const path of paths) {
+      const found = get(value, path);
+      if (found === undefined) continue;
+      remove(value, path, star + 1);
+      if ('same' in spec && isDeepStrictEqual(found, spec.same)) continue;
+      const note = spec.note ? ` (${spec.note})` : '';
+      const message = `light-4j key not supported here; ignored${note}`;
+      warnings.push({ file, key: path.join('.'), message });
+    }
   }
   const moved: [string, string][] = [];
   for (const [from, to] of Object.entries(keys.aliases ?? {})) {
     const fromPath = from.split('.');
     const found = get(value, fromPath);
     if (found === undefined) continue;
-    remove(value, fromPath);
+    remove(value, fromPath, 0);
     const toPath = to.split('.');
     const existing = get(value, toPath);
     const conflict = (at: string[]): never => {

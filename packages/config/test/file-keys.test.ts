@@ -157,6 +157,22 @@ describe('light-4j keys and aliases (configFile)', () => {
     );
     expect(keyAsWritten('a.b', [['oauth.key', 'oauth.token.key']])).toBe('a.b');
   });
+
+  it('takes a `*` part as each key of the map there, keeping its emptied entries', () => {
+    const raw = { s: { 'a.b': { x: 1, y: 2 }, c: { x: 3 }, d: 'text' } };
+    const note = 'light-4j key not supported here; ignored (n)';
+    expect(prepareKeys('f', raw, { light4j: { 's.*.x': { note: 'n' } } })).toEqual({
+      value: { s: { 'a.b': { y: 2 }, c: {}, d: 'text' } },
+      warnings: [
+        { file: 'f', key: 's.a.b.x', message: note },
+        { file: 'f', key: 's.c.x', message: note },
+      ],
+      moved: [],
+    });
+    expect(prepareKeys('f', { s: 'text' }, { light4j: { 's.*.x': {} } }).value).toEqual({
+      s: 'text',
+    });
+  });
 });
 
 describe('closestKey', () => {

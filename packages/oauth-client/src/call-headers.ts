@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 
 /**
- * The credentials a service sends downstream (light-4j's chain), set on `headers`: the caller's
- * `Authorization` and the own token as `X-Scope-Token`, or the own token in `Authorization`. A
- * DPoP-bound own token goes with its proof (RFC 9449 7.1; beside the caller's token in
- * `X-Scope-Token-DPoP`, for `DPoP` belongs to the token in `Authorization`).
+ * light-4j's chain: the caller's `Authorization` and the own token as `X-Scope-Token`, else the
+ * own token in `Authorization`. A bound own token's proof beside the caller's token goes in
+ * `X-Scope-Token-DPoP`: `DPoP` belongs to the token in `Authorization` (RFC 9449 7.1).
  */
 export function credentialHeaders(
   callerAuthorization: string | undefined,
@@ -30,10 +29,7 @@ export function credentialHeaders(
   return headers;
 }
 
-/**
- * The caller's `Authorization` as it goes on: a bound token (the DPoP scheme, or `cnf` in its
- * verified claims) is the caller's to prove, which a hop cannot, so it stops here.
- */
+/** A bound token (the DPoP scheme, or `cnf`) is the caller's to prove, which a hop cannot. */
 export function forwardedAuthorization(
   header: string | undefined,
   claims?: { cnf?: unknown },
@@ -71,12 +67,11 @@ function summarize(header: string | string[] | undefined): TokenSummary | undefi
     if (typeof client_id === 'string') summary.client_id = client_id;
     if (typeof user_id === 'string') summary.user_id = user_id;
   } catch {
-    // not a JWT: the fingerprint alone
+    // not a JWT
   }
   return summary;
 }
 
-/** The runtime's request trace: the trace context of a new child span, for a token request. */
 export interface OutgoingTrace {
   childHeaders(): Record<string, string>;
 }

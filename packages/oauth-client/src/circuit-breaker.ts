@@ -1,18 +1,14 @@
-/** `closed`: calls go; `open`: calls fail at once; `half_open`: one trial call is out. */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface CircuitBreakerOptions {
-  /** client.yml `request.errorThreshold`: failures in a row that open it. */
   errorThreshold: number;
-  /** client.yml `request.resetTimeout`. */
   resetTimeoutMs: number;
   now?: () => number;
   onStateChange?: (state: CircuitState, previous: CircuitState) => void;
 }
 
 /**
- * The circuit breaker of one downstream, as light-4j's client.yml describes it, but per
- * downstream (light-4j has one counter for the process) and with exactly one trial call when
+ * light-4j's, but per downstream (light-4j has one per process) and with one trial call when
  * half-open. Every call `acquire` lets through must end in `success()` or `failure()`.
  */
 export class CircuitBreaker {
@@ -30,13 +26,11 @@ export class CircuitBreaker {
     return this.current;
   }
 
-  /** Milliseconds until an open circuit lets a trial call through (0 when not open). */
   retryInMs(): number {
     if (this.current !== 'open') return 0;
     return Math.max(0, this.openedAt + this.options.resetTimeoutMs - this.now());
   }
 
-  /** Whether a call may go now; false means fail at once. */
   acquire(): boolean {
     if (this.current === 'closed') return true;
     if (this.current === 'open') {

@@ -21,7 +21,6 @@ const grant = z.strictObject({
   client_secret: text().optional(),
   scope,
 });
-/** light-4j's audience is one string; a list here too. */
 const oneOrMore = listOf(z.string().min(1)).optional();
 
 const pemStores: Light4jKey = {
@@ -30,6 +29,9 @@ const pemStores: Light4jKey = {
 const notHere = (note: string): Light4jKey => ({ note });
 const ONE_CLIENT =
   'every call of the service, token and key requests too, follows request.enableHttp2';
+
+const everyToken = (key: string) => notHere(`oauth.token.${key} applies to every token`);
+const SERVERS = 'oauth.token.client_credentials.serviceIdAuthServers.*.';
 
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'tls.trustStorePass': pemStores,
@@ -50,6 +52,15 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
     'one key server per service; the certificates of other token servers go in security.yml jwt.certificate',
   ),
   'oauth.key.enableHttp2': notHere(ONE_CLIENT),
+  // light-4j's AuthServerConfig.
+  [SERVERS + 'enableHttp2']: notHere(ONE_CLIENT),
+  [SERVERS + 'proxyHost']: notHere('no proxy'),
+  [SERVERS + 'proxyPort']: notHere('no proxy'),
+  [SERVERS + 'serviceId']: notHere('server_url is used; no service discovery'),
+  [SERVERS + 'audience']: notHere('audience is checked by the service that verifies the token'),
+  [SERVERS + 'tokenRenewBeforeExpired']: everyToken('tokenRenewBeforeExpired'),
+  [SERVERS + 'expiredRefreshRetryDelay']: everyToken('expiredRefreshRetryDelay'),
+  [SERVERS + 'earlyRefreshRetryDelay']: everyToken('earlyRefreshRetryDelay'),
   'oauth.sign': notHere('no signing service here'),
   'oauth.deref': notHere('no reference tokens here'),
   'request.injectOpenTracing': { same: false },
@@ -70,57 +81,8 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'request.healthCheckIntervalMs': notHere('no connection health checks'),
 };
 
-const isMap = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** light-4j's keys of an AuthServerConfig not implemented here. */
-const AUTH_SERVER_LIGHT4J_KEYS: Record<string, string> = {
-  proxyHost: 'no proxy',
-  proxyPort: 'no proxy',
-  enableHttp2: ONE_CLIENT,
-  serviceId: 'server_url is used; no service discovery',
-  audience: 'audience is checked by the service that verifies the token',
-  tokenRenewBeforeExpired: 'oauth.token.tokenRenewBeforeExpired applies to every token',
-  expiredRefreshRetryDelay: 'oauth.token.expiredRefreshRetryDelay applies to every token',
-  earlyRefreshRetryDelay: 'oauth.token.earlyRefreshRetryDelay applies to every token',
-};
-
-function clientShape({ path, warn }: SchemaHelpers) {
-  const at = 'oauth.token.client_credentials.serviceIdAuthServers';
-  // light-4j's AuthServerConfig keys that do nothing here: one warning each, then the entry is
-  // checked strictly (a misspelled key stops the service).
-  const withoutLight4jKeys = (entries: unknown) => {
-    if (!isMap(entries)) return entries;
-    const out: Record<string, unknown> = { ...entries };
-    for (const [serviceId, entry] of Object.entries(entries)) {
-      if (!isMap(entry)) continue;
-      const kept: Record<string, unknown> = (out[serviceId] = { ...entry });
-      for (const key of Object.keys(entry)) {
-        const note = AUTH_SERVER_LIGHT4J_KEYS[key];
-        if (note === undefined) continue;
-        warn(`${at}.${serviceId}.${key}`, `light-4j key not supported here; ignored (${note})`);
-        delete kept[key];
-      }
-    }
-    return out;
-  };
-  const serviceIdAuthServers = z
-    .preprocess(
-      withoutLight4jKeys,
-      // Unset `server_url` and `uri` are `oauth.token`'s.
-      z.record(
-        z.string().min(1),
-        z.strictObject({
-          server_url: url().optional(),
-          uri: z.string().startsWith('/').optional(),
-          client_id: text(),
-          client_secret: text(),
-          scope,
-        }),
-      ),
-    )
-    .optional();
-  return z.strictObject({
+const clientShape = ({ path }: SchemaHelpers) =>
+  z.strictObject({
     tls: z
       .strictObject({
         verifyHostname: z.boolean().default(true),
@@ -170,7 +132,19 @@ function clientShape({ path, warn }: SchemaHelpers) {
               .extend({
                 // Required unless multipleAuthServers (`clientRules`).
                 client_id: text().optional(),
-                serviceIdAuthServers,
+                // Unset `server_url` and `uri` are `oauth.token`'s.
+                serviceIdAuthServers: z
+                  .record(
+                    z.string().min(1),
+                    z.strictObject({
+                      server_url: url().optional(),
+                      uri: z.string().startsWith('/').optional(),
+                      client_id: text(),
+                      client_secret: text(),
+                      scope,
+                    }),
+                  )
+                  .optional(),
                 tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
                 token_endpoint_auth_method: z
                   .enum(['client_secret_basic', 'tls_client_auth'])
@@ -209,7 +183,6 @@ function clientShape({ path, warn }: SchemaHelpers) {
       })
       .prefault({}),
   });
-}
 
 export type ClientConfig = z.output<ReturnType<typeof clientShape>>;
 
@@ -222,12 +195,10 @@ export const clientConfigSchema = configFile<ClientConfig>(
   },
 );
 
-/** Every rule across client.yml's keys; those across files are `grantSettings` and the runtime's. */
 function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) =>
     ctx.addIssue({ code: 'custom', path, message });
   const { tls, oauth } = cfg;
-  // A store is read only when its switch is on, so only then must it be there.
   const store = (key: 'trustStore' | 'keyStore', fits: (pem: string) => boolean, or: string) => {
     const file = tls[key];
     if (!file) issue(['tls', key], 'is required');
@@ -251,8 +222,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const { token } = oauth;
   const cc = token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
-  // Without the key store's certificate the token server would refuse every request
-  // (tls_client_auth) or issue tokens no certificate can use.
+  // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.
   const certificateUses = [
     ['tokenBinding', 'mtls'],
     ['token_endpoint_auth_method', 'tls_client_auth'],
@@ -291,19 +261,6 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   }
 }
 
-const SECRET_LIGHT4J_KEYS: Record<string, Light4jKey> = Object.fromEntries(
-  [
-    'serverKeystorePass',
-    'serverKeyPass',
-    'serverTruststorePass',
-    'clientKeystorePass',
-    'clientKeyPass',
-    'clientTruststorePass',
-    'consulToken',
-    'emailPassword',
-  ].map((key) => [key, { note: 'not used here' }]),
-);
-
 const secretShape = () =>
   z.strictObject({
     clientCredentialsClientSecret: text().optional(),
@@ -315,12 +272,22 @@ const secretShape = () =>
 
 export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
 
-/** Strict: a misspelled secret is an error, not a silent "no secret". */
 export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
-  light4j: SECRET_LIGHT4J_KEYS,
+  light4j: Object.fromEntries(
+    [
+      'serverKeystorePass',
+      'serverKeyPass',
+      'serverTruststorePass',
+      'clientKeystorePass',
+      'clientKeyPass',
+      'clientTruststorePass',
+      'consulToken',
+      'emailPassword',
+    ].map((key) => [key, { note: 'not used here' }]),
+  ),
 });
 
-/** The client secrets in use: secret.yml's, else light-4j's `client_secret` of client.yml. */
+/** secret.yml's, else light-4j's `client_secret` of client.yml. */
 export function clientSecrets(client: ClientConfig, secret: SecretConfig): SecretConfig {
   const { token, key, introspection } = client.oauth;
   return {
@@ -336,7 +303,6 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
 
 export type GrantName = 'client_credentials' | 'authorization_code' | 'refresh_token';
 
-/** client.yml and secret.yml, and the files they came from (for a ConfigError). */
 export interface ClientFiles {
   client: ClientConfig;
   secret: SecretConfig;
@@ -344,7 +310,6 @@ export interface ClientFiles {
   secretFile: string;
 }
 
-/** What one grant is asked for with (`clientSecret`: none with `tls_client_auth`). */
 export interface GrantSettings {
   serverUrl: string;
   uri: string;
@@ -359,10 +324,7 @@ const SECRET_KEY = {
   refresh_token: 'refreshTokenClientSecret',
 } as const;
 
-/**
- * A grant's rules across client.yml and secret.yml, checked when it is to be used (light-4j's
- * own client.yml lists grants without a `server_url`, found by service discovery).
- */
+/** Checked when used: light-4j's client.yml lists grants without `server_url` (service discovery). */
 export function grantSettings(
   files: ClientFiles,
   grant: GrantName,
@@ -390,7 +352,6 @@ export function grantSettings(
 
 const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
 
-/** The private key and the certificates of a PEM file, each as PEM text ('' when none). */
 export function pemParts(pem: string): { key: string; cert: string } {
   const blocks = pem.match(PEM_BLOCK) ?? [];
   return {

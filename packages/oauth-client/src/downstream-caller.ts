@@ -5,49 +5,33 @@ import type { TokenSource } from './renewable-token';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;
-  /** The service's own token for this downstream; none: no credentials. */
   tokens?: TokenSource;
   events?: ClientEvents;
 }
 
-/** One call: the path, and what goes on of the request it is made for. */
 export interface CallRequest {
   path?: string;
-  /** The caller's `Authorization`, passed on unchanged. */
   callerAuthorization?: string;
   /** Correlation and traceability ids, trace context, pass-through claims. */
   headers?: Record<string, string>;
-  /** Token requests made on its behalf carry its trace. */
   trace?: OutgoingTrace;
 }
 
 /** Codes of ours that say the token in `Authorization` / `X-Scope-Token` was refused. */
 const AUTHORIZATION_REFUSED = new Set(['ERR10000', 'ERR10001']);
 const SCOPE_TOKEN_REFUSED = new Set(['ERR10003', 'ERR10004']);
-/**
- * A refused binding (TOKEN_BINDING_MISMATCH, INVALID_DPOP_PROOF): a renewed token or a new proof
- * would be refused the same way, and a retry per call would be a token request per call.
- */
+/** TOKEN_BINDING_MISMATCH, INVALID_DPOP_PROOF: a retry would be refused the same way. */
 const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
 /** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
 const PROOF_REPLAYED = 'ERR20014';
 
-/** What a 401 of the downstream calls for: a renewed token, a new proof, or nothing. */
-type Remedy = 'renew' | 'new_proof' | 'none';
-
 /**
- * A downstream called with the service's credentials. A 401 refusing **our own** token (revoked,
- * or signed by a key the token server no longer has) gets one more call with a renewed token; a
- * replayed proof one more with a new proof; any other refusal, or a second, is the error.
+ * A 401 refusing **our own** token (revoked, or its key gone) gets one more call with a renewed
+ * token, a replayed proof one with a new proof; any other refusal, or a second, is the error.
  */
 export class DownstreamCaller {
   constructor(readonly options: DownstreamCallerOptions) {}
 
-  get name(): string {
-    return this.options.downstream.options.name;
-  }
-
-  /** A JSON GET: the 2xx answer, or the catalogue StatusError the caller of our service gets. */
   async getJson(request: CallRequest = {}): Promise<{ status: number; body: unknown }> {
     const { downstream, tokens, events } = this.options;
     const { path, trace, callerAuthorization } = request;
@@ -57,13 +41,14 @@ export class DownstreamCaller {
     // Awaited only when it is a promise (a DPoP proof): a Bearer call costs no promise more.
     let answer = await this.send(request, own, first instanceof Promise ? await first : first);
     if (answer.response.status === 401) {
+      const { name } = downstream.options;
       const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
       if (remedy === 'renew') {
         tokens.invalidate(own);
-        events?.downstreamRetried?.({ downstream: this.name, reason: 'invalid_token' });
+        events?.downstreamRetried?.({ downstream: name, reason: 'invalid_token' });
         own = await tokens.get(trace);
       } else if (remedy === 'new_proof') {
-        events?.downstreamRetried?.({ downstream: this.name, reason: 'dpop_proof_replayed' });
+        events?.downstreamRetried?.({ downstream: name, reason: 'dpop_proof_replayed' });
       }
       if (remedy !== 'none') {
         answer = await this.send(request, own, await this.headers(request, own));
@@ -72,7 +57,6 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
-  /** The call's headers and the credentials, with a new DPoP proof when bound (a promise then). */
   private headers(
     request: CallRequest,
     own: string,
@@ -84,7 +68,6 @@ export class DownstreamCaller {
   }
 
   private send(request: CallRequest, own: string, headers: Record<string, string>) {
-    // A resend on a fresh connection gets a new proof.
     const resendHeaders = this.options.tokens?.dpop ? () => this.headers(request, own) : undefined;
     return this.options.downstream.send(headers, { path: request.path, resendHeaders });
   }
@@ -96,6 +79,8 @@ export class DownstreamCaller {
     return credentialHeaders(request.callerAuthorization, own, proof, headers);
   }
 }
+
+type Remedy = 'renew' | 'new_proof' | 'none';
 
 function remedyOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Remedy {
   const code = (answer.body as { code?: unknown } | null)?.code;

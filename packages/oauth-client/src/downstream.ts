@@ -8,22 +8,19 @@ export interface DownstreamOptions {
   name: string;
   /** Its base URL, or a whole operation URL. */
   url: string;
-  /** client.yml `request.timeout`. */
   timeoutMs: number;
   transport: Transport;
-  /** client.yml `request.errorThreshold` and `resetTimeout`; no breaker when absent. */
+  /** No breaker when absent or errorThreshold is 0. */
   breaker?: { errorThreshold: number; resetTimeoutMs: number };
   now?: () => number;
   events?: ClientEvents;
 }
 
-/** One answer of the downstream, whatever its status, and its body parsed (JSON, else text). */
 export interface DownstreamAnswer {
   response: TransportResponse;
   body: unknown;
 }
 
-/** A larger body is ERR20004. */
 const MAX_BODY = 1024 * 1024;
 
 /** Codes that already describe a failure further down the chain: passed on unchanged. */
@@ -57,14 +54,9 @@ const OUR_DESCRIPTIONS = new Map(
 const fallbackArgs = (code: StatusCode, name: string): string[] =>
   code === 'ERR20005' || code === 'ERR10009' ? [] : [`beyond ${name}`];
 
-/**
- * One downstream service, called with GET: every failure a catalogue StatusError keeping its
- * cause, a call found on a reset kept-alive connection sent once more on a fresh one, and the
- * circuit breaker (ERR20011), which counts no answer and a 5xx not passed on from further down.
- */
+/** Called with GET; the breaker counts no answer and a 5xx not passed on from further down. */
 export class Downstream {
   private readonly target: URL;
-  /** The URL of each path called so far, parsed once each. */
   private readonly urls = new Map<string, URL>();
   private readonly transport: Transport;
   readonly breaker?: CircuitBreaker;
@@ -75,8 +67,7 @@ export class Downstream {
     const { breaker, events, name } = options;
     if (breaker && breaker.errorThreshold > 0) {
       this.breaker = new CircuitBreaker({
-        errorThreshold: breaker.errorThreshold,
-        resetTimeoutMs: breaker.resetTimeoutMs,
+        ...breaker,
         now: options.now,
         onStateChange: events?.circuitChanged
           ? (state, previous) => events.circuitChanged!({ downstream: name, state, previous })
@@ -85,7 +76,6 @@ export class Downstream {
     }
   }
 
-  /** The URL a call of `path` goes to: the base, or the base with `path` appended. */
   urlOf(path?: string): URL {
     if (path === undefined) return this.target;
     let url = this.urls.get(path);
@@ -99,7 +89,6 @@ export class Downstream {
     return url;
   }
 
-  /** One request's answer, whatever its status; a StatusError when there is none. */
   async send(
     headers: Record<string, string>,
     options: {
@@ -140,7 +129,6 @@ export class Downstream {
     return { response: answer, body };
   }
 
-  /** A JSON GET: the 2xx answer, or the StatusError of `check`. */
   async getJson(
     headers: Record<string, string>,
     path?: string,
@@ -148,10 +136,7 @@ export class Downstream {
     return this.check(await this.send(headers, { path }), path);
   }
 
-  /**
-   * A 2xx answer as it is; a failure further down the chain (one of our codes for it) passed on
-   * with its code, and its description when it is one of ours; anything else ERR20004.
-   */
+  /** A failure further down the chain passed on with its code (and description, when ours). */
   check(answer: DownstreamAnswer, path?: string): { body: unknown; status: number } {
     const { body, response } = answer;
     const { status } = response;
@@ -169,12 +154,10 @@ export class Downstream {
       }
       throw passed;
     }
-    // Our own code for a refusal (ERR10000 …) is worth telling.
     const what = isStatusCode(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
     throw new StatusError('ERR20004', [name, what], { cause });
   }
 
-  /** One GET; a kept-alive connection found reset is tried once more on a fresh one. */
   private async attempt(
     headers: Record<string, string>,
     url: URL,
@@ -197,21 +180,19 @@ export class Downstream {
   }
 }
 
-/** The headers of a call with `Accept`, filled by assignment (faster than a spread). */
+/** Filled by assignment: faster than a spread. */
 function withAccept(headers: Record<string, string>): Record<string, string> {
   const sent: Record<string, string> = { Accept: 'application/json' };
   for (const name in headers) sent[name] = headers[name];
   return sent;
 }
 
-/** A 5xx that is not our code for a failure further down (that one answered). */
 function isOwnFailure(status: number, body: unknown): boolean {
   if (status < 500) return false;
   const code = (body as { code?: unknown } | null)?.code;
   return !(isStatusCode(code) && PASS_THROUGH.includes(code));
 }
 
-/** The body as JSON when it is JSON, else the text itself. */
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

@@ -1,17 +1,12 @@
 import { createHash, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, type JWK } from 'jose';
 
-/** ES256, which every DPoP server supports (RFC 9449 5.1). */
+/** Every DPoP server supports it (RFC 9449 5.1). */
 const ALG = 'ES256';
 
-/**
- * A service's DPoP key (RFC 9449), made at start and kept in memory only: a restart is the
- * rotation (the tokens bound to the old key went with the old process), and nothing is stored
- * to leak. A new proof for every request: a server refuses a `jti` seen before.
- */
+/** In memory only (a restart is the rotation); a new proof per call: servers refuse a seen `jti`. */
 export class DpopKey {
   readonly #privateKey: KeyObject;
-  /** Only the public members. */
   readonly jwk: JWK;
   private readonly now: () => number;
   /** The `ath` of the last token proved (the same token is sent many times). */
@@ -25,7 +20,7 @@ export class DpopKey {
     this.now = options.now ?? Date.now;
   }
 
-  /** The RFC 7638 thumbprint of the public key: the `cnf.jkt` of the tokens bound to it. */
+  /** The `cnf.jkt` of the tokens bound to it. */
   thumbprint(): Promise<string> {
     return calculateJwkThumbprint(this.jwk, 'sha256');
   }

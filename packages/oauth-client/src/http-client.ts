@@ -10,27 +10,21 @@ import {
   type TransportResponse,
 } from './transport';
 
-/** Connections per origin, as many as a busy hop needs. */
 const CONNECTIONS = 256;
 
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
 /**
- * The one outbound HTTP client of a service (undici): a keep-alive pool per origin, HTTP/2 to
- * the origins that offer it with `request.enableHttp2`, calls dispatched with a handler of ours
- * (no stream or promise of undici's per call). undici emits `connect` right before it writes
- * the first request on a new connection, which is how a call tells a kept-alive one.
+ * undici, calls dispatched with a handler of ours. undici emits `connect` right before it writes
+ * a new connection's first request: how a call tells a kept-alive one.
  */
 export class HttpClient implements Transport {
   readonly connectTimeoutMs: number;
-  /** Set while undici writes the first request on a connection it has just made. */
   newConnection = false;
   private readonly connector: buildConnector.connector;
   private readonly pool: Agent;
-  /** No connection kept alive: for the retry of one found reset. */
   private fresh?: Agent;
-  /** The ALPN protocol of the connection undici has just made. */
   private protocol: string | false | null = null;
 
   constructor(config: {
@@ -66,7 +60,6 @@ export class HttpClient implements Transport {
     });
   }
 
-  /** Closes every connection. */
   async destroy(): Promise<void> {
     await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
   }
@@ -84,10 +77,7 @@ export class HttpClient implements Transport {
   }
 }
 
-/**
- * client.yml `tls` as the options of every connection (undici's `connect`, which are
- * `tls.connect`'s), read once; the files were checked when client.yml was loaded.
- */
+/** client.yml `tls` as `tls.connect` options; the files were checked when client.yml was loaded. */
 export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
   const options: tls.ConnectionOptions = { rejectUnauthorized: true };
   if (config.loadTrustStore && config.trustStore) {
@@ -96,8 +86,7 @@ export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
   }
   if (config.tlsVersion) options.minVersion = config.tlsVersion;
   if (!config.verifyHostname) {
-    // The chain is still verified; only the name check is skipped, as light-4j's
-    // verifyHostname: false does for self-signed certificates.
+    // Only the name check is skipped (light-4j's verifyHostname: false); the chain is verified.
     options.checkServerIdentity = () => undefined;
   }
   if (config.loadKeyStore && config.keyStore) {
@@ -109,11 +98,7 @@ export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
 const timedOut = (r: TransportRequest) =>
   new TransportError('timeout', `no answer within ${r.timeoutMs} ms`);
 
-/**
- * A failure of undici or Node as a `TransportError` of its kind, the one place kinds are told
- * apart (the call's own time-out and body limit aside). undici's "other side closed" before an
- * answer is reported as Node reports it: ECONNRESET, "socket hang up".
- */
+/** A failure as a `TransportError`; undici's "other side closed" before an answer as Node's. */
 export function failureOf(
   err: Error,
   call: Pick<Call, 'answered' | 'reused' | 'fresh' | 'connectTimeoutMs'>,
@@ -141,7 +126,6 @@ const isRefusedStream = (err: Error) =>
   (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_STREAM_ERROR' &&
   err.message.endsWith('NGHTTP2_REFUSED_STREAM');
 
-/** One call: undici's (legacy) dispatch handler, collecting the answer. */
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
@@ -181,7 +165,6 @@ class Call implements Dispatcher.DispatchHandler {
     );
   }
 
-  /** Ends the call with a failure; the request or connection is cut off if under way. */
   fail(err: TransportError): void {
     if (this.settled) return;
     this.settled = true;

@@ -10,31 +10,21 @@ import { basicAuth } from './token-request';
 import { jsonObject, noAnswer, type Transport, type TransportError } from './transport';
 
 export interface IntrospectionEndpoint {
-  /** `{server_url}{uri}` */
   url: string;
   clientId: string;
   clientSecret: string;
 }
 
-export interface IntrospectionClientOptions {
-  endpoint: IntrospectionEndpoint;
-  http: Transport;
-  /** client.yml `request.timeout`. */
-  timeoutMs: number;
-}
-
-/** Why a token could not be introspected, naming the server and nothing of the request. */
+/** Names the server and nothing of the request. */
 export class IntrospectionFetchError extends Error {
   override readonly name = 'IntrospectionFetchError';
 }
 
-/** An RFC 7662 answer is a few hundred bytes. */
 const MAX_ANSWER = 16 * 1024;
 
 /**
- * The introspection server for security.yml `enableVerifySwt`: `oauth.introspection`, else,
- * when JWTs are not verified, light-4j's place for it, the key section (JWT and SWT
- * verification are exclusive there). A missing key is a ConfigError naming the file and key.
+ * `oauth.introspection`, else, when JWTs are not verified, light-4j's place for it, the key
+ * section (JWT and SWT verification are exclusive there).
  */
 export function introspectionEndpoint(
   files: ClientFiles,
@@ -69,13 +59,12 @@ export function introspectionEndpoint(
   };
 }
 
-/**
- * RFC 7662 with Basic client auth (the configured client, or the request's own). A reset
- * kept-alive connection is asked again on a fresh one: introspection changes nothing.
- */
-export function createIntrospectionClient(
-  options: IntrospectionClientOptions,
-): IntrospectionSource {
+/** RFC 7662; a reset kept-alive connection is asked again: introspection changes nothing. */
+export function createIntrospectionClient(options: {
+  endpoint: IntrospectionEndpoint;
+  http: Transport;
+  timeoutMs: number;
+}): IntrospectionSource {
   const { endpoint, http, timeoutMs } = options;
   const url = new URL(endpoint.url);
   const server = `introspection server ${endpoint.url}`;

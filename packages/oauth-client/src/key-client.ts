@@ -12,18 +12,16 @@ import {
 } from './transport';
 
 export interface KeyClientOptions {
-  /** client.yml `oauth.key`, with its server. */
   key: ClientConfig['oauth']['key'] & { server_url: string };
-  /** secret.yml `keyClientSecret`, else client.yml `client_secret`. */
   secret?: string;
-  /** The key server publishes a JWKS (security.yml `jwt.keyResolver: JsonWebKeySet`). */
+  /** security.yml `jwt.keyResolver: JsonWebKeySet`. */
   jwks?: boolean;
   http: Transport;
   timeoutMs: number;
   events?: ClientEvents;
 }
 
-/** Why a key could not be fetched, naming the server and nothing of the request. */
+/** Names the server and nothing of the request. */
 export class KeyFetchError extends Error {
   override readonly name = 'KeyFetchError';
 }
@@ -32,10 +30,7 @@ const PEM = /-----BEGIN (CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY)-----/;
 const MAX_PEM = 64 * 1024;
 const MAX_JWKS = 1024 * 1024;
 
-/**
- * The key distribution server's client: light-oauth2's PEM by kid at `{server_url}{uri}/{kid}`,
- * or a JWKS at `{server_url}{uri}`. Rate limiting, single flight and caching are the key store's.
- */
+/** light-oauth2's PEM by kid at `{server_url}{uri}/{kid}`, or a JWKS at `{server_url}{uri}`. */
 export function createKeyClient(options: KeyClientOptions): KeySource {
   const { key, secret, http, timeoutMs, events } = options;
   const base = key.server_url.replace(/\/+$/, '') + key.uri.replace(/\/+$/, '');
@@ -56,7 +51,6 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
       throw new KeyFetchError(`key server ${base} ${noAnswer(err, request)}`, { cause: err });
     });
   };
-  /** The look-up's result or failure, its outcome told. */
   const reported = async <T>(lookup: Promise<T>, outcome: (result: T) => KeyFetchOutcome) => {
     let result: T;
     try {
@@ -83,7 +77,7 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
   };
 }
 
-/** light-oauth2's answer about one kid: the PEM, undefined for "no such kid", or a failure. */
+/** undefined: "no such kid". */
 function pemOf(base: string, answer: TransportResponse): string | undefined {
   if (isNoSuchKid(answer.status, answer.body)) return undefined;
   if (answer.status !== 200)
@@ -93,10 +87,7 @@ function pemOf(base: string, answer: TransportResponse): string | undefined {
   return answer.body;
 }
 
-/**
- * Every signing key of a JWKS with a kid (`use` absent or `sig`), with the `alg` it pins. An
- * empty set is an answer (every kid unknown); no `keys` list is a failure.
- */
+/** An empty set is an answer (every kid unknown); no `keys` list is a failure. */
 function keySet(base: string, answer: TransportResponse): ReadonlyMap<string, FetchedKey> {
   if (answer.status !== 200)
     throw new KeyFetchError(`key server ${base} answered HTTP ${answer.status}`);

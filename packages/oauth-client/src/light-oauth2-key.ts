@@ -1,10 +1,9 @@
 import { jsonObject } from './transport';
 
 /**
- * light-oauth2's key service (`GET /oauth2/key/{keyId}`, its Oauth2KeyKeyIdGetHandler), as the
- * key client reads it and the stand-in key servers answer. A kid over three characters is a
- * provider id and a key id (`01` + `100`); provider `00` or its own is looked up here (its own
- * with Basic client auth), another belongs to a federated provider it does not have.
+ * light-oauth2's Oauth2KeyKeyIdGetHandler. A kid over three characters is a provider id and a key
+ * id (`01` + `100`); provider `00` or its own is looked up here (its own with Basic client
+ * auth), another belongs to a federated provider it does not have.
  */
 const KEY_SERVICE_STATUS = {
   ERR12002: { statusCode: 401, message: 'MISSING_AUTHORIZATION_HEADER' },
@@ -29,14 +28,6 @@ export type ClientCheck =
   | { ok: true }
   | { ok: false; reason: 'missing' | 'wrong-secret' | 'unknown-client'; clientId?: string };
 
-export interface KeyServiceOptions {
-  /** security.yml `providerId` of the server (light-oauth2's federation). */
-  providerId?: string;
-  authenticate(authorization: string | undefined): ClientCheck;
-  /** The PEM certificate of one of the server's own key ids. */
-  certificate(keyId: string): string | undefined;
-}
-
 function status(code: KeyServiceCode, arg = '') {
   const { statusCode, message } = KEY_SERVICE_STATUS[code];
   const description = DESCRIPTION[code](arg);
@@ -47,7 +38,13 @@ function status(code: KeyServiceCode, arg = '') {
 export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,
-  options: KeyServiceOptions,
+  options: {
+    /** security.yml `providerId` of the server (light-oauth2's federation). */
+    providerId?: string;
+    authenticate(authorization: string | undefined): ClientCheck;
+    /** The PEM certificate of one of the server's own key ids. */
+    certificate(keyId: string): string | undefined;
+  },
 ): { status: number; contentType: string; body: string } {
   const provider = kid.length < 4 ? undefined : kid.slice(0, 2);
   const keyId = kid.length < 4 ? kid : kid.slice(2);
@@ -66,10 +63,7 @@ export function keyServiceAnswer(
   return { status: 200, contentType: 'application/text', body: pem };
 }
 
-/**
- * Whether a key server's answer says "no such kid" rather than a failure to ask: a 404 (but not
- * ERR12014, our own client unknown to it), or 400 ERR12030 INVALID_KEY_ID.
- */
+/** A 404 (but ERR12014: our own client unknown to it), or 400 ERR12030 INVALID_KEY_ID. */
 export function isNoSuchKid(statusCode: number, body: string): boolean {
   const code = jsonObject(body)?.code;
   if (statusCode === 404) return code !== 'ERR12014';

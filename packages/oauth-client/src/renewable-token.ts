@@ -7,16 +7,12 @@ import type { AccessToken } from './token-request';
 
 export interface RenewableTokenOptions {
   clientId: string;
-  /** client.yml `oauth.token`'s, ms. */
   tokenRenewBeforeExpired: number;
   expiredRefreshRetryDelay: number;
   earlyRefreshRetryDelay: number;
-  /** One request to the token server, for the request of `trace` when there is one. */
   fetch: (trigger: RenewalTrigger, trace?: OutgoingTrace) => Promise<AccessToken>;
-  /** A token to start with (a user's, from the code exchange). */
   initial?: AccessToken;
   now?: () => number;
-  /** A failed background renewal (the current token is still served). */
   onBackgroundError?: (err: unknown) => void;
   events?: ClientEvents;
 }
@@ -54,10 +50,7 @@ export class RenewableToken {
     return 'fresh';
   }
 
-  /**
-   * The token when it can be served at once (starting a background renewal in the window), else
-   * undefined. The hot path of every downstream call: no promise, no timer.
-   */
+  /** The token when it can be served at once: the hot path, no promise, no timer. */
   peek(now = this.now(), trace?: OutgoingTrace): AccessToken | undefined {
     const state = this.state(now);
     if (state === 'fresh') return this.token;
@@ -85,15 +78,11 @@ export class RenewableToken {
     return this.renew(trigger, trace);
   }
 
-  /**
-   * A downstream refused `value`: the next caller waits for a new token, shared by every caller
-   * that saw the refusal (a token already replaced is left alone).
-   */
+  /** A downstream refused `value`: the next callers share one renewal. */
   invalidate(value: string): void {
     if (this.token?.value !== value) return;
     this.token = undefined;
     this.invalidated = true;
-    // News: not held back by an earlier failure's delay.
     this.expiredRetryAt = -Infinity;
   }
 
@@ -147,10 +136,7 @@ export class TokenSource {
     return this.token.clientId;
   }
 
-  /**
-   * The token, or ERR10009 (408) keeping the TokenFetchError as its cause. A token at hand (the
-   * usual case) costs no promise of its own.
-   */
+  /** The token, or ERR10009 keeping the TokenFetchError as its cause. */
   async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
     if (ready) return ready.value;
@@ -173,15 +159,10 @@ export class TokenSource {
 }
 
 export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 'initial'> {
-  /** One refresh grant request, as the client the code was issued to. */
   refresh: (refreshToken: string, trace?: OutgoingTrace) => Promise<AccessToken>;
 }
 
-/**
- * A user's token from the code exchange, kept valid without the user by the refresh grant under
- * the own token's renewal rules; a rotated refresh token replaces the old one. A refused refresh
- * token is TokenFetchError `invalid_grant`: the user must sign in again.
- */
+/** Renewed by the refresh grant; a rotated refresh token replaces the old one. */
 export class UserToken {
   private refreshToken: string | undefined;
   private readonly token: RenewableToken;
@@ -207,7 +188,6 @@ export class UserToken {
     });
   }
 
-  /** The access token, renewed by the refresh grant when due. Throws TokenFetchError. */
   async get(trace?: OutgoingTrace): Promise<string> {
     return (await this.token.get(trace)).value;
   }

@@ -1,4 +1,3 @@
-/** Why a token could not be had, in words. */
 const WHAT = {
   unauthorized: 'the token server refused the client credentials',
   invalid_grant: 'the token server refused the code or refresh token (wrong, used or expired)',
@@ -13,19 +12,13 @@ export type TokenFetchErrorCode = keyof typeof WHAT;
 
 export interface TokenFetchErrorDetails {
   clientId: string;
-  /** The token endpoint. */
   url?: string;
-  /** Of the token server's answer, when there was one. */
   status?: number;
-  /** The answer's OAuth `error` (`invalid_client`, `invalid_scope`, …). */
   oauthError?: string;
   cause?: unknown;
 }
 
-/**
- * A failure to obtain a token, with its cause (the transport's failure, or the token server's
- * error answer) but never the request: no secret and no token.
- */
+/** With its cause (the transport's failure, or the server's error answer), never the request. */
 export class TokenFetchError extends Error {
   override readonly name = 'TokenFetchError';
   readonly clientId: string;

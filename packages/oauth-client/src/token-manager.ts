@@ -12,7 +12,6 @@ import { RenewableToken, TokenSource, UserToken } from './renewable-token';
 import { TokenRequester, type AccessToken } from './token-request';
 import type { Transport } from './transport';
 
-/** client.yml and secret.yml (their files named by a ConfigError), the service's `HttpClient`. */
 export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
   clientFile?: string;
   secretFile?: string;
@@ -22,27 +21,14 @@ export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 's
   events?: ClientEvents;
 }
 
-export interface CodeExchange {
-  /** The redirect URI the code was issued for; client.yml's `redirect_uri` when absent. */
-  redirectUri?: string;
-  /** RFC 7636 PKCE. */
-  codeVerifier?: string;
-  trace?: OutgoingTrace;
-}
-
-/**
- * The tokens of one service: its own (with `oauth.multipleAuthServers` one per downstream
- * serviceId) and users'. A configured grant that cannot be asked for is a ConfigError at start.
- */
+/** A configured grant that cannot be asked for is a ConfigError at start. */
 export class TokenManager {
   /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
   private ownSource: TokenSource | undefined;
   private readonly requesters = new Map<string, TokenRequester>();
   private readonly files: ClientFiles;
-  /** pathPrefixServices, longest prefix first. */
   private readonly prefixes: [string, string][];
-  /** client_credentials.tokenBinding dpop: the service's key, made at start. */
   readonly dpopKey: DpopKey | undefined;
 
   constructor(private readonly options: TokenManagerOptions) {
@@ -59,7 +45,7 @@ export class TokenManager {
     if (token.authorization_code) this.requester('authorization_code');
   }
 
-  /** The serviceId of a downstream path (pathPrefixServices, longest prefix, whole segments). */
+  /** By pathPrefixServices: the longest prefix of whole segments. */
   serviceIdFor(path: string): string | undefined {
     for (const [prefix, serviceId] of this.prefixes) {
       const p = prefix.replace(/\/+$/, '');
@@ -68,10 +54,6 @@ export class TokenManager {
     return undefined;
   }
 
-  /**
-   * The own token of a downstream: with `multipleAuthServers` its serviceId's (none configured:
-   * a ConfigError), else client.yml's client_credentials grant.
-   */
   forService(serviceId: string | undefined): TokenSource {
     const { oauth } = this.options.client;
     if (!oauth.multipleAuthServers) {
@@ -111,11 +93,10 @@ export class TokenManager {
     return source;
   }
 
-  /**
-   * A user's code exchanged for a user token (client.yml `authorization_code`). Throws
-   * TokenFetchError (`invalid_grant`: a wrong, used or expired code, or another redirect URI).
-   */
-  async authorizationCode(code: string, exchange: CodeExchange = {}): Promise<UserToken> {
+  async authorizationCode(
+    code: string,
+    exchange: { redirectUri?: string; codeVerifier?: string; trace?: OutgoingTrace } = {},
+  ): Promise<UserToken> {
     const requester = this.requester('authorization_code');
     const cfg = this.options.client.oauth.token.authorization_code!;
     const first = await requester.request(
@@ -131,7 +112,6 @@ export class TokenManager {
     return this.userToken(first);
   }
 
-  /** A user token from a token answer with a refresh token, renewed by the refresh grant. */
   userToken(first: AccessToken): UserToken {
     const requester = this.requester('refresh_token');
     const scope = this.options.client.oauth.token.refresh_token?.scope;
@@ -154,7 +134,6 @@ export class TokenManager {
     return new TokenSource(renewable, this.options.events, this.options.now, this.dpopKey);
   }
 
-  /** What every renewable token of the service is renewed with (client.yml `oauth.token`). */
   private renewal(requester: TokenRequester) {
     const { token } = this.options.client.oauth;
     const { now, events, onBackgroundError } = this.options;
@@ -169,7 +148,6 @@ export class TokenManager {
     };
   }
 
-  /** The requester of a grant of client.yml, made once. */
   private requester(grant: GrantName): TokenRequester {
     let made = this.requesters.get(grant);
     if (!made) {

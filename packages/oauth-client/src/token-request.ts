@@ -12,11 +12,8 @@ export interface AccessToken {
 }
 
 export interface TokenEndpoint extends Omit<GrantSettings, 'authMethod'> {
-  /** Default `client_secret_basic`. */
   authMethod?: GrantSettings['authMethod'];
-  /** RFC 9449: each request carries a new proof of this key; the answer must be a DPoP token. */
   dpop?: DpopKey;
-  /** client.yml `request.timeout`. */
   timeoutMs: number;
   http: Transport;
   now?: () => number;
@@ -28,7 +25,6 @@ export type Grant =
       grant_type: 'authorization_code';
       code: string;
       redirect_uri?: string;
-      /** RFC 7636 PKCE. */
       code_verifier?: string;
       scope?: readonly string[];
     }
@@ -43,9 +39,8 @@ export function basicAuth(id: string, secret: string): string {
 }
 
 /**
- * light-oauth2's token request: a form POST with Basic client auth, or (RFC 8705
- * `tls_client_auth`) `client_id` in the form; when bound, a DPoP proof, once more with the
- * server's nonce when it asks (RFC 9449 8). A failure is a TokenFetchError, never the request.
+ * A token request: Basic client auth, or `client_id` in the form (RFC 8705 `tls_client_auth`);
+ * when bound, a DPoP proof, once more with the server's nonce when it asks (RFC 9449 8).
  */
 export class TokenRequester {
   readonly url: string;
@@ -60,18 +55,13 @@ export class TokenRequester {
     return this.endpoint.clientId;
   }
 
-  /** One token request; `headers` are added (the trace context of the request it is for). */
   async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {
     const { clientId, dpop } = this.endpoint;
     const now = this.endpoint.now ?? Date.now;
     const form = new URLSearchParams();
     for (const [key, value] of Object.entries(grant)) {
-      if (value === undefined) continue;
-      if (Array.isArray(value)) {
-        if (value.length) form.set(key, value.join(' '));
-      } else {
-        form.set(key, String(value));
-      }
+      if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+      form.set(key, Array.isArray(value) ? value.join(' ') : String(value));
     }
     const sent: Record<string, string> = {
       ...headers,
@@ -130,7 +120,6 @@ export class TokenRequester {
     };
   }
 
-  /** One POST of the form, with a new DPoP proof when bound. */
   private async send(headers: Record<string, string>, form: URLSearchParams, nonce?: string) {
     const { clientId, dpop } = this.endpoint;
     const sent = dpop
@@ -154,7 +143,7 @@ export class TokenRequester {
   }
 }
 
-/** `expires_in` seconds (light-oauth2 and oidc-provider always send it), as ms. */
+/** `expires_in` (light-oauth2 and oidc-provider always send it) in ms. */
 function lifetimeOf(expiresIn: unknown): number | undefined {
   const seconds = typeof expiresIn === 'string' ? Number(expiresIn) : expiresIn;
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0

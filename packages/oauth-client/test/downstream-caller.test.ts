@@ -185,7 +185,7 @@ describe('DownstreamCaller: the retry with a renewed token', () => {
   it('without a token source (security off): the headers as given, no credentials', async () => {
     const { sent, downstream } = downstreamOf(OK);
     const plain = new DownstreamCaller({ downstream });
-    expect(plain.name).toBe('api-b');
+
     await plain.getJson({
       headers: { 'X-Correlation-Id': 'c' },
       callerAuthorization: 'Bearer x',
