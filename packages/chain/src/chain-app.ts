@@ -11,14 +11,11 @@ import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
 export interface ChainAppOptions {
   letter: ChainLetter;
-  /** The service's Express code, used with server.yml `framework: express`. */
+  /** Used with server.yml `framework: express`. */
   express?: ExpressExtensions;
 }
 
-/**
- * A chain service: `GET /v1/data` answers the downstream's messages followed by its own two,
- * through the runtime's service client (README).
- */
+/** `GET /v1/data` answers the downstream's messages followed by its own two. */
 export function createChainApp(
   config: ServiceConfig,
   logger: Logger,

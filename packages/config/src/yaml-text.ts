@@ -20,7 +20,6 @@ const losslessIntegers = (tags: Tags): Tags =>
     return lossless;
   });
 
-/** Parses one YAML document the way every config file and `${…}` value is parsed. */
 export function parseYamlDocument(text: string, lineCounter?: LineCounter): Document {
   return parseDocument(text, { prettyErrors: false, lineCounter, customTags: losslessIntegers });
 }

@@ -6,7 +6,6 @@ export interface HostIdentity {
   ipAddress: string;
 }
 
-/** The host name and its first non-internal IPv4 address (127.0.0.1 when it has none). */
 export function hostIdentity(
   interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces(),
   hostname: string = os.hostname(),

@@ -1,5 +1,5 @@
 import { escape, type IPoint } from 'influx';
-import type { ClientSnapshot } from './client-snapshot';
+import type { ClientSnapshot } from './client-metrics';
 import type { HostIdentity } from './host-identity';
 import type { SeriesSnapshot } from './interval-stats';
 import { COUNTERS } from './outcome';

@@ -1,8 +1,8 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-/** One reporting interval; `late` once a write of it failed. */
-export interface HeldInterval {
+/** `late` once a write of it failed. */
+interface HeldInterval {
   timestamp: number;
   points: IPoint[];
   late: boolean;
@@ -66,7 +66,6 @@ export class IntervalBuffer {
     return this.held.slice(0, count);
   }
 
-  /** InfluxDB took the first `count` intervals: they leave the buffer. */
   written(count: number): void {
     for (const interval of this.held.splice(0, count)) {
       if (interval.late && this.outage) this.outage.late += 1;
@@ -74,7 +73,7 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** InfluxDB refused the first `count` intervals' points (a bad request): they are dropped. */
+  /** A bad request: sending the same points again cannot mend it. */
   refused(count: number, reason: string): void {
     this.held.splice(0, count);
     this.logger.warn(
@@ -84,7 +83,6 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** A write failed: every interval held is late. */
   failed(reason: string): void {
     for (const interval of this.held) interval.late = true;
     const outage = this.begin();
@@ -102,7 +100,6 @@ export class IntervalBuffer {
     );
   }
 
-  /** The service stops before InfluxDB answered: what is held is lost. */
   abandon(): void {
     if (this.held.length === 0) return;
     this.logger.warn(

@@ -48,7 +48,6 @@ export class IntervalStats {
     }
   }
 
-  /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
     return this.table.all.map((entry) => {
       const { endpoint, clientId, counts, timer: t } = entry;

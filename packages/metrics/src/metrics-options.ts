@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ClientSnapshot } from './client-snapshot';
+import type { ClientSnapshot } from './client-metrics';
 import type { HostIdentity } from './host-identity';
 import type { SeriesSnapshot } from './interval-stats';
 import type { PrometheusConfig } from './metrics-config';
@@ -9,7 +9,6 @@ export interface MetricsOptions {
   logger: Logger;
   /** Epoch milliseconds (fractions allowed). */
   now?: () => number;
-  /** The `hostname` and `ipAddress` tags; the machine's when absent. */
   host?: HostIdentity;
   /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
   prometheus?: PrometheusConfig;
@@ -17,7 +16,6 @@ export interface MetricsOptions {
   worker?: WorkerLink;
 }
 
-/** One worker's interval. */
 export interface WorkerSnapshot {
   series: SeriesSnapshot[];
   client: ClientSnapshot;

@@ -6,31 +6,26 @@ import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 import type { MetricsOptions } from './metrics-options';
 import { PrometheusMetrics } from './prometheus';
 
-/** One finished request, as the runtime's metrics stage reports it. */
-export interface RequestSample {
-  /** light-4j's endpoint name, e.g. `/v1/data@get`, or `unknown`. */
+interface RequestSample {
+  /** light-4j's endpoint name, e.g. `/v1/data@get`. */
   endpoint: unknown;
-  /** client_id of the verified token, or `unknown`. */
   clientId: unknown;
   statusCode: number;
-  /** When the request began, on `now()`. */
+  /** On `now()`. */
   startedAt: number;
 }
 
 export interface Metrics {
-  /** Whether anything is counted (metrics.yml `enabled`, or Prometheus on). */
+  /** metrics.yml `enabled`, or Prometheus on. */
   readonly enabled: boolean;
   /** The clock of `startedAt`. */
   now(): number;
-  /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
   record(sample: RequestSample): void;
-  /** The client side's figures; undefined when nothing is counted. */
+  /** Undefined when nothing is counted. */
   readonly client: ClientMetrics | undefined;
-  /** `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
-  /** Starts the periodic InfluxDB reporter. */
   start(): void;
-  /** Stops the reporter, writing the last partial interval and the held ones (for at most 5 s). */
+  /** Writes the last partial interval and the held ones (for at most 5 s). */
   stop(): Promise<void>;
   /** Ends the current interval now and writes it with the held ones (tests). */
   report(): Promise<ReportResult>;
@@ -47,10 +42,7 @@ const TIME_ORIGIN = performance.timeOrigin;
 /** Epoch milliseconds with fractions: the clock of response times and of spans. */
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
-/**
- * Per-request metrics in light-4j's names, reported to InfluxDB every interval and reset, and
- * served to Prometheus. Nothing here waits on InfluxDB inside a request, or knows HTTP.
- */
+/** Nothing here waits on InfluxDB inside a request, or knows HTTP. */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
   const enabled = config.enabled || promConfig.enabled;

@@ -4,7 +4,6 @@ import type { PathParam } from './spec';
 const INTEGER = /^-?\d{1,15}$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
-/** A path parameter as the spec types it. */
 export type ParamValue = string | number | boolean;
 
 /** Checks and converts raw path parameters by the types of the spec; ERR11004 on a mismatch. */

@@ -52,9 +52,8 @@ export function parseDn(text: string): string[][] | undefined {
 }
 
 /**
- * Whether the certificate's subject is the registered RFC 4514 name: the same RDNs in the same
- * order, types compared without case, values exactly. Node writes the subject a line per RDN
- * from the root down, escaped as RFC 2253 says, a multi-valued RDN joined by ` + `.
+ * Node writes the subject a line per RDN from the root down, escaped as RFC 2253 says, a
+ * multi-valued RDN joined by ` + `.
  */
 export function subjectMatches(cert: X509Certificate, registered: string): boolean {
   const expected = parseDn(registered);

@@ -16,10 +16,10 @@ const NOT_SERVED = [
   'subject_types_supported',
 ];
 
-/** The methods the discovery route answers (GET and HEAD, and OPTIONS for CORS). */
+/** The methods the discovery route answers (OPTIONS for CORS). */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The few members of oidc-provider's (Koa) request context its middlewares here use. */
+/** What the middlewares here use of oidc-provider's (Koa) request context. */
 export interface ProviderContext {
   method: string;
   path: string;
@@ -28,12 +28,7 @@ export interface ProviderContext {
   oidc?: { route?: string; client?: { clientId: string } };
 }
 
-/**
- * oidc-provider middleware: the authorization server metadata (RFC 8414) at both well-known
- * paths, one document: oidc-provider's discovery, which derives it from what is enabled, without
- * what it writes regardless (NOT_SERVED), with the scopes of clients.yml and the response modes
- * of the code endpoint.
- */
+/** oidc-provider middleware: the metadata (RFC 8414) at both well-known paths, one document. */
 export function metadataMiddleware(scopes: string[], responseModes: string[]) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
     if (ctx.path === '/.well-known/oauth-authorization-server' && READS.has(ctx.method)) {

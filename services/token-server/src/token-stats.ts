@@ -1,7 +1,4 @@
-/**
- * The counts of `GET /stats` (the README says what each counts): per client, and of the key
- * endpoints' requests, in all and the most seen within one second.
- */
+/** The counts of `GET /stats` (the README says what each counts). */
 export function tokenStats() {
   const perClient = {
     tokenRequests: new Map<string, number>(),
