@@ -9,7 +9,6 @@ import {
   prepareKeys,
   type ConfigWarning,
   type FileKeys,
-  type PreparedKeys,
 } from './file-keys';
 import { interpolate } from './interpolate';
 import { closestKey, schemaKeysAt } from './key-suggest';
@@ -22,13 +21,6 @@ export interface ConfigLoaderOptions {
   /** Overrides the bundled folder file by file; default `CONFIG_DIR`, else `/config`. */
   overrideDir?: string;
   env?: NodeJS.ProcessEnv;
-}
-
-/** `dir` resolves the file's paths. */
-interface ConfigSource {
-  name: string;
-  file: string | undefined;
-  dir: string;
 }
 
 /** Paths resolve against the folder the config file came from. */
@@ -77,7 +69,7 @@ export class ConfigLoader {
    * The override folder first, then the bundled one. With several names (light-rest-4j's
    * `openapi-security` before `security`), the first found in the override folder wins.
    */
-  locate(name: string | readonly string[]): ConfigSource {
+  locate(name: string | readonly string[]): { name: string; file?: string; dir: string } {
     const names = typeof name === 'string' ? [name] : name;
     for (const n of names) this.read.add(n);
     for (const dir of [this.overrideDir, this.bundledDir]) {
@@ -114,7 +106,7 @@ export class ConfigLoader {
     return this.valuesMap;
   }
 
-  raw(name: string | readonly string[]): { source: ConfigSource; value: unknown } {
+  raw(name: string | readonly string[]) {
     const source = this.locate(name);
     if (!source.file) return { source, value: undefined };
     const parsed = this.parse(source.file);
@@ -201,7 +193,7 @@ function toConfigError(
   issues: z.core.$ZodIssue[],
   zod: z.ZodType,
   keys: FileKeys | undefined,
-  moved: PreparedKeys['moved'],
+  moved: [to: string, from: string][],
 ): ConfigError {
   const [issue] = issues;
   const at = issue.path.map(String);

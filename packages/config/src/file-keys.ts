@@ -68,15 +68,10 @@ function merge(a: unknown, b: unknown, at: string[], conflict: (path: string[]) 
   return a;
 }
 
-/** `moved`: to name errors as written. */
-export interface PreparedKeys {
-  value: unknown;
-  warnings: ConfigWarning[];
-  moved: [to: string, from: string][];
-}
-
-export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined): PreparedKeys {
-  if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved: [] };
+/** `moved`: [to, from] of each alias, to name errors as written. */
+export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined) {
+  const moved: [to: string, from: string][] = [];
+  if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved };
   const value = structuredClone(raw);
   const warnings: ConfigWarning[] = [];
   for (const [key, spec] of Object.entries(keys.light4j ?? {})) {
@@ -88,7 +83,6 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
     const note = spec.note ? ` (${spec.note})` : '';
     warnings.push({ file, key, message: `light-4j key not supported here; ignored${note}` });
   }
-  const moved: [string, string][] = [];
   for (const [from, to] of Object.entries(keys.aliases ?? {})) {
     const fromPath = from.split('.');
     const found = get(value, fromPath);
@@ -109,7 +103,7 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
   return { value, warnings, moved };
 }
 
-export function keyAsWritten(key: string, moved: PreparedKeys['moved']): string {
+export function keyAsWritten(key: string, moved: [to: string, from: string][]): string {
   for (const [to, from] of moved) {
     if (key === to || key.startsWith(to + '.')) return from + key.slice(to.length);
   }

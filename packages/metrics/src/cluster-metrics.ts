@@ -1,7 +1,6 @@
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { ClientStats } from './client-metrics';
-import { hostIdentity } from './host-identity';
-import { clientPoints, toInfluxPoints } from './influx-points';
+import { clientPoints, hostIdentity, toInfluxPoints } from './influx-points';
 import { InfluxReporter } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
 import type { MetricsConfig } from './metrics-config';

@@ -14,7 +14,6 @@ interface Outage {
   late: number;
   dropped: number;
   failureLogged: boolean;
-  overflowLogged: boolean;
 }
 
 const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
@@ -44,8 +43,7 @@ export class IntervalBuffer {
       this.held.shift();
       const outage = this.begin();
       outage.dropped += 1;
-      if (!outage.overflowLogged) {
-        outage.overflowLogged = true;
+      if (outage.dropped === 1) {
         this.logger.warn(
           { bufferIntervals: this.capacity },
           `metrics: ${intervals(this.capacity)} held, the most metrics.yml bufferIntervals allows; the oldest are dropped until InfluxDB answers`,
@@ -116,7 +114,6 @@ export class IntervalBuffer {
       late: 0,
       dropped: 0,
       failureLogged: false,
-      overflowLogged: false,
     };
     return this.outage;
   }

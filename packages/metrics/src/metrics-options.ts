@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClientSnapshot } from './client-metrics';
-import type { HostIdentity } from './host-identity';
+import type { HostIdentity } from './influx-points';
 import type { SeriesSnapshot } from './interval-stats';
 import type { PrometheusConfig } from './metrics-config';
 

@@ -1,6 +1,5 @@
-import { ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
+import { ClientStats, clientMetrics } from './client-metrics';
 import { intervalReporter, shareRegistry, snapshotForwarder } from './cluster-metrics';
-import type { ReportResult } from './influx-reporter';
 import { IntervalStats } from './interval-stats';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
 import type { MetricsOptions } from './metrics-options';
@@ -15,22 +14,6 @@ interface RequestSample {
   startedAt: number;
 }
 
-export interface Metrics {
-  /** metrics.yml `enabled`, or Prometheus on. */
-  readonly enabled: boolean;
-  /** The clock of `startedAt`. */
-  now(): number;
-  record(sample: RequestSample): void;
-  /** Undefined when nothing is counted. */
-  readonly client: ClientMetrics | undefined;
-  prometheus(): Promise<{ contentType: string; body: string }>;
-  start(): void;
-  /** Writes the last partial interval and the held ones (for at most 5 s). */
-  stop(): Promise<void>;
-  /** Ends the current interval now and writes it with the held ones (tests). */
-  report(): Promise<ReportResult>;
-}
-
 /** A tag value InfluxDB accepts (never empty) from whatever a token's claim held. */
 const tagValue = (value: unknown): string => {
   const text = value == null ? '' : String(value);
@@ -43,7 +26,7 @@ const TIME_ORIGIN = performance.timeOrigin;
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
 /** Nothing here waits on InfluxDB inside a request, or knows HTTP. */
-export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
+export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
   const enabled = config.enabled || promConfig.enabled;
   const now = options.now ?? highResolutionNow;
@@ -64,7 +47,7 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
   return {
     enabled,
     now,
-    record: ({ endpoint, clientId, statusCode, startedAt }) => {
+    record: ({ endpoint, clientId, statusCode, startedAt }: RequestSample) => {
       const elapsedMs = now() - startedAt;
       const endpointTag = tagValue(endpoint);
       const clientTag = tagValue(clientId);
@@ -77,7 +60,10 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
       return worker ? worker.prometheus() : prometheus.render();
     },
     start: () => (forwarder ?? reporter)?.start(),
+    // Writes the last partial interval and the held ones (for at most 5 s).
     stop: async () => (forwarder ?? reporter)?.stop(),
+    // Ends the current interval now and writes it with the held ones (tests).
     report: async () => (reporter ? reporter.report() : { written: 0, held: 0 }),
   };
 }
+export type Metrics = ReturnType<typeof createMetrics>;
