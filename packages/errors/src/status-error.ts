@@ -1,14 +1,6 @@
 import { errorBody, type ErrorBody, type StatusCode } from './status';
 
-export interface StatusErrorOptions {
-  /** Never rendered. */
-  cause?: unknown;
-  headers?: Record<string, string>;
-  /** For 403 answers: echoed in `WWW-Authenticate`. */
-  requiredScopes?: readonly string[];
-}
-
-/** A request failure with its HTTP meaning; rendered by one error renderer. */
+/** A request failure with its HTTP meaning; rendered by one error renderer (never its `cause`). */
 export class StatusError extends Error {
   override readonly name = 'StatusError';
   readonly body: ErrorBody;
@@ -17,7 +9,11 @@ export class StatusError extends Error {
   constructor(
     readonly code: StatusCode,
     args: string[] = [],
-    options: StatusErrorOptions = {},
+    options: {
+      cause?: unknown;
+      headers?: Record<string, string>;
+      requiredScopes?: readonly string[];
+    } = {},
   ) {
     const body = errorBody(code, ...args);
     super(`${code} ${body.message}: ${body.description}`, { cause: options.cause });

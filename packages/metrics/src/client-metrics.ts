@@ -46,7 +46,6 @@ export class ClientStats {
     this.series(this.gauges, name, tags, () => value).value = value;
   }
 
-  /** Counters and timers start again from zero. */
   take(): ClientSnapshot {
     const counters = [...this.counters.values()].map((series) => {
       const { value } = series;
@@ -80,7 +79,6 @@ export class ClientStats {
   }
 }
 
-/** The ClientMetrics of a service: into the interval and into Prometheus, each when given. */
 export function clientMetrics(
   stats: ClientStats | undefined,
   registry: Registry | undefined,

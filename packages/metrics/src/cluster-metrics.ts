@@ -1,10 +1,34 @@
+import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { ClientStats } from './client-metrics';
-import { clientPoints, hostIdentity, toInfluxPoints } from './influx-points';
+import { ClientStats, type ClientSnapshot } from './client-metrics';
+import { clientPoints, hostIdentity, toInfluxPoints, type HostIdentity } from './influx-points';
 import { InfluxReporter } from './influx-reporter';
-import { IntervalStats } from './interval-stats';
-import type { MetricsConfig } from './metrics-config';
-import type { MetricsOptions, WorkerLink, WorkerSnapshot } from './metrics-options';
+import { IntervalStats, type SeriesSnapshot } from './interval-stats';
+import type { MetricsConfig, PrometheusConfig } from './metrics-config';
+
+export interface MetricsOptions {
+  serviceId: string;
+  logger: Logger;
+  /** Epoch milliseconds (fractions allowed). */
+  now?: () => number;
+  host?: HostIdentity;
+  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
+  prometheus?: PrometheusConfig;
+  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
+  worker?: WorkerLink;
+}
+
+export interface WorkerSnapshot {
+  series: SeriesSnapshot[];
+  client: ClientSnapshot;
+}
+
+/** How a worker's metrics reach the primary (the runtime's IPC channel). */
+export interface WorkerLink {
+  send(snapshot: WorkerSnapshot): Promise<void>;
+  /** The whole service's `GET /metrics`. */
+  prometheus(): Promise<{ contentType: string; body: string }>;
+}
 
 // Several workers (server.yml `workers`) hand each interval to the primary, the one writer: one
 // timestamp per interval, so no worker's point overwrites another's.

@@ -23,7 +23,6 @@ export interface InfluxReporterOptions {
   batchPoints?: number;
 }
 
-/** How long `stop` may take to write what is held. */
 const FLUSH_MS = 5_000;
 const RETRY_MS = 250;
 
@@ -41,9 +40,8 @@ const isRefusal = (err: unknown): boolean => {
 };
 
 /**
- * Writes each interval to InfluxDB 1.x off the request path, through a bounded buffer (README,
- * "When InfluxDB does not answer"). A write that timed out may have been applied: sent again, its
- * points are the same and InfluxDB keeps one, so nothing counts twice.
+ * A write that timed out may have been applied: sent again, its points are the same and InfluxDB
+ * keeps one, so nothing counts twice.
  */
 export class InfluxReporter {
   readonly intervalMs: number;

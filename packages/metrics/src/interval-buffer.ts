@@ -1,7 +1,6 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-/** `late` once a write of it failed. */
 interface HeldInterval {
   timestamp: number;
   points: IPoint[];
@@ -18,11 +17,7 @@ interface Outage {
 
 const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
 
-/**
- * The intervals not yet written to InfluxDB, oldest first, at most `capacity` (metrics.yml
- * `bufferIntervals`; past it the oldest is dropped), and the account of an outage in three lines
- * at most: the first failed write, the first interval dropped, the buffer empty again.
- */
+/** The intervals not yet written, and the account of an outage in three lines at most (README). */
 export class IntervalBuffer {
   private readonly held: HeldInterval[] = [];
   private outage: Outage | undefined;
@@ -71,7 +66,6 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** A bad request: sending the same points again cannot mend it. */
   refused(count: number, reason: string): void {
     this.held.splice(0, count);
     this.logger.warn(

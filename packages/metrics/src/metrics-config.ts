@@ -14,7 +14,6 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   issuerRegex: { note: 'no issuer tag is sent' },
 };
 
-/** metrics.yml: light-4j's InfluxDB keys, plus `bufferIntervals` and `reportIntervalMs` (tests). */
 const metricsShape = z.strictObject({
   enabled: z.boolean().default(false),
   influxdbProtocol: z.enum(['http', 'https']).default('http'),

@@ -1,8 +1,12 @@
 import { ClientStats, clientMetrics } from './client-metrics';
-import { intervalReporter, shareRegistry, snapshotForwarder } from './cluster-metrics';
+import {
+  intervalReporter,
+  shareRegistry,
+  snapshotForwarder,
+  type MetricsOptions,
+} from './cluster-metrics';
 import { IntervalStats } from './interval-stats';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
-import type { MetricsOptions } from './metrics-options';
 import { PrometheusMetrics } from './prometheus';
 
 interface RequestSample {

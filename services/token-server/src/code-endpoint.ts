@@ -45,9 +45,8 @@ const PARAMS = [
 ];
 
 /**
- * light-oauth2's code service, with the user's Basic credentials instead of a login page. The
- * redirect URI must be one the client registered (light-oauth2 redirects anywhere); until it is
- * known good, refusals are light-4j status bodies, then they go back by redirect (RFC 6749 4.1.2.1).
+ * The redirect URI must be one the client registered (light-oauth2 redirects anywhere); until it
+ * is known good, refusals are light-4j status bodies, then by redirect (RFC 6749 4.1.2.1).
  */
 export async function codeEndpoint(
   req: http.IncomingMessage,

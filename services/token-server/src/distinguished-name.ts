@@ -4,10 +4,8 @@ const TYPE = /^[A-Za-z][A-Za-z0-9-]*$|^\d+(\.\d+)+$/;
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 
 /**
- * A distinguished name in RFC 4514 form (`CN=api-a,O=example`: the most specific RDN first, `+`
- * inside a multi-valued RDN, `\` escaping a character or a UTF-8 byte as `\C3`) as its RDNs
- * from the root down, each a sorted set of `TYPE=value`: the type in upper case, the value
- * unescaped without the unescaped spaces around it. Undefined when it is not such a name.
+ * An RFC 4514 name as its RDNs from the root down, each a sorted set of `TYPE=value`: the type in
+ * upper case, the value unescaped without the unescaped spaces around it.
  */
 export function parseDn(text: string): string[][] | undefined {
   const chars = Array.from(text);

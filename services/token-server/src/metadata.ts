@@ -1,9 +1,4 @@
-/**
- * Members oidc-provider 8's discovery writes whatever is configured, each about something this
- * server does not run: oidc-provider's interactive authorization endpoint (the `iss` response
- * parameter, request objects, the claims parameter, ACR values) and ID tokens (no client may be
- * granted `openid`, so none is ever issued).
- */
+/** What oidc-provider 8's discovery writes whatever is configured, about what is not run here. */
 const NOT_SERVED = [
   'acr_values_supported',
   'authorization_response_iss_parameter_supported',

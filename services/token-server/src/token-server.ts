@@ -106,7 +106,6 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
         servers.map((server) => {
           const closed = once(server, 'close');
           server.close();
-          server.closeIdleConnections();
           return closed;
         }),
       );
