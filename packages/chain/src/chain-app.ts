@@ -9,7 +9,6 @@ import {
 import { StatusError } from '@chain/errors';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
-/** `GET /v1/data` answers the downstream's messages followed by its own two. */
 export function createChainApp(
   config: ServiceConfig,
   logger: Logger,

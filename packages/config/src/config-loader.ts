@@ -28,7 +28,6 @@ export interface SchemaHelpers {
   /** An existing file. Use `.prefault('name')` (not `.default`) so a default path is resolved too. */
   file(): z.ZodType<string, string>;
   path(): z.ZodType<string, string>;
-  /** A start-up warning about a key of this file. */
   warn(key: string, message: string): void;
 }
 
@@ -94,7 +93,6 @@ export class ConfigLoader {
       .map((f) => path.join(this.overrideDir!, f));
   }
 
-  /** values.yml (light-4j's centralized values): read once, as is. */
   private values(): Readonly<Record<string, unknown>> {
     if (this.valuesMap) return this.valuesMap;
     const source = this.locate('values');

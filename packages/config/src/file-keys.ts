@@ -34,7 +34,6 @@ function get(tree: Tree, path: string[]): unknown {
   return node;
 }
 
-/** Removes a key, and the maps that held nothing else. */
 function remove(tree: Tree, path: string[]): void {
   for (let depth = path.length; depth > 0; depth--) {
     const parent = get(tree, path.slice(0, depth - 1));
@@ -44,7 +43,6 @@ function remove(tree: Tree, path: string[]): void {
   }
 }
 
-/** False when something else than a map is in the way. */
 function set(tree: Tree, path: string[], value: unknown): boolean {
   let node: Tree = tree;
   for (const part of path.slice(0, -1)) {

@@ -21,13 +21,8 @@ export function environmentName(name: string): string {
  * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection (README). A value that is
  * one expression takes the type of what it expands to; inside a longer string it is text.
  */
-export function interpolate(
-  value: unknown,
-  sources: ValueSources,
-  file: string,
-  key: string[] = [],
-): unknown {
-  const result = expand(value, sources, file, key);
+export function interpolate(value: unknown, sources: ValueSources, file: string): unknown {
+  const result = expand(value, sources, file, []);
   return result === ABSENT ? undefined : result;
 }
 

@@ -11,7 +11,6 @@ interface Def {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
-/** The object schema under wrappers (default, optional, a preprocess pipe, ...), if any. */
 function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
   if (!schema || depth > 16) return undefined;
   const def = defOf(schema);

@@ -24,7 +24,6 @@ export function parseYamlDocument(text: string, lineCounter?: LineCounter): Docu
   return parseDocument(text, { prettyErrors: false, lineCounter, customTags: losslessIntegers });
 }
 
-/** The value of a YAML text (a `${…}` expansion); the text itself when it is not valid YAML. */
 export function parseYamlValue(text: string): unknown {
   const doc = parseYamlDocument(text);
   return doc.errors.length > 0 ? text : (doc.toJS() as unknown);

@@ -26,7 +26,6 @@ export interface WorkerSnapshot {
 /** How a worker's metrics reach the primary (the runtime's IPC channel). */
 export interface WorkerLink {
   send(snapshot: WorkerSnapshot): Promise<void>;
-  /** The whole service's `GET /metrics`. */
   prometheus(): Promise<{ contentType: string; body: string }>;
 }
 

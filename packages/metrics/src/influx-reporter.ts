@@ -107,7 +107,6 @@ export class InfluxReporter {
     this.timer.unref();
   }
 
-  /** Writes the last, partial interval and whatever is held, for at most `flushMs`. */
   async stop(flushMs = FLUSH_MS): Promise<void> {
     if (!this.timer) return;
     clearInterval(this.timer);

@@ -10,10 +10,7 @@ export interface SeriesSnapshot {
   responseTime?: { count: number; min: number; max: number; mean: number };
 }
 
-/**
- * Counters and the response-time timer of the current interval, per endpoint and client. As
- * light-4j's reporter, a series once seen keeps being reported, with zero counts.
- */
+/** As light-4j's reporter, a series once seen keeps being reported, with zero counts. */
 export class IntervalStats {
   private readonly table = new SeriesTable((endpoint, clientId) => ({
     endpoint,

@@ -26,10 +26,8 @@ const tagValue = (value: unknown): string => {
 
 // Read once: `performance.timeOrigin` is a getter that calls into Node on every read.
 const TIME_ORIGIN = performance.timeOrigin;
-/** Epoch milliseconds with fractions: the clock of response times and of spans. */
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
-/** Nothing here waits on InfluxDB inside a request, or knows HTTP. */
 export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
   const enabled = config.enabled || promConfig.enabled;
@@ -64,7 +62,6 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
       return worker ? worker.prometheus() : prometheus.render();
     },
     start: () => (forwarder ?? reporter)?.start(),
-    // Writes the last partial interval and the held ones (for at most 5 s).
     stop: async () => (forwarder ?? reporter)?.stop(),
     // Ends the current interval now and writes it with the held ones (tests).
     report: async () => (reporter ? reporter.report() : { written: 0, held: 0 }),

@@ -18,7 +18,6 @@ interface Series {
   sum: number;
 }
 
-/** light-4j's Prometheus names. */
 const COUNTER_METRICS: Record<CounterName, [name: string, help: string]> = {
   request: ['requests_total', 'Total requests.'],
   success: ['success_total', 'Total success (2xx-3xx) requests.'],

@@ -6,7 +6,6 @@ const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
 export type ParamValue = string | number | boolean;
 
-/** Checks and converts raw path parameters by the types of the spec; ERR11004 on a mismatch. */
 export function coerceParams(
   params: readonly PathParam[],
   raw: Readonly<Record<string, string>>,

@@ -28,7 +28,6 @@ interface CompiledPath {
 type SpecMatch =
   | { kind: 'found'; operation: Operation; params: Record<string, string> }
   | { kind: 'no-path' }
-  /** The path is in the spec, the method is not: `allow` lists the methods it has. */
   | { kind: 'no-method'; allow: string };
 
 export class OpenApiSpec {
@@ -75,7 +74,6 @@ export class OpenApiSpec {
     return [...this.exact.values(), ...this.templated].flatMap((p) => [...p.operations.values()]);
   }
 
-  /** `path`: the URL path without the query string. */
   match(method: string, path: string): SpecMatch {
     const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const m = method.toLowerCase();
@@ -136,29 +134,19 @@ function serverBasePath(servers: unknown): string {
 
 function scopesOf(security: unknown): string[] {
   if (!Array.isArray(security)) return [];
-  const scopes = new Set<string>();
-  for (const requirement of security) {
-    if (requirement && typeof requirement === 'object') {
-      for (const list of Object.values(requirement)) {
-        if (Array.isArray(list)) list.forEach((s) => typeof s === 'string' && scopes.add(s));
-      }
-    }
-  }
-  return [...scopes];
+  const lists = security.flatMap((r) => (r && typeof r === 'object' ? Object.values(r) : []));
+  const scopes = lists.flatMap((list) => (Array.isArray(list) ? list : []));
+  return [...new Set(scopes.filter((s): s is string => typeof s === 'string'))];
 }
 
 function pathParams(parameters: unknown[]): PathParam[] {
-  const out: PathParam[] = [];
-  for (const p of parameters) {
+  return parameters.flatMap((p): PathParam[] => {
     const param = p as { in?: unknown; name?: unknown; schema?: { type?: unknown } };
-    if (param?.in !== 'path' || typeof param.name !== 'string') continue;
+    if (param?.in !== 'path' || typeof param.name !== 'string') return [];
     const type = param.schema?.type;
-    out.push({
-      name: param.name,
-      type: type === 'integer' || type === 'number' || type === 'boolean' ? type : 'string',
-    });
-  }
-  return out;
+    const typed = type === 'integer' || type === 'number' || type === 'boolean';
+    return [{ name: param.name, type: typed ? type : 'string' }];
+  });
 }
 
 function asObject(value: unknown, file: string, key: string | undefined): Record<string, unknown> {

@@ -9,11 +9,7 @@ type TlsContext = { req: { socket: TLSSocket } };
 const peerCertificate = (ctx: TlsContext): X509Certificate | undefined =>
   ctx.req.socket.getPeerX509Certificate?.();
 
-/**
- * oidc-provider's `features.mTLS` (RFC 8705) and `features.dPoP` (RFC 9449). `tls_client_auth`
- * trusts a certificate that chained to `mtls.caFile` in the handshake and whose subject is the
- * client's registered DN. DPoP: oidc-provider's default algorithms, no nonce asked.
- */
+/** oidc-provider's `features.mTLS` (RFC 8705) and `features.dPoP` (RFC 9449: no nonce asked). */
 export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
   return {
     mTLS: {
@@ -22,7 +18,6 @@ export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
       tlsClientAuth: mtls.enabled,
       getCertificate: peerCertificate,
       certificateAuthorized: (ctx: TlsContext) => ctx.req.socket.authorized === true,
-      // Only the subject DN is registered (clients.yml tlsClientAuthSubjectDn).
       certificateSubjectMatches: (ctx: TlsContext, property: string, expected: string) => {
         const cert = peerCertificate(ctx);
         return (

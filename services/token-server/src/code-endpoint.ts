@@ -8,11 +8,8 @@ export interface CodeRequest {
   clientId: string;
   redirectUri: string;
   scope: string[];
-  /** RFC 7636, S256 only. */
   codeChallenge?: string;
 }
-
-type CodeOutcome = { clientId?: string } & ({ userId: string } | { reason: string });
 
 /** The provider is configured from this, so the metadata advertises what the endpoint does. */
 export const CODE_ENDPOINT = {
@@ -52,7 +49,7 @@ export async function codeEndpoint(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   state: { clients: Clients; users: Users; issueCode(request: CodeRequest): Promise<string> },
-): Promise<CodeOutcome> {
+): Promise<{ clientId?: string } & ({ userId: string } | { reason: string })> {
   const { clients, users, issueCode } = state;
   if (req.method !== 'GET') {
     res.setHeader('Allow', 'GET');

@@ -5,7 +5,6 @@ import { keyServiceAnswer, type ClientCheck } from '@chain/oauth-client';
 import { authenticatedId, basicCredentials } from './client-auth';
 import type { Clients } from './token-server-config';
 
-/** The served certificates (kid -> PEM) and their public keys as a JWKS. */
 export function loadKeySet(certificates: Record<string, string>) {
   const pems: Record<string, string> = {};
   const keys: object[] = [];
@@ -22,7 +21,6 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(JSON.stringify(body));
 }
 
-/** light-oauth2's client check of the key service: no header, unknown client, wrong secret. */
 function clientCheck(header: string | undefined, clients: Clients): ClientCheck {
   if (header === undefined) return { ok: false, reason: 'missing' };
   const clientId = basicCredentials(header)?.clientId;

@@ -11,10 +11,8 @@ const NOT_SERVED = [
   'subject_types_supported',
 ];
 
-/** The methods the discovery route answers (OPTIONS for CORS). */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** What the middlewares here use of oidc-provider's (Koa) request context. */
 export interface ProviderContext {
   method: string;
   path: string;

@@ -136,13 +136,11 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
       AuthorizationCode: server.codeLifetimeSeconds,
       RefreshToken: server.refreshTokenLifetimeSeconds,
       Grant: 365 * 24 * 3600,
-      // Every access token's lifetime is its client's (the resource server's TTL carries it).
       AccessToken: tokenLifetime,
       ClientCredentials: tokenLifetime,
     },
     pkce: { methods: [...CODE_ENDPOINT.pkceMethods], required: () => false },
     features: {
-      // Nothing of an OpenID provider's interactive side.
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },

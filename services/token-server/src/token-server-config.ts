@@ -117,7 +117,6 @@ export function loadTokenServerConfig(loader: ConfigLoader) {
   featureRules(server, clients, loader.locate('clients').file!);
   return { server, clients, users: loader.load('users', usersSchema).users };
 }
-export type TokenServerFiles = ReturnType<typeof loadTokenServerConfig>;
 
 const MTLS_OFF = 'needs mtls.enabled: true in token-server.yml (client certificates)';
 

@@ -12,7 +12,7 @@ import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
 import { introspectionAudit } from './introspection';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { createProvider } from './provider';
-import { loadTokenServerConfig, type TokenServerFiles } from './token-server-config';
+import { loadTokenServerConfig } from './token-server-config';
 import { tokenStats, type TokenStats } from './token-stats';
 
 const MAX_BODY = 64 * 1024;
@@ -116,7 +116,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
 }
 
 async function buildState(
-  { server, clients, users }: TokenServerFiles,
+  { server, clients, users }: ReturnType<typeof loadTokenServerConfig>,
   stats: TokenStats,
   logger: Logger,
 ) {
@@ -161,9 +161,7 @@ function listener(serviceId: string, stats: TokenStats, route: Route) {
 function routeLibraryNotices(logger: Logger): void {
   const plain = (args: unknown[]) =>
     util
-      .format(...args)
-      // eslint-disable-next-line no-control-regex
-      .replace(/\x1b\[[0-9;]*m/g, '')
+      .stripVTControlCharacters(util.format(...args))
       .replace(/^oidc-provider (NOTICE|WARNING): /, '');
   // eslint-disable-next-line no-console -- replaced, not called
   console.info = (...args: unknown[]) => logger.info({ source: 'oidc-provider' }, plain(args));

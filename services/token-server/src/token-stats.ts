@@ -1,4 +1,3 @@
-/** The counts of `GET /stats` (the README says what each counts). */
 export function tokenStats() {
   const perClient = {
     tokenRequests: new Map<string, number>(),
