@@ -9,20 +9,10 @@ import {
 import { StatusError } from '@chain/errors';
 import { loadDownstreamConfig, type ChainLetter } from './chain-config';
 
-export interface ChainAppOptions {
-  letter: ChainLetter;
-  /** The service's Express code, used with server.yml `framework: express`. */
-  express?: ExpressExtensions;
-}
-
-/**
- * A chain service: `GET /v1/data` answers the downstream's messages followed by its own two,
- * through the runtime's service client (README).
- */
 export function createChainApp(
   config: ServiceConfig,
   logger: Logger,
-  { letter, express }: ChainAppOptions,
+  { letter, express }: { letter: ChainLetter; express?: ExpressExtensions },
 ): ServiceApp {
   const target = loadDownstreamConfig(config.loader, letter);
   const own = [`API ${letter}: Message 1`, `API ${letter}: Message 2`];

@@ -2,23 +2,10 @@ import { ConfigLoader, z } from '@chain/config';
 
 export type ChainLetter = 'A' | 'B' | 'C' | 'D';
 
-/** e.g. `api-b` (named in descriptions of its failures), `https://api-b:7442`, `/v1/data`. */
-export interface DownstreamConfig {
-  name: string;
-  host: string;
-  path: string;
-}
-
 const NEXT: Record<ChainLetter, ChainLetter | undefined> = { A: 'B', B: 'C', C: 'D', D: undefined };
 
-/**
- * The downstream of a chain service from `api_<x>.yml` (`api_<y>_host`, `api_<y>_path`);
- * api-d has none. A chain service other than D whose file is missing does not start.
- */
-export function loadDownstreamConfig(
-  loader: ConfigLoader,
-  letter: ChainLetter,
-): DownstreamConfig | undefined {
+/** From `api_<x>.yml` (`api_<y>_host`, `api_<y>_path`); api-d has none. */
+export function loadDownstreamConfig(loader: ConfigLoader, letter: ChainLetter) {
   const next = NEXT[letter];
   if (!next) return undefined;
   const x = letter.toLowerCase();

@@ -1,2 +1,2 @@
-export { loadDownstreamConfig, type ChainLetter, type DownstreamConfig } from './chain-config';
-export { createChainApp, type ChainAppOptions } from './chain-app';
+export { loadDownstreamConfig, type ChainLetter } from './chain-config';
+export { createChainApp } from './chain-app';

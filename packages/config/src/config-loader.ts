@@ -9,7 +9,6 @@ import {
   prepareKeys,
   type ConfigWarning,
   type FileKeys,
-  type PreparedKeys,
 } from './file-keys';
 import { interpolate } from './interpolate';
 import { closestKey, schemaKeysAt } from './key-suggest';
@@ -24,32 +23,18 @@ export interface ConfigLoaderOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Where one config file was found (`file` undefined: nowhere); `dir` resolves its paths. */
-export interface ConfigSource {
-  name: string;
-  file: string | undefined;
-  dir: string;
-}
-
-/** Helpers a schema factory gets for the file being loaded. */
+/** Paths resolve against the folder the config file came from. */
 export interface SchemaHelpers {
-  /**
-   * A path to an existing file, resolved against the folder the config file came from. Use
-   * `.prefault('name')` (not `.default`) so a default path is resolved too.
-   */
+  /** An existing file. Use `.prefault('name')` (not `.default`) so a default path is resolved too. */
   file(): z.ZodType<string, string>;
-  /** A path resolved against the folder the config file came from, not checked. */
   path(): z.ZodType<string, string>;
-  /** A start-up warning about a key of this file. */
   warn(key: string, message: string): void;
 }
 
-/** The schema of one config file, built for the folder it came from, and its FileKeys. */
 export type SchemaFactory<T> = ((helpers: SchemaHelpers) => z.ZodType<T>) & {
   readonly keys?: FileKeys;
 };
 
-/** A schema factory with the light-4j keys and aliases of its file. */
 export function configFile<T>(
   factory: (helpers: SchemaHelpers) => z.ZodType<T>,
   keys: FileKeys,
@@ -59,11 +44,9 @@ export function configFile<T>(
 
 export class ConfigLoader {
   readonly bundledDir: string;
-  /** The override folder in use. */
   readonly overrideDir: string | undefined;
   /** An override folder named (option or CONFIG_DIR) but missing: a typo should be visible. */
   readonly missingOverride: string | undefined;
-  /** Start-up warnings of the files loaded so far. */
   readonly warnings: ConfigWarning[] = [];
   private readonly env: NodeJS.ProcessEnv;
   /** Names asked for; values.yml is read by every `${…}` expansion. */
@@ -82,11 +65,10 @@ export class ConfigLoader {
   }
 
   /**
-   * Finds `<name>.yml` (or `.yaml`): the override folder first, then the bundled folder. With
-   * several names (light-rest-4j's `openapi-security` before `security`), the first name found
-   * in the override folder wins, then the first in the bundled folder.
+   * The override folder first, then the bundled one. With several names (light-rest-4j's
+   * `openapi-security` before `security`), the first found in the override folder wins.
    */
-  locate(name: string | readonly string[]): ConfigSource {
+  locate(name: string | readonly string[]): { name: string; file?: string; dir: string } {
     const names = typeof name === 'string' ? [name] : name;
     for (const n of names) this.read.add(n);
     for (const dir of [this.overrideDir, this.bundledDir]) {
@@ -111,7 +93,6 @@ export class ConfigLoader {
       .map((f) => path.join(this.overrideDir!, f));
   }
 
-  /** values.yml (light-4j's centralized values) for `${name}` expressions; read once, as is. */
   private values(): Readonly<Record<string, unknown>> {
     if (this.valuesMap) return this.valuesMap;
     const source = this.locate('values');
@@ -123,8 +104,7 @@ export class ConfigLoader {
     return this.valuesMap;
   }
 
-  /** The parsed, expanded content of a file, or undefined when no folder has it. */
-  raw(name: string | readonly string[]): { source: ConfigSource; value: unknown } {
+  raw(name: string | readonly string[]) {
     const source = this.locate(name);
     if (!source.file) return { source, value: undefined };
     const parsed = this.parse(source.file);
@@ -152,9 +132,8 @@ export class ConfigLoader {
   }
 
   /**
-   * Loads and checks one file. A file that no folder has is checked as an empty map (the
-   * defaults apply) unless `required`. A file that is there but empty, or not a map of keys, is
-   * an error: an empty security.yml must not mean "verification off".
+   * A file that no folder has is checked as an empty map unless `required`. A file there but
+   * empty is an error: an empty security.yml must not mean "verification off".
    */
   load<T>(
     name: string | readonly string[],
@@ -212,7 +191,7 @@ function toConfigError(
   issues: z.core.$ZodIssue[],
   zod: z.ZodType,
   keys: FileKeys | undefined,
-  moved: PreparedKeys['moved'],
+  moved: [to: string, from: string][],
 ): ConfigError {
   const [issue] = issues;
   const at = issue.path.map(String);

@@ -7,7 +7,6 @@ export interface Light4jKey {
   same?: unknown;
 }
 
-/** The keys of a config file beyond its schema's: light-4j's keys and other names of keys. */
 export interface FileKeys {
   /** Dotted path -> light-4j key, with its subtree (`oauth.sign`); `*`: each key of a map. */
   light4j?: Readonly<Record<string, Light4jKey>>;
@@ -15,7 +14,7 @@ export interface FileKeys {
   aliases?: Readonly<Record<string, string>>;
 }
 
-/** A start-up warning about a config file: the file and the key, never the value. */
+/** Never the value. */
 export interface ConfigWarning {
   file: string;
   key?: string;
@@ -45,7 +44,6 @@ function remove(tree: Tree, path: string[], keep: number): void {
   }
 }
 
-/** Sets a value, making the maps on the way; false when something else is in the way. */
 function set(tree: Tree, path: string[], value: unknown): boolean {
   let node: Tree = tree;
   for (const part of path.slice(0, -1)) {
@@ -57,7 +55,6 @@ function set(tree: Tree, path: string[], value: unknown): boolean {
   return true;
 }
 
-/** Merges two values of one key: maps key by key; any other pair must be equal. */
 function merge(a: unknown, b: unknown, at: string[], conflict: (path: string[]) => never): unknown {
   if (isTree(a) && isTree(b)) {
     const out: Tree = { ...a };
@@ -70,19 +67,10 @@ function merge(a: unknown, b: unknown, at: string[], conflict: (path: string[]) 
   return a;
 }
 
-/** The value to give the schema, and the paths aliases moved (to name errors as written). */
-export interface PreparedKeys {
-  value: unknown;
-  warnings: ConfigWarning[];
-  moved: [to: string, from: string][];
-}
-
-/**
- * A copy of a file's parsed value for its schema: light-4j keys taken out (each a warning unless
- * its value is `same`), then aliases moved to the name the schema reads.
- */
-export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined): PreparedKeys {
-  if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved: [] };
+/** `moved`: [to, from] of each alias, to name errors as written. */
+export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefined) {
+  const moved: [to: string, from: string][] = [];
+  if (!keys || !isTree(raw)) return { value: raw, warnings: [], moved };
   const value = structuredClone(raw);
   const warnings: ConfigWarning[] = [];
   for (const [key, spec] of Object.entries(keys.light4j ?? {})) {
@@ -101,7 +89,6 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
       warnings.push({ file, key: path.join('.'), message });
     }
   }
-  const moved: [string, string][] = [];
   for (const [from, to] of Object.entries(keys.aliases ?? {})) {
     const fromPath = from.split('.');
     const found = get(value, fromPath);
@@ -122,15 +109,13 @@ export function prepareKeys(file: string, raw: unknown, keys: FileKeys | undefin
   return { value, warnings, moved };
 }
 
-/** A key as the file wrote it, for a key an alias moved. */
-export function keyAsWritten(key: string, moved: PreparedKeys['moved']): string {
+export function keyAsWritten(key: string, moved: [to: string, from: string][]): string {
   for (const [to, from] of moved) {
     if (key === to || key.startsWith(to + '.')) return from + key.slice(to.length);
   }
   return key;
 }
 
-/** The keys FileKeys knows directly under `path` (light-4j keys and aliases). */
 export function extraKeysAt(keys: FileKeys | undefined, path: string[]): string[] {
   const names = [...Object.keys(keys?.light4j ?? {}), ...Object.keys(keys?.aliases ?? {})];
   const prefix = path.length ? path.join('.') + '.' : '';

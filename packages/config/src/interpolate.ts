@@ -1,8 +1,7 @@
 import { ConfigError } from '@chain/errors';
 import { parseYamlValue } from './yaml-text';
 
-/** Where `${name}` values come from: the environment first, then values.yml (typed by YAML). */
-export interface ValueSources {
+interface ValueSources {
   env: NodeJS.ProcessEnv;
   values?: Readonly<Record<string, unknown>>;
 }
@@ -10,7 +9,7 @@ export interface ValueSources {
 const EXPRESSION = /\$\{([^}]*)\}/g;
 const WHOLE = /^\$\{([^}]*)\}$/;
 
-/** No value: the key is left out, so its default applies. */
+/** The key is left out, so its default applies. */
 const ABSENT = Symbol('absent');
 
 /** light-4j's name of the environment variable of `${security.enableVerifyJwt}`: SECURITY_ENABLEVERIFYJWT. */
@@ -19,17 +18,11 @@ export function environmentName(name: string): string {
 }
 
 /**
- * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection in every string of a
- * parsed file (README). A value that is one expression takes the type of what it expands to;
- * inside a longer string it is text.
+ * light-4j's `${name}` / `${name:default}` / `${name:?error}` injection (README). A value that is
+ * one expression takes the type of what it expands to; inside a longer string it is text.
  */
-export function interpolate(
-  value: unknown,
-  sources: ValueSources,
-  file: string,
-  key: string[] = [],
-): unknown {
-  const result = expand(value, sources, file, key);
+export function interpolate(value: unknown, sources: ValueSources, file: string): unknown {
+  const result = expand(value, sources, file, []);
   return result === ABSENT ? undefined : result;
 }
 

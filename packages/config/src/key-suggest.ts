@@ -11,7 +11,6 @@ interface Def {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
-/** The object schema under wrappers (default, optional, a preprocess pipe, ...), if any. */
 function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
   if (!schema || depth > 16) return undefined;
   const def = defOf(schema);
@@ -21,7 +20,6 @@ function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
   return undefined;
 }
 
-/** The keys an object schema declares at a path of nested objects (none when it is not one). */
 export function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
   let def = objectOf(schema);
   for (const part of path) def = objectOf(def?.shape?.[String(part)]);
@@ -34,11 +32,7 @@ function commonPrefix(s: string, t: string): number {
   return i;
 }
 
-/**
- * The known key closest to a misspelled one, when close enough to be a slip: a third of its
- * letters changed at most (at least two), or the first half of it the same
- * (`enableVerifyJWT` -> `enableVerifyJwt`, `reportInSeconds` -> `reportInMinutes`).
- */
+/** Close enough to be a slip: a third of its letters changed at most, or its first half the same. */
 export function closestKey(unknown: string, known: readonly string[]): string | undefined {
   const limit = Math.max(2, Math.floor(unknown.length / 3));
   let best: string | undefined;

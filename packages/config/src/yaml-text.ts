@@ -20,12 +20,10 @@ const losslessIntegers = (tags: Tags): Tags =>
     return lossless;
   });
 
-/** Parses one YAML document the way every config file and `${…}` value is parsed. */
 export function parseYamlDocument(text: string, lineCounter?: LineCounter): Document {
   return parseDocument(text, { prettyErrors: false, lineCounter, customTags: losslessIntegers });
 }
 
-/** The value of a YAML text (a `${…}` expansion); the text itself when it is not valid YAML. */
 export function parseYamlValue(text: string): unknown {
   const doc = parseYamlDocument(text);
   return doc.errors.length > 0 ? text : (doc.toJS() as unknown);

@@ -1,7 +1,4 @@
-/**
- * The one shape of a configuration failure: it names the file and the key, never the value
- * (a value may be a secret). A service that meets one at start prints its message and exits.
- */
+/** Names the file and the key, never the value (a value may be a secret). */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 

@@ -1,8 +1,3 @@
 export { STATUS, errorBody, isStatusCode, type ErrorBody, type StatusCode } from './status';
-export {
-  StatusError,
-  toStatusError,
-  wwwAuthenticate,
-  type StatusErrorOptions,
-} from './status-error';
+export { StatusError, toStatusError, wwwAuthenticate } from './status-error';
 export { ConfigError } from './config-error';

@@ -1,18 +1,6 @@
 import { errorBody, type ErrorBody, type StatusCode } from './status';
 
-export interface StatusErrorOptions {
-  /** Upstream failure that caused this one (token server, key server, downstream). Never rendered. */
-  cause?: unknown;
-  /** Extra response headers (RFC 6750 `WWW-Authenticate` is added for 401/403 automatically). */
-  headers?: Record<string, string>;
-  /** For 403 answers: the scopes the operation requires, echoed in `WWW-Authenticate`. */
-  requiredScopes?: readonly string[];
-}
-
-/**
- * A request failure with its HTTP meaning: a catalogue row, the rendered body and the headers to
- * send. Thrown by every layer; rendered by one error renderer.
- */
+/** A request failure with its HTTP meaning; rendered by one error renderer (never its `cause`). */
 export class StatusError extends Error {
   override readonly name = 'StatusError';
   readonly body: ErrorBody;
@@ -21,7 +9,11 @@ export class StatusError extends Error {
   constructor(
     readonly code: StatusCode,
     args: string[] = [],
-    options: StatusErrorOptions = {},
+    options: {
+      cause?: unknown;
+      headers?: Record<string, string>;
+      requiredScopes?: readonly string[];
+    } = {},
   ) {
     const body = errorBody(code, ...args);
     super(`${code} ${body.message}: ${body.description}`, { cause: options.cause });

@@ -1,11 +1,8 @@
 /**
- * The one status catalogue of the project: every error any service answers is a row here.
- * Rows ERR10000-ERR10010 and ERR10068 are light-4j's (same code, message and description text);
- * ERR11004 is light-4j's code with our wording; ERR10079-ERR10081 are light-4j's codes and
- * messages of its simple web token (introspection) verifier with our status (light-4j answers
- * 400) and wording (its descriptions print the token); ERR2xxxx are ours (light-4j's range for a
- * service's own codes), in the same shape. Descriptions never carry a token, a secret
- * or a stack trace: callers pass only names, paths, scopes and status codes as arguments.
+ * ERR10000-ERR10010 and ERR10068 are light-4j's rows; ERR11004 its code with our wording;
+ * ERR10079-ERR10081 its introspection codes with our status (light-4j answers 400) and wording
+ * (its descriptions print the token); ERR2xxxx are ours. Descriptions never carry a token, a
+ * secret or a stack trace: callers pass only names, paths, scopes and status codes.
  */
 export interface ErrorBody {
   statusCode: number;
@@ -86,7 +83,6 @@ export const STATUS = {
     message: 'PAYLOAD_TOO_LARGE',
     description: fixed('The request body has exceeded the set max size.'),
   },
-  // --- light-4j's codes of an opaque token checked by introspection (RFC 7662) ----------------
   ERR10079: {
     statusCode: 503,
     message: 'OAUTH_INTROSPECTION_ERROR',
@@ -106,7 +102,6 @@ export const STATUS = {
     message: 'INTROSPECTED_TOKEN_EXPIRED',
     description: fixed('Introspected token is not active: expired, revoked or unknown'),
   },
-  // --- ours ---------------------------------------------------------------------------------
   ERR11004: {
     statusCode: 400,
     message: 'VALIDATOR_SCHEMA',
@@ -195,7 +190,6 @@ export const STATUS = {
 
 export type StatusCode = keyof typeof STATUS;
 
-/** Builds the error body of a catalogue row. */
 export function errorBody(code: StatusCode, ...args: string[]): ErrorBody {
   const row: Row = STATUS[code];
   return {

@@ -1,7 +1,4 @@
-import type { IPoint } from 'influx';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ClientSnapshot, Series } from './client-snapshot';
-import { clientPoints, type PointContext } from './influx-points';
 import { combine, emptyTimer, observe, type Timer } from './timer';
 
 /** `@chain/oauth-client`'s ClientEvents (the runtime hands one to the other). */
@@ -15,12 +12,23 @@ export interface ClientMetrics {
   downstreamRetried(event: { downstream: string; reason: string }): void;
 }
 
-/** A circuit's state as the `circuit_state` gauge holds it. */
 const CIRCUIT_STATE_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
 type Tags = Record<string, string>;
 
-/** The client side's counters, timers and gauges of one interval, by name and tags. */
+export interface Series<T> {
+  name: string;
+  tags: Tags;
+  value: T;
+}
+
+/** One interval of a ClientStats as plain data (it crosses the IPC channel of a cluster). */
+export interface ClientSnapshot {
+  counters: Series<number>[];
+  timers: Series<Timer>[];
+  gauges: Series<number>[];
+}
+
 export class ClientStats {
   private readonly counters = new Map<string, Series<number>>();
   private readonly timers = new Map<string, Series<Timer>>();
@@ -38,7 +46,6 @@ export class ClientStats {
     this.series(this.gauges, name, tags, () => value).value = value;
   }
 
-  /** The interval as plain data; counters and timers start again from zero. */
   take(): ClientSnapshot {
     const counters = [...this.counters.values()].map((series) => {
       const { value } = series;
@@ -63,11 +70,6 @@ export class ClientStats {
     for (const { name, tags, value } of snapshot.gauges) this.gauge(name, tags, value);
   }
 
-  /** The interval as InfluxDB points; counters and timers start again from zero. */
-  drain(context: PointContext, timestamp: number): IPoint[] {
-    return clientPoints(this.take(), context, timestamp);
-  }
-
   private series<T>(map: Map<string, Series<T>>, name: string, tags: Tags, zero: () => T) {
     let key = name;
     for (const [k, v] of Object.entries(tags)) key += `\u0000${k}=${v}`;
@@ -77,7 +79,6 @@ export class ClientStats {
   }
 }
 
-/** The ClientMetrics of a service: into the interval and into Prometheus, each when given. */
 export function clientMetrics(
   stats: ClientStats | undefined,
   registry: Registry | undefined,

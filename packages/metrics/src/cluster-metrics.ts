@@ -1,25 +1,44 @@
+import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { ClientStats } from './client-metrics';
-import { hostIdentity } from './host-identity';
-import { toInfluxPoints } from './influx-points';
+import { ClientStats, type ClientSnapshot } from './client-metrics';
+import { clientPoints, hostIdentity, toInfluxPoints, type HostIdentity } from './influx-points';
 import { InfluxReporter } from './influx-reporter';
-import { IntervalStats } from './interval-stats';
-import type { MetricsConfig } from './metrics-config';
-import type { MetricsOptions, WorkerLink, WorkerSnapshot } from './metrics-options';
+import { IntervalStats, type SeriesSnapshot } from './interval-stats';
+import type { MetricsConfig, PrometheusConfig } from './metrics-config';
 
-// A service of several workers (server.yml `workers`): each worker counts its own requests and
-// hands each interval to the primary, the one writer, which adds them up and writes one set of
-// points per interval (one timestamp: no worker's point overwrites another's). `GET /metrics` on
-// a worker asks the primary, which sums every worker's registry (prom-client's AggregatorRegistry).
+export interface MetricsOptions {
+  serviceId: string;
+  logger: Logger;
+  /** Epoch milliseconds (fractions allowed). */
+  now?: () => number;
+  host?: HostIdentity;
+  /** prometheus.yml; without it `/metrics` (with process metrics) follows metrics.yml `enabled`. */
+  prometheus?: PrometheusConfig;
+  /** In a worker of server.yml `workers`: the interval goes to the primary, `/metrics` from it. */
+  worker?: WorkerLink;
+}
 
-/** A worker's side: hands its interval over every interval and, on stop, the last partial one. */
+export interface WorkerSnapshot {
+  series: SeriesSnapshot[];
+  client: ClientSnapshot;
+}
+
+/** How a worker's metrics reach the primary (the runtime's IPC channel). */
+export interface WorkerLink {
+  send(snapshot: WorkerSnapshot): Promise<void>;
+  prometheus(): Promise<{ contentType: string; body: string }>;
+}
+
+// Several workers (server.yml `workers`) hand each interval to the primary, the one writer: one
+// timestamp per interval, so no worker's point overwrites another's.
+
 export function snapshotForwarder(
   intervalMs: number,
   take: () => WorkerSnapshot,
   link: WorkerLink,
 ) {
   let timer: NodeJS.Timeout | undefined;
-  // A primary gone (the channel closed) has nobody to write the figures: they are dropped.
+  // A primary gone (the channel closed) has nobody to write the figures.
   const forward = () => link.send(take()).catch(() => undefined);
   return {
     start() {
@@ -34,14 +53,12 @@ export function snapshotForwarder(
   };
 }
 
-/** Makes a worker's registry the one the primary's AggregatorRegistry gathers. */
 export function shareRegistry(registry: Registry): void {
   AggregatorRegistry.setRegistries([registry]);
   // Constructing one installs prom-client's listener for the primary's requests.
   new AggregatorRegistry();
 }
 
-/** The InfluxDB reporter of a service's interval: its request and client-side figures. */
 export function intervalReporter(
   config: MetricsConfig,
   { serviceId, logger, host = hostIdentity() }: MetricsOptions,
@@ -56,15 +73,12 @@ export function intervalReporter(
     now,
     collect: (timestamp) => [
       ...toInfluxPoints(stats.drain(), context, timestamp),
-      ...clientStats.drain(context, timestamp),
+      ...clientPoints(clientStats.take(), context, timestamp),
     ],
   });
 }
 
-/**
- * The primary's side: adds the workers' intervals up, writes them, answers `/metrics`. `stop`
- * writes what they handed over since the last report: call it once they have all stopped.
- */
+/** The primary's side. `stop` writes what the workers handed over: call it once they stopped. */
 export function createMetricsMerger(
   config: MetricsConfig,
   options: Omit<MetricsOptions, 'now' | 'worker'>,

@@ -7,5 +7,4 @@ export {
 } from './metrics-config';
 export { createMetrics, highResolutionNow, type Metrics } from './metrics';
 export { ClientStats, clientMetrics } from './client-metrics';
-export { createMetricsMerger } from './cluster-metrics';
-export type { WorkerLink, WorkerSnapshot } from './metrics-options';
+export { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from './cluster-metrics';

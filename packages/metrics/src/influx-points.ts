@@ -1,8 +1,24 @@
+import os from 'node:os';
 import { escape, type IPoint } from 'influx';
-import type { ClientSnapshot } from './client-snapshot';
-import type { HostIdentity } from './host-identity';
+import type { ClientSnapshot } from './client-metrics';
 import type { SeriesSnapshot } from './interval-stats';
 import { COUNTERS } from './outcome';
+
+/** The `hostname` and `ipAddress` tags of every point: the container id and address in compose. */
+export interface HostIdentity {
+  hostname: string;
+  ipAddress: string;
+}
+
+export function hostIdentity(
+  interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces(),
+  hostname: string = os.hostname(),
+): HostIdentity {
+  const found = Object.values(interfaces)
+    .flat()
+    .find((address) => address?.family === 'IPv4' && !address.internal);
+  return { hostname, ipAddress: found?.address ?? '127.0.0.1' };
+}
 
 export interface PointContext extends HostIdentity {
   serviceId: string;

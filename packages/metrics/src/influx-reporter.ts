@@ -18,13 +18,11 @@ export interface InfluxReporterOptions {
   /** Collects (and resets) the interval that just ended. */
   collect: (timestamp: number) => IPoint[];
   now: () => number;
-  /** Time-out of one request to InfluxDB (default 10 s). */
   timeoutMs?: number;
-  /** The most points in one write (default 5,000, the batch size InfluxDB 1.x advises). */
+  /** The most points in one write (default: the batch size InfluxDB 1.x advises). */
   batchPoints?: number;
 }
 
-/** How long `stop` may take to write what is held, trying again every `RETRY_MS`. */
 const FLUSH_MS = 5_000;
 const RETRY_MS = 250;
 
@@ -42,13 +40,11 @@ const isRefusal = (err: unknown): boolean => {
 };
 
 /**
- * Writes each interval to InfluxDB 1.x off the request path, through a bounded buffer (README,
- * "When InfluxDB does not answer"). A write that timed out may have been applied: sent again, its
- * points are the same and InfluxDB keeps one, so nothing counts twice.
+ * A write that timed out may have been applied: sent again, its points are the same and InfluxDB
+ * keeps one, so nothing counts twice.
  */
 export class InfluxReporter {
   readonly intervalMs: number;
-  /** `http://host:port/db`: no credentials. */
   readonly target: string;
   private readonly influx: InfluxDB;
   private readonly agent: http.Agent;
@@ -111,10 +107,6 @@ export class InfluxReporter {
     this.timer.unref();
   }
 
-  /**
-   * Stops the schedule, then writes the last, partial interval and whatever is held, trying again
-   * for at most `flushMs`; a write still in flight then is ended, and what is left is lost.
-   */
   async stop(flushMs = FLUSH_MS): Promise<void> {
     if (!this.timer) return;
     clearInterval(this.timer);
@@ -137,10 +129,7 @@ export class InfluxReporter {
     }
   }
 
-  /**
-   * Ends the current interval into the buffer and writes the buffer; never rejects. While a write
-   * is pending, the interval waits for that same flush.
-   */
+  /** Ends the current interval and writes the buffer (or joins the pending write); never rejects. */
   report(): Promise<ReportResult> {
     this.collect();
     return this.flushing ?? this.flush();
@@ -168,7 +157,6 @@ export class InfluxReporter {
     return this.flushing;
   }
 
-  /** Writes the buffer, oldest first, until it is empty or a write fails (or `stop` is due). */
   private async writeBuffer(deadline?: AbortSignal): Promise<ReportResult> {
     let written = 0;
     while (this.buffer.size > 0 && !deadline?.aborted) {

@@ -1,8 +1,7 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-/** One reporting interval; `late` once a write of it failed. */
-export interface HeldInterval {
+interface HeldInterval {
   timestamp: number;
   points: IPoint[];
   late: boolean;
@@ -14,16 +13,11 @@ interface Outage {
   late: number;
   dropped: number;
   failureLogged: boolean;
-  overflowLogged: boolean;
 }
 
 const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
 
-/**
- * The intervals not yet written to InfluxDB, oldest first, at most `capacity` (metrics.yml
- * `bufferIntervals`; past it the oldest is dropped), and the account of an outage in three lines
- * at most: the first failed write, the first interval dropped, the buffer empty again.
- */
+/** The intervals not yet written, and the account of an outage in three lines at most (README). */
 export class IntervalBuffer {
   private readonly held: HeldInterval[] = [];
   private outage: Outage | undefined;
@@ -44,8 +38,7 @@ export class IntervalBuffer {
       this.held.shift();
       const outage = this.begin();
       outage.dropped += 1;
-      if (!outage.overflowLogged) {
-        outage.overflowLogged = true;
+      if (outage.dropped === 1) {
         this.logger.warn(
           { bufferIntervals: this.capacity },
           `metrics: ${intervals(this.capacity)} held, the most metrics.yml bufferIntervals allows; the oldest are dropped until InfluxDB answers`,
@@ -66,7 +59,6 @@ export class IntervalBuffer {
     return this.held.slice(0, count);
   }
 
-  /** InfluxDB took the first `count` intervals: they leave the buffer. */
   written(count: number): void {
     for (const interval of this.held.splice(0, count)) {
       if (interval.late && this.outage) this.outage.late += 1;
@@ -74,7 +66,6 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** InfluxDB refused the first `count` intervals' points (a bad request): they are dropped. */
   refused(count: number, reason: string): void {
     this.held.splice(0, count);
     this.logger.warn(
@@ -84,7 +75,6 @@ export class IntervalBuffer {
     this.endIfEmpty();
   }
 
-  /** A write failed: every interval held is late. */
   failed(reason: string): void {
     for (const interval of this.held) interval.late = true;
     const outage = this.begin();
@@ -102,7 +92,6 @@ export class IntervalBuffer {
     );
   }
 
-  /** The service stops before InfluxDB answered: what is held is lost. */
   abandon(): void {
     if (this.held.length === 0) return;
     this.logger.warn(
@@ -119,7 +108,6 @@ export class IntervalBuffer {
       late: 0,
       dropped: 0,
       failureLogged: false,
-      overflowLogged: false,
     };
     return this.outage;
   }

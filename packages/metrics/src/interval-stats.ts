@@ -1,6 +1,6 @@
 import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome';
 import { SeriesTable } from './series-table';
-import { combine, emptyTimer, observe, type Timer } from './timer';
+import { combine, emptyTimer, observe } from './timer';
 
 /** One series (endpoint x client) over one interval; `responseTime` in ms, if it had requests. */
 export interface SeriesSnapshot {
@@ -10,19 +10,9 @@ export interface SeriesSnapshot {
   responseTime?: { count: number; min: number; max: number; mean: number };
 }
 
-interface Series {
-  endpoint: string;
-  clientId: string;
-  counts: Record<CounterName, number>;
-  timer: Timer;
-}
-
-/**
- * Counters and the response-time timer of the current interval, per endpoint and client. As
- * light-4j's reporter, a series once seen keeps being reported, with zero counts.
- */
+/** As light-4j's reporter, a series once seen keeps being reported, with zero counts. */
 export class IntervalStats {
-  private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
+  private readonly table = new SeriesTable((endpoint, clientId) => ({
     endpoint,
     clientId,
     counts: zeroCounts(),
@@ -48,7 +38,6 @@ export class IntervalStats {
     }
   }
 
-  /** The figures since the last drain; every counter and timer starts again from zero. */
   drain(): SeriesSnapshot[] {
     return this.table.all.map((entry) => {
       const { endpoint, clientId, counts, timer: t } = entry;

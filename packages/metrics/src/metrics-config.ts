@@ -1,8 +1,5 @@
 import { configFile, text, z, type Light4jKey } from '@chain/config';
 
-/** An hour at the default interval (`reportInMinutes: 1`). */
-export const DEFAULT_BUFFER_INTERVALS = 60;
-
 /** light-4j's metrics.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   enableJVMMonitor: {
@@ -17,10 +14,6 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   issuerRegex: { note: 'no issuer tag is sent' },
 };
 
-/**
- * metrics.yml: light-4j's InfluxDB keys (`influxdbPass` is never logged), plus `bufferIntervals`
- * and `reportIntervalMs` (tests only: it wins over `reportInMinutes`).
- */
 const metricsShape = z.strictObject({
   enabled: z.boolean().default(false),
   influxdbProtocol: z.enum(['http', 'https']).default('http'),
@@ -31,7 +24,8 @@ const metricsShape = z.strictObject({
   influxdbPass: text().optional(),
   reportInMinutes: z.number().positive().default(1),
   reportIntervalMs: z.number().int().min(10).optional(),
-  bufferIntervals: z.number().int().min(1).default(DEFAULT_BUFFER_INTERVALS),
+  // An hour at the default interval.
+  bufferIntervals: z.number().int().min(1).default(60),
 });
 export type MetricsConfig = z.output<typeof metricsShape>;
 
@@ -48,10 +42,9 @@ export const metricsConfigSchema = configFile(() => metricsShape, {
   },
 });
 
-/** prometheus.yml (light-4j's prometheus module): `GET /metrics` has its own switch. */
+/** prometheus.yml (light-4j's prometheus module). */
 const prometheusShape = z.strictObject({
   enabled: z.boolean().default(false),
-  /** The process metrics (light-4j's JVM "hotspot" metrics; here Node's, from prom-client). */
   enableHotspot: z.boolean().default(false),
 });
 export type PrometheusConfig = z.output<typeof prometheusShape>;

@@ -1,39 +1,21 @@
-import { ClientStats, clientMetrics, type ClientMetrics } from './client-metrics';
-import { intervalReporter, shareRegistry, snapshotForwarder } from './cluster-metrics';
-import type { ReportResult } from './influx-reporter';
+import { ClientStats, clientMetrics } from './client-metrics';
+import {
+  intervalReporter,
+  shareRegistry,
+  snapshotForwarder,
+  type MetricsOptions,
+} from './cluster-metrics';
 import { IntervalStats } from './interval-stats';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
-import type { MetricsOptions } from './metrics-options';
 import { PrometheusMetrics } from './prometheus';
 
-/** One finished request, as the runtime's metrics stage reports it. */
-export interface RequestSample {
-  /** light-4j's endpoint name, e.g. `/v1/data@get`, or `unknown`. */
+interface RequestSample {
+  /** light-4j's endpoint name, e.g. `/v1/data@get`. */
   endpoint: unknown;
-  /** client_id of the verified token, or `unknown`. */
   clientId: unknown;
   statusCode: number;
-  /** When the request began, on `now()`. */
+  /** On `now()`. */
   startedAt: number;
-}
-
-export interface Metrics {
-  /** Whether anything is counted (metrics.yml `enabled`, or Prometheus on). */
-  readonly enabled: boolean;
-  /** The clock of `startedAt`. */
-  now(): number;
-  /** Counts one finished request (refused ones too) in the interval and in Prometheus. */
-  record(sample: RequestSample): void;
-  /** The client side's figures; undefined when nothing is counted. */
-  readonly client: ClientMetrics | undefined;
-  /** `GET /metrics`. */
-  prometheus(): Promise<{ contentType: string; body: string }>;
-  /** Starts the periodic InfluxDB reporter. */
-  start(): void;
-  /** Stops the reporter, writing the last partial interval and the held ones (for at most 5 s). */
-  stop(): Promise<void>;
-  /** Ends the current interval now and writes it with the held ones (tests). */
-  report(): Promise<ReportResult>;
 }
 
 /** A tag value InfluxDB accepts (never empty) from whatever a token's claim held. */
@@ -44,14 +26,9 @@ const tagValue = (value: unknown): string => {
 
 // Read once: `performance.timeOrigin` is a getter that calls into Node on every read.
 const TIME_ORIGIN = performance.timeOrigin;
-/** Epoch milliseconds with fractions: the clock of response times and of spans. */
 export const highResolutionNow = (): number => TIME_ORIGIN + performance.now();
 
-/**
- * Per-request metrics in light-4j's names, reported to InfluxDB every interval and reset, and
- * served to Prometheus. Nothing here waits on InfluxDB inside a request, or knows HTTP.
- */
-export function createMetrics(config: MetricsConfig, options: MetricsOptions): Metrics {
+export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
   const promConfig = options.prometheus ?? { enabled: config.enabled, enableHotspot: true };
   const enabled = config.enabled || promConfig.enabled;
   const now = options.now ?? highResolutionNow;
@@ -72,7 +49,7 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
   return {
     enabled,
     now,
-    record: ({ endpoint, clientId, statusCode, startedAt }) => {
+    record: ({ endpoint, clientId, statusCode, startedAt }: RequestSample) => {
       const elapsedMs = now() - startedAt;
       const endpointTag = tagValue(endpoint);
       const clientTag = tagValue(clientId);
@@ -86,6 +63,8 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions): M
     },
     start: () => (forwarder ?? reporter)?.start(),
     stop: async () => (forwarder ?? reporter)?.stop(),
+    // Ends the current interval now and writes it with the held ones (tests).
     report: async () => (reporter ? reporter.report() : { written: 0, held: 0 }),
   };
 }
+export type Metrics = ReturnType<typeof createMetrics>;

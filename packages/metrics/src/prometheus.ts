@@ -10,7 +10,6 @@ export const RESPONSE_TIME_BUCKETS: readonly number[] = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
-/** The requests of one endpoint and client since the start: what `/metrics` shows of them. */
 interface Series {
   labels: Labels;
   counts: Record<CounterName, number>;
@@ -19,7 +18,6 @@ interface Series {
   sum: number;
 }
 
-/** light-4j's Prometheus names of the request counters, and their help. */
 const COUNTER_METRICS: Record<CounterName, [name: string, help: string]> = {
   request: ['requests_total', 'Total requests.'],
   success: ['success_total', 'Total success (2xx-3xx) requests.'],
@@ -29,8 +27,7 @@ const COUNTER_METRICS: Record<CounterName, [name: string, help: string]> = {
 };
 
 /**
- * The request figures on `/metrics` in light-4j's Prometheus names, one registry per instance. A
- * request adds to plain numbers of its series, which prom-client's metrics read at scrape time
+ * A request adds to plain numbers of its series, which prom-client's metrics read at scrape time
  * (README, "Why the request figures are counted here"): prom-client's own text, byte for byte.
  */
 export class PrometheusMetrics {
@@ -41,10 +38,7 @@ export class PrometheusMetrics {
     buckets: new Array<number>(RESPONSE_TIME_BUCKETS.length + 1).fill(0),
     sum: 0,
   }));
-  /**
-   * Per outcome, the series in the order they first counted one (prom-client's order); for
-   * `requests_total` that order is the table's own.
-   */
+  /** Per outcome, the series in the order they first counted one (prom-client's order). */
   private readonly counted: Record<Outcome, Series[]> = {
     success: [],
     auth_error: [],

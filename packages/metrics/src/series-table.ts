@@ -1,7 +1,4 @@
-/**
- * The series by endpoint, then by client: a request builds no key string. `all` keeps them in
- * the order first seen (the order they are reported in).
- */
+/** By endpoint, then by client: a request builds no key string. `all`: in the order first seen. */
 export class SeriesTable<T> {
   private readonly byEndpoint = new Map<string, Map<string, T>>();
   readonly all: T[] = [];

@@ -1,4 +1,4 @@
-/** A response or wait timer over one reporting interval: count, extremes and sum, in ms. */
+/** In ms. */
 export interface Timer {
   count: number;
   min: number;
@@ -15,7 +15,6 @@ export function observe(timer: Timer, ms: number): void {
   if (ms > timer.max) timer.max = ms;
 }
 
-/** Adds another process's timer of the same interval. */
 export function combine(timer: Timer, other: Timer): void {
   timer.count += other.count;
   timer.sum += other.sum;

@@ -1,5 +1,6 @@
 import { pointLine } from '@chain/testkit';
 import { ClientStats, clientMetrics, createMetrics } from '../src';
+import { clientPoints } from '../src/influx-points';
 import { captureLogger } from './log-capture';
 
 const CONTEXT = { serviceId: 'com.networknt.apia-1.0.0', hostname: 'box', ipAddress: '10.1.2.3' };
@@ -18,7 +19,7 @@ describe('client metrics in InfluxDB (light-4j naming, service view)', () => {
     m.circuitRejected({ downstream: 'api-b' });
     m.circuitRejected({ downstream: 'api-b' });
     m.downstreamRetried({ downstream: 'api-b', reason: 'stale_connection' });
-    const first = stats.drain(CONTEXT, 1000).map(pointLine);
+    const first = clientPoints(stats.take(), CONTEXT, 1000).map(pointLine);
     const host = 'hostname=box,ipAddress=10.1.2.3';
     expect(first).toEqual([
       `com.networknt.apia-1.0.0.token_renewal.count clientId=api-a-client,trigger=cold,${host} 2`,
@@ -36,7 +37,7 @@ describe('client metrics in InfluxDB (light-4j naming, service view)', () => {
     ]);
     // The next interval: counters start again from zero (series kept), no timer, the gauge stays.
     m.circuitChanged({ downstream: 'api-b', state: 'half_open', previous: 'open' });
-    const second = stats.drain(CONTEXT, 2000).map(pointLine);
+    const second = clientPoints(stats.take(), CONTEXT, 2000).map(pointLine);
     expect(second.filter((l) => !l.endsWith(' 0'))).toEqual([
       `com.networknt.apia-1.0.0.circuit_state downstream=api-b,${host} 1`,
     ]);

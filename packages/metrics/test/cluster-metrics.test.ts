@@ -1,5 +1,6 @@
 import { pointLine } from '@chain/testkit';
 import { ClientStats, clientMetrics, createMetrics, type WorkerSnapshot } from '../src';
+import { clientPoints } from '../src/influx-points';
 import { captureLogger } from './log-capture';
 
 const CONTEXT = { serviceId: 'svc', hostname: 'box', ipAddress: '10.1.2.3' };
@@ -20,7 +21,7 @@ describe('ClientStats take and merge', () => {
     // What crosses the IPC channel is JSON.
     for (const s of snapshots) primary.merge(JSON.parse(JSON.stringify(s)));
     const host = 'hostname=box,ipAddress=10.1.2.3';
-    expect(primary.drain(CONTEXT, 1000).map(pointLine)).toEqual([
+    expect(clientPoints(primary.take(), CONTEXT, 1000).map(pointLine)).toEqual([
       `svc.token_renewal.count clientId=c,trigger=cold,${host} 2`,
       `svc.token_wait.count clientId=c,outcome=ok,${host} 3`,
       `svc.circuit_open.count downstream=b,${host} 1`,

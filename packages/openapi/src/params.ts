@@ -4,10 +4,8 @@ import type { PathParam } from './spec';
 const INTEGER = /^-?\d{1,15}$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
-/** A path parameter as the spec types it. */
 export type ParamValue = string | number | boolean;
 
-/** Checks and converts raw path parameters by the types of the spec; ERR11004 on a mismatch. */
 export function coerceParams(
   params: readonly PathParam[],
   raw: Readonly<Record<string, string>>,

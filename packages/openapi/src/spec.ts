@@ -2,22 +2,18 @@ import { ConfigError } from '@chain/errors';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-export type ParamType = 'integer' | 'number' | 'string' | 'boolean';
-
 export interface PathParam {
   name: string;
-  type: ParamType;
+  type: 'integer' | 'number' | 'string' | 'boolean';
 }
 
-/** One operation of the spec, as the request pipeline needs it. */
 export interface Operation {
-  /** Spec path template with the server base path, e.g. `/v2/pet/{petId}`. */
+  /** With the server base path, e.g. `/v2/pet/{petId}`. */
   path: string;
-  /** Lower-case HTTP method. */
+  /** Lower case. */
   method: string;
   /** light-4j's endpoint name, `/v2/pet/{petId}@get`: the metrics tag. */
   endpoint: string;
-  /** Scopes of the operation's security requirements; empty means no scope is required. */
   scopes: string[];
   params: PathParam[];
 }
@@ -26,18 +22,14 @@ interface CompiledPath {
   regex: RegExp;
   names: string[];
   operations: Map<string, Operation>;
-  /** The `Allow` header of the path: its methods, HEAD with GET, and OPTIONS. */
   allow: string;
 }
 
-/** The result of matching a request against the spec. */
-export type SpecMatch =
+type SpecMatch =
   | { kind: 'found'; operation: Operation; params: Record<string, string> }
   | { kind: 'no-path' }
-  /** The path is in the spec, the method is not: `allow` lists the methods it has. */
   | { kind: 'no-method'; allow: string };
 
-/** A compiled OpenAPI 3 document: built once at start, matched per request. */
 export class OpenApiSpec {
   private readonly exact = new Map<string, CompiledPath>();
   private readonly templated: CompiledPath[] = [];
@@ -78,15 +70,10 @@ export class OpenApiSpec {
     return allowHeader(this.operations().map((op) => op.method));
   }
 
-  /** Every operation, in spec order. */
   operations(): Operation[] {
     return [...this.exact.values(), ...this.templated].flatMap((p) => [...p.operations.values()]);
   }
 
-  /**
-   * Matches a request. `path` is the decoded-or-raw URL path without the query string.
-   * Returns the operation and its raw path parameters, or which part did not match.
-   */
   match(method: string, path: string): SpecMatch {
     const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const m = method.toLowerCase();
@@ -147,29 +134,19 @@ function serverBasePath(servers: unknown): string {
 
 function scopesOf(security: unknown): string[] {
   if (!Array.isArray(security)) return [];
-  const scopes = new Set<string>();
-  for (const requirement of security) {
-    if (requirement && typeof requirement === 'object') {
-      for (const list of Object.values(requirement)) {
-        if (Array.isArray(list)) list.forEach((s) => typeof s === 'string' && scopes.add(s));
-      }
-    }
-  }
-  return [...scopes];
+  const lists = security.flatMap((r) => (r && typeof r === 'object' ? Object.values(r) : []));
+  const scopes = lists.flatMap((list) => (Array.isArray(list) ? list : []));
+  return [...new Set(scopes.filter((s): s is string => typeof s === 'string'))];
 }
 
 function pathParams(parameters: unknown[]): PathParam[] {
-  const out: PathParam[] = [];
-  for (const p of parameters) {
+  return parameters.flatMap((p): PathParam[] => {
     const param = p as { in?: unknown; name?: unknown; schema?: { type?: unknown } };
-    if (param?.in !== 'path' || typeof param.name !== 'string') continue;
+    if (param?.in !== 'path' || typeof param.name !== 'string') return [];
     const type = param.schema?.type;
-    out.push({
-      name: param.name,
-      type: type === 'integer' || type === 'number' || type === 'boolean' ? type : 'string',
-    });
-  }
-  return out;
+    const typed = type === 'integer' || type === 'number' || type === 'boolean';
+    return [{ name: param.name, type: typed ? type : 'string' }];
+  });
 }
 
 function asObject(value: unknown, file: string, key: string | undefined): Record<string, unknown> {

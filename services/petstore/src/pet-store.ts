@@ -24,10 +24,8 @@ const SEED = [
   { id: 3, name: 'Bella', photoUrls: [], category: DOGS, tags: [], status: 'sold' },
 ];
 
-/** A Pet of openapi.yaml: id, name, photoUrls, category, tags, status. */
 export type Pet = (typeof SEED)[number];
 
-/** The petstore's pets: a small in-memory store, seeded at start. */
 export class PetStore {
   private readonly pets = new Map(SEED.map((pet) => [pet.id, pet]));
 

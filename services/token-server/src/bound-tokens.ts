@@ -4,20 +4,12 @@ import type { TLSSocket } from 'node:tls';
 import { subjectMatches } from './distinguished-name';
 import type { ClientRegistration, TokenServerConfig } from './token-server-config';
 
-/** The part of oidc-provider's (Koa) context the mTLS functions read: the request's socket. */
 type TlsContext = { req: { socket: TLSSocket } };
 
 const peerCertificate = (ctx: TlsContext): X509Certificate | undefined =>
   ctx.req.socket.getPeerX509Certificate?.();
 
-/**
- * oidc-provider's `features.mTLS` (RFC 8705) and `features.dPoP` (RFC 9449), as token-server.yml
- * says. mTLS: `tls_client_auth` trusts a certificate that chained to `mtls.caFile` in the
- * handshake (the socket's `authorized`) and whose subject is the client's registered DN; a
- * client registered for certificate-bound tokens gets `cnf.x5t#S256` of the one it presented,
- * and without one `invalid_grant`. DPoP: oidc-provider checks the proof (its default algorithms,
- * ES256 and EdDSA; no nonce asked) and binds the token to its key (`cnf.jkt`).
- */
+/** oidc-provider's `features.mTLS` (RFC 8705) and `features.dPoP` (RFC 9449: no nonce asked). */
 export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
   return {
     mTLS: {
@@ -26,7 +18,6 @@ export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
       tlsClientAuth: mtls.enabled,
       getCertificate: peerCertificate,
       certificateAuthorized: (ctx: TlsContext) => ctx.req.socket.authorized === true,
-      // Only the subject DN is registered (clients.yml tlsClientAuthSubjectDn).
       certificateSubjectMatches: (ctx: TlsContext, property: string, expected: string) => {
         const cert = peerCertificate(ctx);
         return (
@@ -38,7 +29,6 @@ export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
   };
 }
 
-/** A client's registration members for its authentication method and token binding. */
 export function boundTokenRegistration(c: ClientRegistration) {
   return {
     token_endpoint_auth_method: c.tokenEndpointAuthMethod,

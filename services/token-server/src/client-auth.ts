@@ -19,7 +19,7 @@ export function basicCredentials(
   }
 }
 
-/** The id of a Basic header whose secret is the one `secretOf` knows for it (constant time). */
+/** The id of a Basic header whose secret is the one `secretOf` knows (constant time). */
 export function authenticatedId(
   header: string | undefined,
   secretOf: (id: string) => string | undefined,

@@ -3,29 +3,15 @@ import { authenticatedId } from './client-auth';
 import { sendJson } from './key-endpoints';
 import type { Clients, Users } from './token-server-config';
 
-/** A code the endpoint asks the provider for: a user's, for a client. */
 export interface CodeRequest {
   userId: string;
   clientId: string;
   redirectUri: string;
   scope: string[];
-  /** RFC 7636, S256 only. */
   codeChallenge?: string;
 }
 
-/** What the code endpoint did, for the log and `/stats` (never a code or a password). */
-export type CodeOutcome = { clientId?: string } & ({ userId: string } | { reason: string });
-
-export interface CodeEndpointState {
-  clients: Clients;
-  users: Users;
-  issueCode(request: CodeRequest): Promise<string>;
-}
-
-/**
- * What the code endpoint answers, in one place: the provider is configured from it (its
- * authorization route, response types and PKCE methods), so the metadata advertises this.
- */
+/** The provider is configured from this, so the metadata advertises what the endpoint does. */
 export const CODE_ENDPOINT = {
   path: '/oauth2/code',
   responseTypes: ['code'],
@@ -33,7 +19,7 @@ export const CODE_ENDPOINT = {
   pkceMethods: ['S256'],
 };
 
-/** light-4j status bodies of the answers that cannot go back to the client by redirect. */
+/** light-4j status bodies of the refusals that cannot go back by redirect. */
 const STATUS = {
   ERR12002: [401, 'MISSING_AUTHORIZATION_HEADER'],
   ERR12004: [401, 'INVALID_BASIC_CREDENTIALS'],
@@ -56,17 +42,15 @@ const PARAMS = [
 ];
 
 /**
- * `GET /oauth2/code` as light-oauth2's code service, with the user's Basic credentials
- * (users.yml) instead of a login page: a 302 to the client's `redirect_uri` with `code` and
- * `state`. The redirect URI must be one the client registered (light-oauth2 redirects
- * anywhere); until it is known good, refusals are light-4j status bodies, then they go back by
- * redirect (RFC 6749 4.1.2.1).
+ * The redirect URI must be one the client registered (light-oauth2 redirects anywhere); until it
+ * is known good, refusals are light-4j status bodies, then by redirect (RFC 6749 4.1.2.1).
  */
 export async function codeEndpoint(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  { clients, users, issueCode }: CodeEndpointState,
-): Promise<CodeOutcome> {
+  state: { clients: Clients; users: Users; issueCode(request: CodeRequest): Promise<string> },
+): Promise<{ clientId?: string } & ({ userId: string } | { reason: string })> {
+  const { clients, users, issueCode } = state;
   if (req.method !== 'GET') {
     res.setHeader('Allow', 'GET');
     status(res, 'ERR10008', `Request method ${req.method ?? ''} is not allowed here`);
@@ -147,7 +131,6 @@ function status(res: http.ServerResponse, code: keyof typeof STATUS, description
   sendJson(res, statusCode, { statusCode, code, message, description });
 }
 
-/** 302 to the redirect URI with the parameters (and the client's `state`), never cached. */
 function redirect(
   res: http.ServerResponse,
   redirectUri: string,

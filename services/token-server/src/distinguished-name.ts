@@ -4,10 +4,8 @@ const TYPE = /^[A-Za-z][A-Za-z0-9-]*$|^\d+(\.\d+)+$/;
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 
 /**
- * A distinguished name in RFC 4514 form (`CN=api-a,O=example`: the most specific RDN first, `+`
- * inside a multi-valued RDN, `\` escaping a character or a UTF-8 byte as `\C3`) as its RDNs
- * from the root down, each a sorted set of `TYPE=value`: the type in upper case, the value
- * unescaped without the unescaped spaces around it. Undefined when it is not such a name.
+ * An RFC 4514 name as its RDNs from the root down, each a sorted set of `TYPE=value`: the type in
+ * upper case, the value unescaped without the unescaped spaces around it.
  */
 export function parseDn(text: string): string[][] | undefined {
   const chars = Array.from(text);
@@ -52,9 +50,8 @@ export function parseDn(text: string): string[][] | undefined {
 }
 
 /**
- * Whether the certificate's subject is the registered RFC 4514 name: the same RDNs in the same
- * order, types compared without case, values exactly. Node writes the subject a line per RDN
- * from the root down, escaped as RFC 2253 says, a multi-valued RDN joined by ` + `.
+ * Node writes the subject a line per RDN from the root down, escaped as RFC 2253 says, a
+ * multi-valued RDN joined by ` + `.
  */
 export function subjectMatches(cert: X509Certificate, registered: string): boolean {
   const expected = parseDn(registered);

@@ -12,7 +12,6 @@ async function main() {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    // Key rotation without a restart: the files are read again.
     process.on('SIGHUP', () => void server.reload());
   } catch (err) {
     process.stderr.write(`Cannot start: ${(err as Error).message}\n`);

@@ -2,12 +2,7 @@ import type { Logger } from '@chain/runtime';
 import type { ProviderContext } from './metadata';
 import type { TokenStats } from './token-stats';
 
-/**
- * oidc-provider middleware: counts each introspection by the client it named (`/stats`, refused
- * ones too; `unknown` when it named none) and logs a line per introspection (`token
- * introspected`: the asking client, the status, whether the token is active and whose it is)
- * and per revocation (`token revocation`). Never the token.
- */
+/** oidc-provider middleware: counts and logs each introspection and revocation, never the token. */
 export function introspectionAudit(stats: TokenStats, logger: Logger) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
     await next();

@@ -5,7 +5,6 @@ import { keyServiceAnswer, type ClientCheck } from '@chain/oauth-client';
 import { authenticatedId, basicCredentials } from './client-auth';
 import type { Clients } from './token-server-config';
 
-/** The served certificates (kid -> PEM) and their public keys as a JWKS (at start and reload). */
 export function loadKeySet(certificates: Record<string, string>) {
   const pems: Record<string, string> = {};
   const keys: object[] = [];
@@ -22,7 +21,6 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(JSON.stringify(body));
 }
 
-/** light-oauth2's client check of the key service: no header, unknown client, wrong secret. */
 function clientCheck(header: string | undefined, clients: Clients): ClientCheck {
   if (header === undefined) return { ok: false, reason: 'missing' };
   const clientId = basicCredentials(header)?.clientId;
@@ -33,11 +31,7 @@ function clientCheck(header: string | undefined, clients: Clients): ClientCheck 
     : { ok: false, reason: 'wrong-secret' };
 }
 
-/**
- * light-oauth2's key distribution, answered as light-oauth2 does (`keyServiceAnswer`):
- * `GET /oauth2/key/{kid}` the PEM certificate to a known client (Basic auth); `GET
- * /oauth2/jwks` the JWKS (public, as any JWKS). False when the path is no key route.
- */
+/** light-oauth2's key distribution (the JWKS is public). False when the path is no key route. */
 export function keyEndpoints(
   req: http.IncomingMessage,
   res: http.ServerResponse,

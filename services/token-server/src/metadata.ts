@@ -1,9 +1,4 @@
-/**
- * Members oidc-provider 8's discovery writes whatever is configured, each about something this
- * server does not run: oidc-provider's interactive authorization endpoint (the `iss` response
- * parameter, request objects, the claims parameter, ACR values) and ID tokens (no client may be
- * granted `openid`, so none is ever issued).
- */
+/** What oidc-provider 8's discovery writes whatever is configured, about what is not run here. */
 const NOT_SERVED = [
   'acr_values_supported',
   'authorization_response_iss_parameter_supported',
@@ -16,10 +11,8 @@ const NOT_SERVED = [
   'subject_types_supported',
 ];
 
-/** The methods the discovery route answers (GET and HEAD, and OPTIONS for CORS). */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The few members of oidc-provider's (Koa) request context its middlewares here use. */
 export interface ProviderContext {
   method: string;
   path: string;
@@ -28,12 +21,7 @@ export interface ProviderContext {
   oidc?: { route?: string; client?: { clientId: string } };
 }
 
-/**
- * oidc-provider middleware: the authorization server metadata (RFC 8414) at both well-known
- * paths, one document: oidc-provider's discovery, which derives it from what is enabled, without
- * what it writes regardless (NOT_SERVED), with the scopes of clients.yml and the response modes
- * of the code endpoint.
- */
+/** oidc-provider middleware: the metadata (RFC 8414) at both well-known paths, one document. */
 export function metadataMiddleware(scopes: string[], responseModes: string[]) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
     if (ctx.path === '/.well-known/oauth-authorization-server' && READS.has(ctx.method)) {

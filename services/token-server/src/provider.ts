@@ -6,7 +6,7 @@ import { CODE_ENDPOINT, type CodeRequest } from './code-endpoint';
 import { metadataMiddleware, type ProviderContext } from './metadata';
 import type { Clients, TokenServerConfig, Users } from './token-server-config';
 
-/** The few members of oidc-provider's Provider this server uses (it ships no types). */
+/** What this server uses of oidc-provider's Provider (it ships no types). */
 interface OidcProvider {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
   on(
@@ -29,10 +29,8 @@ interface Stored {
 }
 
 /**
- * oidc-provider's storage contract, in memory (codes, grants, refresh tokens, opaque access
- * tokens, DPoP proof ids), one store for the providers of successive reloads: what they hold
- * outlives a SIGHUP. Expired entries are skipped when read and swept each minute (no timer per
- * entry: a refresh token's lifetime can exceed what a timer holds).
+ * oidc-provider's storage, in memory, one store for the providers of successive reloads: it
+ * outlives a SIGHUP. Swept each minute (a refresh token's lifetime can exceed what a timer holds).
  */
 const store = new Map<string, Stored>();
 let sweeper: NodeJS.Timeout | undefined;
@@ -57,7 +55,6 @@ class MemoryAdapter {
     return entry && entry.expiresAt > Date.now() ? entry.payload : undefined;
   }
 
-  /** A code or refresh token used once: a second use is refused (and revokes its grant). */
   async consume(id: string) {
     const entry = store.get(this.key(id));
     if (entry) entry.payload.consumed = Math.floor(Date.now() / 1000);
@@ -72,13 +69,7 @@ class MemoryAdapter {
   }
 }
 
-/**
- * An oidc-provider 8 instance that speaks what the chain's client expects, at light-oauth2's
- * path `/oauth2/token`: the client credentials grant, the authorization code grant for the codes
- * `issueCode` makes (the code endpoint authenticates the user), the refresh token grant (rotated
- * on each use); RS256 JWTs (or opaque tokens) with `client_id`, `scope` and a user's `user_id`.
- * oidc-provider is ESM-only: loaded with a dynamic import from this CommonJS module.
- */
+/** oidc-provider 8 at light-oauth2's paths; it is ESM-only: a dynamic import from CommonJS. */
 export async function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
   const specifier = 'oidc-provider';
   const { default: Provider } = (await import(specifier)) as {
@@ -116,29 +107,25 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
   const provider = new Provider(server.issuer, {
     adapter: MemoryAdapter,
     clients: registrations,
-    // The methods its clients are registered with, and no other: client_secret_basic (light-oauth2
-    // reads the credentials from a Basic header only) or tls_client_auth.
+    // light-oauth2 reads client credentials from a Basic header only.
     clientAuthMethods: [...new Set(Object.values(clients).map((c) => c.tokenEndpointAuthMethod))],
     responseTypes: [...CODE_ENDPOINT.responseTypes],
     jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     scopes: allScopes,
-    // The authorization route is the code endpoint's path: the metadata advertises it, and the
-    // code endpoint answers it before oidc-provider sees the request.
+    // The code endpoint answers its path before oidc-provider sees the request.
     routes: {
       authorization: CODE_ENDPOINT.path,
       token: '/oauth2/token',
       jwks: '/oauth2/jwks',
-      // Beside light-oauth2's token path (light-4j's tests use this introspection path).
+      // light-4j's tests use this introspection path.
       introspection: '/oauth2/introspection',
       revocation: '/oauth2/revocation',
     },
-    // A user known when the code was issued and still in users.yml.
     findAccount: (_ctx: unknown, accountId: string) =>
       Object.hasOwn(users, accountId)
         ? { accountId, claims: async () => ({ sub: accountId }) }
         : undefined,
-    // light-oauth2's user claim.
     extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) =>
       token.accountId ? { user_id: token.accountId } : undefined,
     issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(g: string): boolean }) =>
@@ -148,16 +135,12 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
     ttl: {
       AuthorizationCode: server.codeLifetimeSeconds,
       RefreshToken: server.refreshTokenLifetimeSeconds,
-      // The grant holds a user's consent for the codes and refresh tokens made from it.
       Grant: 365 * 24 * 3600,
-      // Every access token's lifetime is its client's (the resource server's TTL carries it).
       AccessToken: tokenLifetime,
       ClientCredentials: tokenLifetime,
     },
     pkce: { methods: [...CODE_ENDPOINT.pkceMethods], required: () => false },
     features: {
-      // Nothing of an OpenID provider's interactive side: no login pages, no ID tokens, hence no
-      // userinfo, logout or pushed authorization requests.
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -168,7 +151,6 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
         enabled: true,
         defaultResource: () => server.audience,
         useGrantedResource: () => true,
-        // Every token is for "the chain": its scope is what the client may ask for.
         getResourceServerInfo: (
           _ctx: unknown,
           _resource: string,
@@ -181,9 +163,7 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
           jwt: { sign: { alg: 'RS256', kid: server.signing.kid } },
         }),
       },
-      // RFC 7662: any client authenticated with a secret may introspect any token (a resource
-      // server asks about tokens issued to others; a public client only about its own, as
-      // oidc-provider's default). RFC 7009: a client revokes only its own tokens.
+      // A resource server introspects tokens issued to others (a public client: its own only).
       introspection: {
         enabled: true,
         allowedPolicy: (_ctx: unknown, client: { clientAuthMethod: string }) =>
@@ -194,7 +174,6 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
   });
   provider.use(metadataMiddleware(allScopes, CODE_ENDPOINT.responseModes));
 
-  /** A single-use, short-lived code bound to the client, the redirect URI, the user and scope. */
   const issueCode = async (request: CodeRequest): Promise<string> => {
     const { userId: accountId, clientId, redirectUri, scope, codeChallenge } = request;
     const grant = new provider.Grant({ accountId, clientId });

@@ -4,7 +4,7 @@ import { parseDn } from './distinguished-name';
 
 const port = z.number().int().min(0).max(65535);
 const lifetime = z.number().int().positive();
-/** An absolute https (or loopback http) URI without a fragment (RFC 6749 3.1.2). */
+/** RFC 6749 3.1.2. */
 const redirectUri = z
   .url({ protocol: /^https?$/ })
   .refine((u) => !u.includes('#'), 'a redirect URI has no fragment')
@@ -12,10 +12,7 @@ const redirectUri = z
     (u) => u.startsWith('https:') || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])[:/]/.test(u),
     'a redirect URI is https (plain http only to localhost)',
   );
-/**
- * The issuer: an https URL without a path, query or fragment (RFC 8414 2), since the metadata
- * is served at its `/.well-known/` paths and must name the URL it is served from.
- */
+/** RFC 8414 2: the metadata must name the URL it is served from. */
 const issuer = z.url().refine((u) => {
   if (!URL.canParse(u)) return true; // z.url() has said so already
   const url = new URL(u);
@@ -26,7 +23,6 @@ const scope = z
   .union([z.array(z.string().regex(/^\S+$/)), z.string()])
   .transform((s) => (typeof s === 'string' ? s.split(/\s+/).filter(Boolean) : s));
 
-/** token-server.yml (the README and docs/configuration.md describe each key). */
 const serverSchema = ({ file }: SchemaHelpers) =>
   z.strictObject({
     ip: z.string().default('0.0.0.0'),
@@ -53,7 +49,6 @@ const serverSchema = ({ file }: SchemaHelpers) =>
   });
 export type TokenServerConfig = z.output<ReturnType<typeof serverSchema>>;
 
-/** One client of clients.yml (the README and docs/configuration.md describe each key). */
 const registration = z.strictObject({
   secret: z.string().min(1).optional(),
   tokenEndpointAuthMethod: z
@@ -68,7 +63,6 @@ const registration = z.strictObject({
   accessTokenFormat: z.enum(['jwt', 'opaque']).default('jwt'),
 });
 export type ClientRegistration = z.output<typeof registration>;
-/** clients.yml: client id -> registration. */
 export type Clients = Record<string, ClientRegistration>;
 
 const clientsSchema = () =>
@@ -79,7 +73,6 @@ const clientsSchema = () =>
     ),
   });
 
-/** The rules of one registration across its keys (those across files: `featureRules`). */
 function registrationRules(c: ClientRegistration, ctx: z.RefinementCtx): void {
   const issue = (key: string, message: string) =>
     ctx.addIssue({ code: 'custom', path: [key], message });
@@ -106,7 +99,6 @@ function registrationRules(c: ClientRegistration, ctx: z.RefinementCtx): void {
   }
 }
 
-/** users.yml: the users of the code endpoint (their id is the tokens' `user_id`). */
 const usersSchema = () =>
   z.strictObject({
     users: z
@@ -118,24 +110,17 @@ const usersSchema = () =>
   });
 export type Users = z.output<ReturnType<typeof usersSchema>>['users'];
 
-/**
- * Reads and checks the three files through the one loader (CONFIG_DIR overrides file by file);
- * users.yml is optional (no users: no authorization codes).
- */
+/** users.yml is optional (no users: no authorization codes). */
 export function loadTokenServerConfig(loader: ConfigLoader) {
   const server = loader.load('token-server', serverSchema, { required: true });
   const { clients } = loader.load('clients', clientsSchema, { required: true });
   featureRules(server, clients, loader.locate('clients').file!);
   return { server, clients, users: loader.load('users', usersSchema).users };
 }
-export type TokenServerFiles = ReturnType<typeof loadTokenServerConfig>;
 
 const MTLS_OFF = 'needs mtls.enabled: true in token-server.yml (client certificates)';
 
-/**
- * A registration that needs a feature of token-server.yml which is off would be refused at each
- * token request: it stops the server instead, naming the client's key.
- */
+/** A registration that needs a feature that is off would be refused at each token request. */
 function featureRules({ mtls, dpop }: TokenServerConfig, clients: Clients, file: string): void {
   for (const [id, c] of Object.entries(clients)) {
     const refuse = (key: string, message: string) =>

@@ -12,7 +12,7 @@ import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
 import { introspectionAudit } from './introspection';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
 import { createProvider } from './provider';
-import { loadTokenServerConfig, type TokenServerFiles } from './token-server-config';
+import { loadTokenServerConfig } from './token-server-config';
 import { tokenStats, type TokenStats } from './token-stats';
 
 const MAX_BODY = 64 * 1024;
@@ -21,11 +21,8 @@ type State = Awaited<ReturnType<typeof buildState>>;
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => void;
 
 /**
- * Starts the token port (token, code, introspection and revocation endpoints, the metadata) and
- * the key port (`/oauth2/key/{kid}`, `/oauth2/jwks`), both HTTPS with `/health` and `/stats`.
- * Throws ConfigError for a bad config file. `reload` reads the files again and signs and serves
- * the keys they name from then on (key rotation: ports and connections stay); a file that does
- * not load is logged and the running configuration kept.
+ * The token port and the key port, both HTTPS. `reload` reads the files again (key rotation:
+ * ports and connections stay); a file that does not load keeps the running configuration.
  */
 export async function startTokenServer(options: ConfigLoaderOptions) {
   const loader = new ConfigLoader(options);
@@ -47,8 +44,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
     } else if (path === CODE_ENDPOINT.path) {
       codeRequest(req, res, state, stats, logger);
     } else if (path.startsWith(`${CODE_ENDPOINT.path}/`)) {
-      // oidc-provider's resume route of its interactive authorization endpoint, unused here: a
-      // 404 as any unknown route.
+      // oidc-provider's resume route of its interactive authorization endpoint, unused here.
       const description = `unrecognized route or not allowed method (${req.method} on ${path})`;
       sendJson(res, 404, { error: 'invalid_request', error_description: description });
     } else {
@@ -110,7 +106,6 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
         servers.map((server) => {
           const closed = once(server, 'close');
           server.close();
-          server.closeIdleConnections();
           return closed;
         }),
       );
@@ -120,9 +115,8 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
   return { logger, reload, close };
 }
 
-/** What the listeners serve from the files as loaded (at start and on each reload). */
 async function buildState(
-  { server, clients, users }: TokenServerFiles,
+  { server, clients, users }: ReturnType<typeof loadTokenServerConfig>,
   stats: TokenStats,
   logger: Logger,
 ) {
@@ -132,8 +126,6 @@ async function buildState(
     const clientId = ctx.oidc.client?.clientId ?? 'unknown';
     stats.count('tokensIssued', clientId);
     const body = ctx.body as { expires_in?: unknown; refresh_token?: unknown } | undefined;
-    // When the token expires (epoch ms): what a client's renewal is measured against; for a
-    // refresh token, the latest moment it can still be used.
     const expiresAt =
       typeof body?.expires_in === 'number' ? Date.now() + body.expires_in * 1000 : undefined;
     const refreshExpiresAt =
@@ -157,7 +149,6 @@ async function buildState(
   };
 }
 
-/** A port's listener: `GET /health` and `GET /stats` (both ports), else the port's routes. */
 function listener(serviceId: string, stats: TokenStats, route: Route) {
   return (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const path = (req.url ?? '').split('?')[0];
@@ -166,23 +157,17 @@ function listener(serviceId: string, stats: TokenStats, route: Route) {
   };
 }
 
-/**
- * oidc-provider writes its notices and warnings with console.info / console.warn as text (in
- * colour on a terminal): in this process they become JSON lines of the service's log.
- */
+/** oidc-provider writes its notices with console.info / console.warn (in colour on a terminal). */
 function routeLibraryNotices(logger: Logger): void {
   const plain = (args: unknown[]) =>
     util
-      .format(...args)
-      // eslint-disable-next-line no-control-regex
-      .replace(/\x1b\[[0-9;]*m/g, '')
+      .stripVTControlCharacters(util.format(...args))
       .replace(/^oidc-provider (NOTICE|WARNING): /, '');
   // eslint-disable-next-line no-console -- replaced, not called
   console.info = (...args: unknown[]) => logger.info({ source: 'oidc-provider' }, plain(args));
   console.warn = (...args: unknown[]) => logger.warn({ source: 'oidc-provider' }, plain(args));
 }
 
-/** `GET /oauth2/code`: counted by the client it named, logged (never a code or a password). */
 function codeRequest(
   req: http.IncomingMessage,
   res: http.ServerResponse,
@@ -197,7 +182,6 @@ function codeRequest(
       stats.count('codeRequests', clientId ?? 'unknown');
       if ('userId' in outcome) {
         stats.count('codesIssued', clientId ?? 'unknown');
-        // expiresAt: the latest moment the code can be exchanged (epoch ms).
         const expiresAt = Date.now() + state.codeLifetimeMs;
         logger.info({ clientId, userId: outcome.userId, expiresAt, traceId }, 'code issued');
       } else {
@@ -212,11 +196,7 @@ function codeRequest(
   );
 }
 
-/**
- * Counts the request by client, applies light-oauth2's default scope (a client credentials
- * request without `scope` gets the client's registered scopes), then hands the request to
- * oidc-provider with the body already read (it reads it from `req.body`).
- */
+/** light-oauth2's default scope: a client credentials request without one gets the client's. */
 function tokenRequest(
   req: http.IncomingMessage & { body?: string },
   res: http.ServerResponse,

@@ -1,7 +1,3 @@
-/**
- * The counts of `GET /stats` (the README says what each counts): per client, and of the key
- * endpoints' requests, in all and the most seen within one second.
- */
 export function tokenStats() {
   const perClient = {
     tokenRequests: new Map<string, number>(),
