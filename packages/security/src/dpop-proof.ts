@@ -8,6 +8,7 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
+import { setBounded } from './key-policy';
 import type { Clock } from './key-source';
 import type { SecurityConfig } from './security-config';
 import { TokenError } from './token-error';
@@ -15,11 +16,6 @@ import { TokenError } from './token-error';
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 128;
 const MAX_SEEN_KEYS = 256;
-
-interface ProofKey {
-  key: Awaited<ReturnType<typeof EmbeddedJWK>>;
-  thumbprint: string;
-}
 
 /** RFC 9110 token68: one value, no comma, no space. */
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -44,12 +40,12 @@ export function createDpopProofVerifier(
   const algorithms = [...dpop.algorithms];
   // A client's proofs share one header: its key is imported once (as costly as the signature
   // check). Failures are not kept.
-  const seenKeys = new Map<string, ProofKey>();
+  const seenKeys = new Map<
+    string,
+    { key: Awaited<ReturnType<typeof EmbeddedJWK>>; thumbprint: string }
+  >();
 
-  const keyOf = async (
-    header: JWSHeaderParameters,
-    token: FlattenedJWSInput,
-  ): Promise<ProofKey> => {
+  const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const text = token.protected!; // a compact JWS always has its protected header
     const seen = seenKeys.get(text);
     if (seen) return seen;
@@ -60,7 +56,7 @@ export function createDpopProofVerifier(
     if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
       throw proofError('jwk holds a private key');
     }
-    let entry: ProofKey;
+    let entry;
     try {
       entry = {
         key: await EmbeddedJWK(header, token),
@@ -69,8 +65,7 @@ export function createDpopProofVerifier(
     } catch {
       throw proofError('jwk is not a public key of the alg');
     }
-    if (seenKeys.size >= MAX_SEEN_KEYS) seenKeys.delete(seenKeys.keys().next().value as string);
-    seenKeys.set(text, entry);
+    setBounded(seenKeys, text, entry, MAX_SEEN_KEYS);
     return entry;
   };
 

@@ -1,4 +1,4 @@
-import { configFile, listOf, mapOf, z, type Light4jKey, type SchemaHelpers } from '@chain/config';
+import { configFile, listOf, mapOf, z, type SchemaHelpers } from '@chain/config';
 import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
 import { readCertificate } from './public-key';
 
@@ -77,14 +77,6 @@ const origins = listOf(
   }),
 );
 
-const LIGHT4J_KEYS: Record<string, Light4jKey> = {
-  ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
-  enableH2c: { same: false },
-  enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
-  jwtCacheFullSize: { note: 'jwt.cacheMaxEntries bounds the verified-token cache' },
-  providerId: { note: 'federated light-oauth2 key ids are not split here' },
-};
-
 function securityShape({ path }: SchemaHelpers) {
   return z.strictObject({
     enableVerifyJwt: z.boolean().default(false),
@@ -151,7 +143,13 @@ export const securityConfigSchema = configFile<SecurityConfig>(
       }
     }),
   {
-    light4j: LIGHT4J_KEYS,
+    light4j: {
+      ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
+      enableH2c: { same: false },
+      enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
+      jwtCacheFullSize: { note: 'jwt.cacheMaxEntries bounds the verified-token cache' },
+      providerId: { note: 'federated light-oauth2 key ids are not split here' },
+    },
     // light-rest-4j's openapi-security.yml name of enableExtractScopeToken.
     aliases: { enableVerifyJWTScopeToken: 'enableExtractScopeToken' },
   },
