@@ -1,21 +1,17 @@
 import type { KeyObject } from 'node:crypto';
 
-/**
- * The JWS algorithms `jwt.algorithms` may list. Never `none` or HS*: with a public certificate as
- * the "secret" anyone could sign (RFC 8725 2.1).
- */
+/** Never `none` or HS*: with a public certificate as the secret anyone could sign (RFC 8725). */
 export const SUPPORTED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type Algorithm = (typeof SUPPORTED_ALGORITHMS)[number];
 export const DEFAULT_ALGORITHMS: readonly Algorithm[] = ['RS256'];
 
-/** RSA keys shorter than this are refused (RFC 7518 3.3, 3.5). */
+/** RFC 7518 sections 3.3 and 3.5. */
 export const MIN_RSA_BITS = 2048;
 
 export function isAlgorithm(value: unknown): value is Algorithm {
   return typeof value === 'string' && (SUPPORTED_ALGORITHMS as readonly string[]).includes(value);
 }
 
-/** Why a configured algorithm name is refused, or undefined when it is supported. */
 export function algorithmProblem(name: string): string | undefined {
   if (isAlgorithm(name)) return undefined;
   if (/^none$/i.test(name) || /^HS\d*$/i.test(name)) {
@@ -24,11 +20,7 @@ export function algorithmProblem(name: string): string | undefined {
   return `${name} is not supported; use ${SUPPORTED_ALGORITHMS.join(', ')}`;
 }
 
-/**
- * The algorithms a public key can verify, by its type: RSA RS256 and PS256, RSA-PSS PS256 (unless
- * its parameters pin another hash or a longer salt, as jose checks), EC P-256 ES256, Ed25519 and
- * Ed448 EdDSA.
- */
+/** RSA-PSS parameters pinning another hash or a longer salt fail jose's check: refused. */
 export function algorithmsOfKey(key: KeyObject): Algorithm[] {
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {
@@ -53,7 +45,6 @@ export function algorithmsOfKey(key: KeyObject): Algorithm[] {
   }
 }
 
-/** A human name of a key's type, for messages: `RSA 1024 bits`, `EC secp384r1`, `ed25519`. */
 export function describeKey(key: KeyObject): string {
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {

@@ -5,41 +5,31 @@ import type { JwtClaims, VerifiedCaller } from './claims';
 import type { IntrospectionRequest } from './introspection';
 import { isSkippedPath, passThroughHeaders } from './request-rules';
 import type { SecurityConfig } from './security-config';
-import type { createTokenBinding, RequestFacts } from './token-binding';
+import type { createTokenBinding, Presentation, RequestFacts } from './token-binding';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
 
-/** The verified caller, as the handler and metrics see it (the request context's `caller`). */
 export interface AuthInfo {
   clientId?: string;
   userId?: string;
   scopes: string[];
   claims: JwtClaims;
   scopeToken?: { clientId?: string; scopes: string[] };
-  /** security.yml `passThroughClaims`: header -> value, for the handler and the downstream. */
   passThrough: Record<string, string>;
   introspected?: true;
 }
 
-/** Verifies one token of a request (a JWT, or an opaque token by introspection). */
 export type TokenVerifier = (token: string, request: AuthRequest) => Promise<VerifiedCaller>;
 
 export interface AuthRequest extends RequestFacts, IntrospectionRequest {
   authorization: string | string[] | undefined;
   scopeToken: string | string[] | undefined;
-  /** The operation's scopes (empty: none); undefined without a spec operation (ERR10007). */
+  /** Undefined without a spec operation (ERR10007). */
   requiredScopes: readonly string[] | undefined;
-  /** The `DPoP` and `X-Scope-Token-DPoP` headers. */
   dpop?: string | string[];
   scopeTokenDpop?: string | string[];
 }
 
-/** The verified caller and the token of Authorization (for the audit line). */
-interface Authorized {
-  auth: AuthInfo;
-  token: string;
-}
-
-/** The request rules of security.yml, and the binding check (without it a bound token is refused). */
+/** Without `confirm` a bound token is refused. */
 export type AuthorizerOptions = Partial<
   Pick<
     SecurityConfig,
@@ -51,18 +41,13 @@ export type AuthorizerOptions = Partial<
   >
 > & { enableVerifyScope: boolean; confirm?: ReturnType<typeof createTokenBinding> };
 
-/** The verified caller behind a scope mismatch: metrics count the 403 under it, as light-4j. */
+/** Metrics count a scope mismatch under its verified caller, as light-4j. */
 const refusedCallers = new WeakMap<StatusError, AuthInfo>();
 
 export function verifiedCallerOf(err: unknown): AuthInfo | undefined {
   return err instanceof StatusError ? refusedCallers.get(err) : undefined;
 }
 
-/**
- * One request (README "Per request"): the token of Authorization and its binding, then the
- * X-Scope-Token the same way and the scope match. A refusal of a DPoP token, or of a DPoP-bound
- * one sent as Bearer, carries the DPoP challenge (`challenge.ts`).
- */
 export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptions) {
   const {
     enableVerifyScope,
@@ -86,7 +71,6 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       headers: bindingChallenge(scheme, errorBody(code, ...args), dpopAlgorithms, extra),
     });
 
-  /** A TokenError as the catalogue code of its header, with the challenge of its scheme. */
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
     const dpopBound = verified?.binding?.jkt !== undefined;
@@ -94,13 +78,10 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
   };
 
-  /**
-   * The proof of a verified token's binding. Called only for a token with `cnf` or sent with the
-   * DPoP scheme: an unbound bearer token costs no call and no await.
-   */
+  // Called only for a token with `cnf` or sent as DPoP: a plain bearer token costs no await.
   const prove = async (
     verified: VerifiedCaller,
-    presented: { scheme: Scheme; token: string; proof: string | string[] | undefined },
+    presented: Presentation,
     which: TokenHeader,
     request: AuthRequest,
   ): Promise<void> => {
@@ -125,8 +106,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return error;
   };
 
-  /** Undefined for a path of `skipPathPrefixes`: not verified at all. */
-  return async (request: AuthRequest): Promise<Authorized | undefined> => {
+  /** Undefined for a path of `skipPathPrefixes`. */
+  return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
     let scheme: Scheme = 'bearer';
@@ -191,7 +172,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   };
 }
 
-/** light-4j's rule: the request passes when the operation lists no scope or the token holds one. */
+/** light-4j's rule: no scope listed, or the token holds one. */
 function hasAnyScope(held: readonly string[], required: readonly string[]): boolean {
   return required.length === 0 || required.some((scope) => held.includes(scope));
 }

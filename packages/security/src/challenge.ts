@@ -5,10 +5,8 @@ export type Scheme = 'bearer' | 'dpop';
 const PROOF_CODES = new Set(['ERR20013', 'ERR20014']);
 
 /**
- * The `WWW-Authenticate` of a 401 or 403 of a token sent with the DPoP scheme, or of a DPoP-bound
- * token sent as Bearer; undefined when the catalogue's RFC 6750 challenge stands. Both schemes
- * are answered (RFC 9449 section 7.2): the one the token came with carries the error
- * (`invalid_dpop_proof` for a proof missing, invalid or replayed), the other is bare.
+ * RFC 9449 section 7.2: both schemes are challenged, the one the token came with carries the
+ * error; undefined when the catalogue's RFC 6750 challenge stands.
  */
 export function bindingChallenge(
   scheme: Scheme,

@@ -2,7 +2,7 @@ import { invalidToken, TokenError } from './token-error';
 
 export type JwtClaims = Record<string, unknown>;
 
-/** client.yml `oauth.key.audience` (light-4j's) and `oauth.key.issuer` (ours), when set. */
+/** client.yml `oauth.key.audience` and `oauth.key.issuer`. */
 export interface ClaimChecks {
   audience?: readonly string[];
   issuer?: readonly string[];
@@ -14,10 +14,8 @@ export function isExpired(exp: number, nowSeconds: number, skewSeconds: number):
 }
 
 /**
- * The registered claims, checked before the key is looked up (light-4j's order: an expired token
- * is ERR10001 whatever its kid or signature, and costs no key server look-up): `exp` required and
- * numeric, not expired; `nbf` numeric and not after now + skew; `iss` and `aud` when configured.
- * Returns `exp`.
+ * Checked before the key is looked up (light-4j's order: an expired token is ERR10001 whatever its
+ * kid or signature, and costs no key server look-up). Returns `exp`.
  */
 export function checkClaims(
   claims: JwtClaims,
@@ -48,7 +46,6 @@ function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-/** Claim `scope` as a list or a space-separated string, else `scp` in either form, else none. */
 export function tokenScopes(claims: JwtClaims): string[] {
   return asScopes(claims.scope) ?? asScopes(claims.scp) ?? [];
 }
@@ -59,17 +56,13 @@ function asScopes(value: unknown): string[] | undefined {
   return undefined;
 }
 
-/**
- * What a `cnf` claim (RFC 7800) binds a token to (`x5t#S256`: RFC 8705, `jkt`: RFC 9449);
- * `problem` when it names something this service cannot check (never accepted).
- */
+/** RFC 7800 `cnf`: `x5t#S256` (RFC 8705), `jkt` (RFC 9449); `problem`: never accepted. */
 export interface Binding {
   x5t?: string;
   jkt?: string;
   problem?: string;
 }
 
-/** The binding of a token's claims (a JWT's or an introspection answer's); undefined without `cnf`. */
 export function bindingOf(claims: JwtClaims): Binding | undefined {
   const { cnf } = claims;
   if (cnf === undefined) return undefined;
@@ -92,18 +85,18 @@ export function bindingOf(claims: JwtClaims): Binding | undefined {
   return binding;
 }
 
-/** What a verified token (a JWT, or an active introspection answer) says of its caller. */
 export interface VerifiedCaller {
   clientId?: string;
   userId?: string;
   scopes: string[];
   claims: JwtClaims;
-  /** Proven by every request, cached or not (`token-binding.ts`). */
+  /** Proven by every request, cached or not. */
   binding?: Binding;
   introspected?: true;
+  /** Epoch seconds; an introspection answer may have none. */
+  exp?: number;
 }
 
-/** The caller of verified claims: `client_id`, light-oauth2's `user_id`, the scopes, the binding. */
 export function callerOf(claims: JwtClaims): VerifiedCaller {
   const { client_id: clientId, user_id: userId } = claims;
   return {

@@ -8,33 +8,20 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
-import type { Clock } from './clock';
+import { setBounded } from './key-policy';
+import type { Clock } from './key-source';
 import type { SecurityConfig } from './security-config';
 import { TokenError } from './token-error';
 
-/** What a proof must match: the request method, the URIs `htu` may name (normalized), the token. */
-export interface ProofTarget {
-  method: string;
-  uris: readonly string[];
-  accessToken: string;
-}
-
-// Ours: the longest proof and `jti` (a UUID is 36 characters); the proof keys kept imported.
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 128;
 const MAX_SEEN_KEYS = 256;
 
-interface ProofKey {
-  key: Awaited<ReturnType<typeof EmbeddedJWK>>;
-  thumbprint: string;
-}
-
-/** RFC 9110 token68, the syntax of the DPoP header: one value, no comma, no space. */
+/** RFC 9110 token68: one value, no comma, no space. */
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
-/** JWK members of a private or secret key (RFC 7518 section 6). */
+/** RFC 7518 section 6. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
-/** jose's refusals of a proof by error code, each with a fixed reason. */
 const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify with the jwk of the proof',
   ERR_JWT_EXPIRED: 'proof expired (exp)',
@@ -44,29 +31,21 @@ const JOSE_REFUSALS: Record<string, string> = {
 
 const proofError = (reason: string) => new TokenError('proof', reason);
 
-/**
- * The proof checks of RFC 9449 section 4.3 on jose's `jwtVerify`: one proof (1), a compact JWS
- * (2), `jti`, `htm`, `htu`, `iat` and `ath` present (3), `typ` dpop+jwt (4), `alg` one of
- * `dpop.algorithms` (5), signed by the `jwk` of its header (6, `EmbeddedJWK`), a public `jwk`
- * (7), `htm` (8), `htu` (9), `iat` within the window (11), `ath` (12). No server nonce (10).
- * Every failure is a TokenError `proof` with a fixed reason.
- */
+/** RFC 9449 section 4.3 on jose's `jwtVerify`, without a server nonce (step 10). */
 export function createDpopProofVerifier(
   dpop: Pick<SecurityConfig['dpop'], 'algorithms' | 'iatWindowSeconds'>,
   now: Clock,
 ) {
   const window = dpop.iatWindowSeconds;
   const algorithms = [...dpop.algorithms];
-  /**
-   * The key and thumbprint of a proof header by its exact text: a client's proofs share one
-   * header, so its key is imported once (as costly as the signature check). Failures not kept.
-   */
-  const seenKeys = new Map<string, ProofKey>();
+  // A client's proofs share one header: its key is imported once (as costly as the signature
+  // check). Failures are not kept.
+  const seenKeys = new Map<
+    string,
+    { key: Awaited<ReturnType<typeof EmbeddedJWK>>; thumbprint: string }
+  >();
 
-  const keyOf = async (
-    header: JWSHeaderParameters,
-    token: FlattenedJWSInput,
-  ): Promise<ProofKey> => {
+  const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const text = token.protected!; // a compact JWS always has its protected header
     const seen = seenKeys.get(text);
     if (seen) return seen;
@@ -77,7 +56,7 @@ export function createDpopProofVerifier(
     if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
       throw proofError('jwk holds a private key');
     }
-    let entry: ProofKey;
+    let entry;
     try {
       entry = {
         key: await EmbeddedJWK(header, token),
@@ -86,13 +65,15 @@ export function createDpopProofVerifier(
     } catch {
       throw proofError('jwk is not a public key of the alg');
     }
-    if (seenKeys.size >= MAX_SEEN_KEYS) seenKeys.delete(seenKeys.keys().next().value as string);
-    seenKeys.set(text, entry);
+    setBounded(seenKeys, text, entry, MAX_SEEN_KEYS);
     return entry;
   };
 
-  /** A proof that passed every check but the replay of its `jti`; the RFC 7638 thumbprint. */
-  return async (header: string | string[] | undefined, target: ProofTarget) => {
+  /** Every check but the replay of its `jti`. */
+  return async (
+    header: string | string[] | undefined,
+    target: { method: string; uris: readonly string[]; accessToken: string },
+  ) => {
     const proof = singleProof(header);
     let nowMs = 0;
     let thumbprint = '';
@@ -132,7 +113,6 @@ export function createDpopProofVerifier(
   };
 }
 
-/** The one proof of a DPoP header (RFC 9449 section 4.3 items 1 and 2). */
 function singleProof(header: string | string[] | undefined): string {
   const proof = Array.isArray(header) && header.length === 1 ? header[0] : header;
   if (proof === undefined) throw proofError('no DPoP proof header');
@@ -164,14 +144,12 @@ function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   return err;
 }
 
-/** Unreserved characters (RFC 3986 section 2.3): a percent-encoding of one is decoded. */
+/** RFC 3986 section 2.3: a percent-encoding of one is decoded. */
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 
 /**
- * A URI as `htu` is compared (RFC 9449 section 4.3 item 9): absolute http(s), without query,
- * fragment and user info, normalized as RFC 3986 sections 6.2.2 and 6.2.3 say (WHATWG URL does
- * the scheme, host, default port and dot segments; percent-encodings here). Undefined when it is
- * not such a URI.
+ * RFC 3986 sections 6.2.2 and 6.2.3: WHATWG URL does the scheme, host, default port and dot
+ * segments; percent-encodings here.
  */
 export function normalizeHtu(value: string): string | undefined {
   let url: URL;

@@ -1,12 +1,9 @@
 /**
- * The `jti` of every DPoP proof accepted, until it could no longer pass the `iat` window (RFC
- * 9449 section 11.1). Full, the oldest goes and proofs expiring no later are refused: a replay
- * never gets through. A `Map`: lru-cache would allocate its bound at start in every process.
+ * RFC 9449 section 11.1. Full, the oldest goes and proofs expiring no later are refused, so a
+ * replay never gets through. A Map: lru-cache would allocate its bound at start.
  */
 export class DpopReplayCache {
-  /** jti -> the last second its proof passes the iat window. */
   private readonly seen = new Map<string, number>();
-  /** Proofs expiring at or before this second may have been forgotten: refused. */
   private floor = -Infinity;
 
   constructor(private readonly maxEntries: number) {}
@@ -15,7 +12,6 @@ export class DpopReplayCache {
     return this.seen.size;
   }
 
-  /** Records a proof's `jti` through `expiresAt` (seconds); `forgotten`: it may have been dropped. */
   use(jti: string, expiresAt: number, nowSeconds: number): 'fresh' | 'replayed' | 'forgotten' {
     this.prune(nowSeconds);
     const known = this.seen.get(jti);
@@ -31,7 +27,6 @@ export class DpopReplayCache {
     return 'fresh';
   }
 
-  /** Drops expired entries from the oldest end, a few per call. */
   private prune(nowSeconds: number): void {
     let budget = 8;
     for (const [jti, end] of this.seen) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
 import { LRUCache } from 'lru-cache';
 import { callerOf, type VerifiedCaller } from './claims';
-import type { Clock } from './clock';
+import type { Clock } from './key-source';
 import {
   RefusedIntrospectionClient,
   type IntrospectionClient,
@@ -12,27 +12,17 @@ import { MAX_TOKEN_LENGTH } from './jwt-verifier';
 import type { SecurityConfig } from './security-config';
 import { invalidToken, TokenError } from './token-error';
 
-/** An active answer as the authorizer reads it, with its `exp` (epoch seconds) when it had one. */
-export interface IntrospectedToken extends VerifiedCaller {
-  exp?: number;
-}
-
-/** The values of security.yml `swtClientIdHeader` / `swtClientSecretHeader`, if sent. */
 export interface IntrospectionRequest {
   swtClientId?: string | string[];
   swtClientSecret?: string | string[];
 }
 
-/**
- * One opaque token by introspection (README "Opaque tokens"): not active, a TokenError
- * `inactive`; no answer, ERR10079; the request's own client refused, ERR10080.
- */
 export function createIntrospectionVerifier(
   source: IntrospectionSource,
   swt: SecurityConfig['swt'],
   now: Clock,
 ) {
-  const cache = new IntrospectionCache<IntrospectedToken | undefined>(
+  const cache = new IntrospectionCache<VerifiedCaller | undefined>(
     swt.cacheMaxEntries,
     swt.cacheMaxAgeSeconds * 1000,
     now,
@@ -51,14 +41,19 @@ export function createIntrospectionVerifier(
       typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp : undefined;
     return { ...callerOf(claims), exp, introspected: true as const };
   };
-  const lifeOf = (answer: IntrospectedToken | undefined) =>
+  const lifeOf = (answer: VerifiedCaller | undefined) =>
     answer === undefined ? undefined : answer.exp === undefined ? Infinity : answer.exp * 1000;
 
-  return async (token: string, request: IntrospectionRequest): Promise<IntrospectedToken> => {
+  return async (token: string, request: IntrospectionRequest): Promise<VerifiedCaller> => {
     if (token.length > MAX_TOKEN_LENGTH) {
       throw invalidToken(`token longer than ${MAX_TOKEN_LENGTH} characters`);
     }
-    const client = requestClient(request);
+    const { swtClientId: clientId, swtClientSecret: clientSecret } = request;
+    // Both headers, each sent once and not empty.
+    const client =
+      typeof clientId === 'string' && typeof clientSecret === 'string' && clientId && clientSecret
+        ? { clientId, clientSecret }
+        : undefined;
     const key = cacheKey(token, client);
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
     if (answer === undefined)
@@ -67,15 +62,7 @@ export function createIntrospectionVerifier(
   };
 }
 
-/** The request's own introspection client: both headers, each sent once and not empty. */
-function requestClient(request: IntrospectionRequest): IntrospectionClient | undefined {
-  const { swtClientId: clientId, swtClientSecret: clientSecret } = request;
-  if (typeof clientId !== 'string' || typeof clientSecret !== 'string') return undefined;
-  if (clientId === '' || clientSecret === '') return undefined;
-  return { clientId, clientSecret };
-}
-
-/** SHA-256 of the asking client and the token (neither contains a NUL: header text cannot). */
+// Header text cannot contain a NUL.
 function cacheKey(token: string, client: IntrospectionClient | undefined): string {
   const hash = createHash('sha256');
   if (client) hash.update(`${client.clientId}\0${client.clientSecret}\0`);
@@ -84,9 +71,8 @@ function cacheKey(token: string, client: IntrospectionClient | undefined): strin
 }
 
 /**
- * Answers by key, the call in flight shared (also with the cache off), kept while `lifeOf` says
- * and at most `maxAgeMs` after the call. lru-cache's own `fetch` would keep values only with a
- * positive TTL and never with `max` 0.
+ * The call in flight is shared, also with the cache off: lru-cache's own `fetch` would keep
+ * values only with a positive TTL and never with `max` 0.
  */
 export class IntrospectionCache<T> {
   private readonly kept?: LRUCache<string, { answer: T }>;
@@ -98,7 +84,6 @@ export class IntrospectionCache<T> {
     private readonly now: Clock,
   ) {
     if (maxEntries > 0 && maxAgeMs > 0) {
-      // The service's clock (tests move it), read on every look-up.
       this.kept = new LRUCache({ max: maxEntries, perf: { now }, ttlResolution: 0 });
     }
   }

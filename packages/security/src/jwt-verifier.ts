@@ -8,7 +8,7 @@ import {
   type JwtClaims,
   type VerifiedCaller,
 } from './claims';
-import type { Clock } from './clock';
+import type { Clock } from './key-source';
 import type { KeyStore } from './key-store';
 import { setBounded } from './key-policy';
 import type { VerificationKey } from './public-key';
@@ -16,46 +16,34 @@ import { invalidToken, refusalOf, TokenError } from './token-error';
 
 export interface VerifiedToken extends VerifiedCaller {
   exp: number;
-  /** The kid and the key that verified it: a cached token is served only while that key is. */
+  /** A cached token is served only while this key is current. */
   kid: string;
   key: VerificationKey;
 }
 
-export interface JwtVerifierOptions {
-  keys: KeyStore;
-  clockSkewInSeconds: number;
-  now: Clock;
-  /** 0 or none: no cache (`enableJwtCache: false`). */
-  cacheMaxEntries?: number;
-  algorithms?: readonly Algorithm[];
-  claims?: ClaimChecks;
-}
-
-export type JwtVerifier = (token: string) => Promise<VerifiedToken>;
-
-/** Longest token accepted (ours). */
 export const MAX_TOKEN_LENGTH = 8192;
 
-/** A key id that is a plain name: no slash, no `..`, nothing a URL or a path could misread. */
+// No slash, no `..`: nothing a URL or a path could misread.
 const KID = /^(?!\.+$)[A-Za-z0-9._-]{1,128}$/;
 
 const MISFIT = 'alg does not fit the key of the kid';
 const BAD_SIGNATURE = 'signature does not verify';
 
-/**
- * Cached tokens are keyed by their last characters (a JWT's signature: random) and compared
- * whole: a map keyed by the whole token would hash all of it on every look-up.
- */
+// Keyed by the last characters (the random signature), compared whole: a map keyed by the whole
+// token would hash all of it on every look-up.
 const KEY_LENGTH = 64;
 const cacheKey = (token: string) =>
   token.length > KEY_LENGTH ? token.slice(token.length - KEY_LENGTH) : token;
 
-/**
- * One token (README "Per request"): a cached one has only its expiry checked while its key is
- * current; any other goes to jose's `compactVerify` with our key resolver. A fetched key that
- * fails is fetched again once (a reused kid). Throws a TokenError or ERR20005.
- */
-export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
+/** A fetched key that fails is fetched again once (a reused kid). Throws a TokenError or ERR20005. */
+export function createJwtVerifier(options: {
+  keys: KeyStore;
+  clockSkewInSeconds: number;
+  now: Clock;
+  cacheMaxEntries?: number;
+  algorithms?: readonly Algorithm[];
+  claims?: ClaimChecks;
+}): (token: string) => Promise<VerifiedToken> {
   const { keys, clockSkewInSeconds: skew, now, cacheMaxEntries } = options;
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const joseOptions = { algorithms: [...algorithms] };
@@ -63,7 +51,6 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
     ? new Map<string, { token: string; verified: VerifiedToken }>()
     : undefined;
 
-  /** A TokenError when the key `getKey` gives does not verify the token; anything else thrown. */
   const attempt = async (token: string, getKey: CompactVerifyGetKey) => {
     try {
       await compactVerify(token, getKey, joseOptions);

@@ -10,14 +10,12 @@ import {
   setBounded,
   unknownKid,
   usable,
-  type FetchedKeys,
   type FetchedKeysOptions,
 } from './key-policy';
 import type { KeySource } from './key-source';
 import type { VerificationKey } from './public-key';
 
-/** A JWKS of the key server, fetched whole (README "Keys and the key server"). */
-export class KeySetCache implements FetchedKeys {
+export class KeySetCache {
   private keys = new Map<string, VerificationKey>();
   private fetchedAt: number | undefined;
   private attemptedAt: number | undefined;

@@ -1,31 +1,22 @@
 import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
-import type { Clock } from './clock';
-import { DEFAULT_KEY_POLICY, unknownKid, type FetchedKeys, type KeyPolicy } from './key-policy';
-import type { Logger, KeySource } from './key-source';
+import { DEFAULT_KEY_POLICY, unknownKid, type KeyPolicy } from './key-policy';
+import type { Clock, Logger, KeySource } from './key-source';
 import { KeySetCache } from './key-set-cache';
 import { KidLookups } from './kid-lookups';
 import type { VerificationKey } from './public-key';
 
-export interface KeyStoreOptions {
-  /** Where unknown kids are looked up (none: an unknown kid is invalid). */
-  source?: KeySource;
-  policy?: Partial<KeyPolicy>;
-  /** security.yml `jwt.algorithms`: what fetched keys may verify. */
-  algorithms?: readonly Algorithm[];
-  now: Clock;
-  events?: Logger;
-}
-
-/**
- * The verification keys by kid: the configured certificates (for the life of the process), then
- * keys fetched from the key server, by kid or as a JWKS.
- */
 export class KeyStore {
-  private readonly fetched?: FetchedKeys;
+  private readonly fetched?: KidLookups | KeySetCache;
 
   constructor(
     private readonly configured: ReadonlyMap<string, VerificationKey>,
-    options: KeyStoreOptions,
+    options: {
+      source?: KeySource;
+      policy?: Partial<KeyPolicy>;
+      algorithms?: readonly Algorithm[];
+      now: Clock;
+      events?: Logger;
+    },
   ) {
     const context = {
       policy: { ...DEFAULT_KEY_POLICY, ...options.policy },
@@ -38,12 +29,10 @@ export class KeyStore {
     if (source?.kind === 'set') this.fetched = new KeySetCache(source, context);
   }
 
-  /** The key of a kid at hand and within its maximum age, without waiting. */
   current(kid: string): VerificationKey | undefined {
     return this.configured.get(kid) ?? this.fetched?.current(kid);
   }
 
-  /** The key of a kid, fetched if needed: a TokenError (no such kid: 401) or ERR20005. */
   async resolve(kid: string): Promise<VerificationKey> {
     const key = this.current(kid);
     if (key) return key;
@@ -51,16 +40,12 @@ export class KeyStore {
     return this.fetched.resolve(kid);
   }
 
-  /**
-   * After a fetched key failed a signature check: the kid fetched again (a reused kid), at most
-   * once per REFETCH_COOLDOWN_MS; configured certificates never are.
-   */
+  /** After a fetched key failed a signature check (a reused kid); certificates never are. */
   async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
     if (!this.fetched || this.configured.get(kid) === stale) return undefined;
     return this.fetched.refetch(kid, stale);
   }
 
-  /** security.yml `bootstrapFromKeyService` with a JWKS: the set fetched at start. */
   async preload(): Promise<void> {
     if (this.fetched instanceof KeySetCache) await this.fetched.preload();
   }

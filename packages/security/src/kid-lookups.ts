@@ -12,7 +12,6 @@ import {
   setBounded,
   unknownKid,
   usable,
-  type FetchedKeys,
   type FetchedKeysOptions,
 } from './key-policy';
 import type { KeySource } from './key-source';
@@ -25,15 +24,12 @@ interface Entry {
 
 interface Miss {
   until: number;
-  /** Set when the look-up failed; absent when the server said it has no such kid. */
+  /** Absent when the server said it has no such kid. */
   failure?: unknown;
 }
 
-/**
- * light-oauth2's key service, one kid per request (README "Keys and the key server"). Kids
- * nobody knows yet share a LookupBudget: made-up kids cannot keep out a real one.
- */
-export class KidLookups implements FetchedKeys {
+/** light-oauth2's key service, one kid per request; made-up kids cannot keep out a real one. */
+export class KidLookups {
   private readonly entries = new Map<string, Entry>();
   private readonly misses = new Map<string, Miss>();
   private readonly flights = new Map<string, Promise<Entry | undefined>>();
@@ -112,7 +108,6 @@ export class KidLookups implements FetchedKeys {
     let publicKey;
     try {
       const material = await answerWithin(this.source.fetch(kid), policy.timeoutMs);
-      // An answer that is not a public key is a failure.
       if (material !== undefined) publicKey = await importPublicKey(material);
     } catch (err) {
       setBounded(this.misses, kid, { until: now() + FAILURE_TTL_MS, failure: err });
@@ -142,13 +137,9 @@ function found(entry: Entry | undefined): VerificationKey {
   return entry.key;
 }
 
-/** Asks are counted per minute: the counts start again every minute. */
 const WINDOW_MS = 60_000;
 
-/**
- * The look-ups of kids nobody knows yet: LOOKUP_BURST at once, then one per LOOKUP_INTERVAL_MS
- * (a token bucket), each to the kid asked for most this minute, the asker on a tie.
- */
+/** A token bucket; each look-up goes to the kid asked for most this minute, the asker on a tie. */
 export class LookupBudget {
   private tokens = LOOKUP_BURST;
   private refilledAt: number;
@@ -159,7 +150,6 @@ export class LookupBudget {
     this.refilledAt = this.countedSince = now;
   }
 
-  /** Counts an ask for `kid`; returns the kid to look up now, or undefined when none is free. */
   take(kid: string, now: number): string | undefined {
     if (now - this.countedSince >= WINDOW_MS) {
       this.asked.clear();
@@ -178,12 +168,11 @@ export class LookupBudget {
     return chosen;
   }
 
-  /** A kid that was looked up (found or not) waits no more. */
   forget(kid: string): void {
     this.asked.delete(kid);
   }
 
-  /** A full map drops the oldest kid asked for once (as made-up kids are), else the oldest. */
+  /** Full, the oldest kid asked for once goes (as made-up kids are), else the oldest. */
   private count(kid: string): void {
     const count = this.asked.get(kid);
     if (count === undefined && this.asked.size >= MAX_KIDS) {

@@ -1,27 +1,19 @@
-import crypto, { type KeyObject } from 'node:crypto';
+import crypto from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
-import type { Clock } from './clock';
+import type { Clock } from './key-source';
 
 const EXPIRES_IN = 600;
 
-/**
- * `enableMockJwt`: a token issuer for tests and local work, with a key of its own made at start
- * (kid `mock-jwt`, added to the service's keys). Its tokens carry light-oauth2's claims, and the
- * first accepted `iss` and `aud` when those are checked.
- */
+/** `enableMockJwt`: light-oauth2's claims, signed by a key made at start (kid `mock-jwt`). */
 export class MockTokenIssuer {
   readonly kid = 'mock-jwt';
-  readonly publicKey: KeyObject;
-  private readonly privateKey: KeyObject;
+  private readonly pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  readonly publicKey = this.pair.publicKey;
 
   constructor(
     private readonly now: Clock,
     private readonly claims: { issuer?: string; audience?: string } = {},
-  ) {
-    const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-    this.publicKey = pair.publicKey;
-    this.privateKey = pair.privateKey;
-  }
+  ) {}
 
   async issue(request: { clientId?: string; userId?: string; scopes?: string[] }) {
     const iat = Math.floor(this.now() / 1000);
@@ -38,16 +30,13 @@ export class MockTokenIssuer {
     if (request.userId) claims.user_id = request.userId;
     const access_token = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
-      .sign(this.privateKey);
+      .sign(this.pair.privateKey);
     const scope = request.scopes?.length ? { scope: request.scopes.join(' ') } : {};
     return { access_token, token_type: 'bearer' as const, expires_in: EXPIRES_IN, ...scope };
   }
 }
 
-/**
- * `POST /oauth2/token` of `enableMockJwt`: a token for the client of the Basic header (else the
- * form's `client_id`), with the form's `user_id` and `scope`. Nothing is checked.
- */
+/** `POST /oauth2/token` of `enableMockJwt`: nothing is checked. */
 export function mockTokenResponse(
   issuer: MockTokenIssuer,
   form: URLSearchParams,

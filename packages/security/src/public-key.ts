@@ -4,10 +4,8 @@ import { ConfigError } from '@chain/errors';
 import { importJWK, type JWK } from 'jose';
 import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms';
 
-/** Key material as a key server or a config file gives it: PEM text, a KeyObject or a JWK. */
 export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
 
-/** A public key parsed once, with what it may verify: its type, `jwt.algorithms`, a JWK's `alg`. */
 export interface VerificationKey {
   readonly key: KeyObject;
   readonly algorithms: readonly Algorithm[];
@@ -17,10 +15,7 @@ const PEM_PUBLIC = /-----BEGIN (PUBLIC KEY|RSA PUBLIC KEY)-----/;
 const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const PEM_PRIVATE = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 
-/**
- * The public key of a PEM certificate, a PEM public key (SPKI or PKCS#1) or a public KeyObject.
- * A private key is refused in any form: a private key in a verifier's config is a leak.
- */
+/** A private key is refused in any form: in a verifier's config it is a leak. */
 export function toPublicKey(material: string | Buffer | KeyObject): KeyObject {
   if (material instanceof KeyObject) {
     if (material.type !== 'public') throw new TypeError(`a ${material.type} key, not a public key`);
@@ -33,7 +28,6 @@ export function toPublicKey(material: string | Buffer | KeyObject): KeyObject {
   throw new TypeError('not a PEM certificate or public key');
 }
 
-/** The public key of what a key server gave: PEM text, a KeyObject, or a JWK (jose's importJWK). */
 export async function importPublicKey(material: KeyMaterial): Promise<KeyObject> {
   if (typeof material === 'string' || Buffer.isBuffer(material) || material instanceof KeyObject) {
     return toPublicKey(material);
@@ -45,10 +39,7 @@ export async function importPublicKey(material: KeyMaterial): Promise<KeyObject>
   return key;
 }
 
-/**
- * A verification key for what its type can verify of `allowed`, only `pinned` (a JWK's `alg`)
- * when given; a TypeError saying why when that is nothing.
- */
+/** `pinned`: a JWK's `alg`. A TypeError saying why when nothing is left. */
 export function verificationKey(
   material: string | Buffer | KeyObject,
   allowed: readonly Algorithm[],
@@ -70,7 +61,6 @@ export function verificationKey(
   return { key, algorithms };
 }
 
-/** The verification key of a `jwt.certificate` file, or what is wrong with it. */
 export function readCertificate(
   path: string,
   allowed: readonly Algorithm[],
@@ -91,7 +81,6 @@ export function readCertificate(
   }
 }
 
-/** security.yml `jwt.certificate` (kid -> file), read at start; a bad file stops the service. */
 export function loadCertificates(
   certificates: Record<string, string>,
   allowed: readonly Algorithm[],

@@ -8,12 +8,11 @@ import {
   type TokenVerifier,
 } from './authorizer';
 import type { ClaimChecks } from './claims';
-import { systemClock, type Clock } from './clock';
 import { createIntrospectionVerifier } from './introspection';
 import type { IntrospectionSource } from './introspection-source';
 import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier';
 import type { KeyPolicy } from './key-policy';
-import type { KeySource, Logger } from './key-source';
+import type { Clock, KeySource, Logger } from './key-source';
 import { KeyStore } from './key-store';
 import { MockTokenIssuer } from './mock-jwt';
 import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
@@ -22,19 +21,18 @@ import { createTokenBinding } from './token-binding';
 
 export interface RequestGuardOptions {
   config: SecurityConfig;
-  /** Receives the key store's events, the audit line of each verified request, each refusal. */
   logger?: Logger;
   keySource?: KeySource;
   keyPolicy?: Partial<KeyPolicy>;
   claims?: ClaimChecks;
-  /** Where opaque tokens are introspected; needed by `enableVerifySwt` without `enableVerifyJwt`. */
+  /** Needed by `enableVerifySwt` without `enableVerifyJwt`. */
   introspection?: IntrospectionSource;
   now?: Clock;
-  /** For the production check of `enableMockJwt` (default process.env). */
+  /** For the production check of `enableMockJwt`. */
   env?: NodeJS.ProcessEnv;
 }
 
-/** A request as the guard reads it; the ids and the address are for the log lines only. */
+/** The ids and the address are for the log lines only. */
 export interface GuardRequest extends AuthRequest {
   correlationId?: string;
   traceId?: string;
@@ -42,22 +40,14 @@ export interface GuardRequest extends AuthRequest {
 }
 
 export interface RequestGuard {
-  /**
-   * The verified caller, undefined for a path of `skipPathPrefixes`, or the catalogue
-   * StatusError. Absent when `enableVerifyJwt` and `enableVerifySwt` are false.
-   */
+  /** Undefined for a path of `skipPathPrefixes`; absent when nothing is verified. */
   check?: (request: GuardRequest) => Promise<AuthInfo | undefined>;
-  /** The `enableMockJwt` token issuer. */
   mockIssuer?: MockTokenIssuer;
 }
 
-/**
- * What security.yml asks for, built at start (a bad option: a ConfigError naming the key),
- * behind one check per request that logs the audit line and each refusal (never the token).
- */
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const { config, claims, logger } = options;
-  const now = options.now ?? systemClock;
+  const now = options.now ?? Date.now;
   if (config.enableMockJwt && (options.env ?? process.env).NODE_ENV === 'production') {
     throw new ConfigError(
       'security.yml',
@@ -78,7 +68,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const check = async (request: GuardRequest): Promise<AuthInfo | undefined> => {
     try {
       const authorized = await authorize(request);
-      if (!authorized) return undefined; // skipPathPrefixes
+      if (!authorized) return undefined;
       const { auth, token } = authorized;
       if (logger && (logJwtToken || logClientUserScope)) {
         // light-4j's AuditHandler; an opaque token tells a reader nothing and stays valid.
@@ -102,10 +92,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   return { check, mockIssuer };
 }
 
-/**
- * A JWT verifier, an introspection verifier, or both: then a token is a JWT when it starts with
- * "eyJ" (`{"`, a JWS header) and has a dot, as light-4j's `StringUtils.isJwtToken` (anchored).
- */
+/** With both, a JWT starts with "eyJ" and has a dot, as light-4j's `StringUtils.isJwtToken`. */
 function tokenVerifier(
   options: RequestGuardOptions,
   now: Clock,
@@ -136,7 +123,6 @@ function tokenVerifier(
     now,
     events: options.logger,
   });
-  // A JWKS is fetched at start (a failure is logged by the key store).
   if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
   const jwt = createJwtVerifier({
     keys,
@@ -153,7 +139,7 @@ function tokenVerifier(
 
 const REFUSAL_MESSAGES: Record<number, string> = { 401: 'token refused', 403: 'scope refused' };
 
-/** One line per refusal; a failure that is not a refusal (ERR10010) is the renderer's to log. */
+/** ERR10010 is the renderer's to log. */
 function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
   const caller = verifiedCallerOf(err);
@@ -186,10 +172,7 @@ function reasonOf(err: StatusError, request: GuardRequest): string {
 
 const PRINTABLE_ID = /^[\x21-\x7e]{1,128}$/;
 
-/**
- * The `client_id` a refused token claims (unverified: only a claim), which tells an operator
- * which client is misconfigured. Only a short printable string is kept.
- */
+/** Unverified, but it tells an operator which client is misconfigured. */
 function claimedClientId(authorization: string | string[] | undefined): string | undefined {
   if (typeof authorization !== 'string') return undefined;
   const token = authorization.trim().split(/\s+/)[1];

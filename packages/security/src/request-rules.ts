@@ -1,10 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { JwtClaims } from './claims';
 
-/**
- * security.yml `skipPathPrefixes`, by whole path segments (`/public` skips `/public` and
- * `/public/x`, not `/publicity`): light-4j's any string prefix turns a typo into an open endpoint.
- */
+/** By whole segments: light-4j's string prefix turns a typo into an open endpoint. */
 export function isSkippedPath(path: string, prefixes: readonly string[]): boolean {
   for (const prefix of prefixes) {
     const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
@@ -13,13 +10,9 @@ export function isSkippedPath(path: string, prefixes: readonly string[]): boolea
   return false;
 }
 
-/** A header value Node can send as it is: no control characters (no CR/LF injection). */
+// No control characters: no CR/LF injection.
 const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-/**
- * security.yml `passThroughClaims` (claim -> header): a claim the token lacks gives no header, a
- * list is joined with spaces, an object is JSON, a value that cannot be a header value is left out.
- */
 export function passThroughHeaders(
   claims: JwtClaims,
   mapping: Readonly<Record<string, string>>,
@@ -39,10 +32,7 @@ export function passThroughHeaders(
   return headers;
 }
 
-/**
- * Removes every header named in `mapping`, whatever the caller sent (a caller must not claim
- * `X-User-Id: admin`), then sets the verified values, if any.
- */
+/** Whatever the caller sent is removed first: a caller must not claim `X-User-Id: admin`. */
 export function applyPassThrough(
   headers: IncomingHttpHeaders,
   mapping: Readonly<Record<string, string>>,

@@ -1,8 +1,7 @@
-import { configFile, listOf, mapOf, z, type Light4jKey, type SchemaHelpers } from '@chain/config';
+import { configFile, listOf, mapOf, z, type SchemaHelpers } from '@chain/config';
 import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
 import { readCertificate } from './public-key';
 
-/** Header names that carry credentials or framing: never a claim's, nor the introspection client's. */
 const RESERVED_HEADERS = new Set([
   'authorization',
   'x-scope-token',
@@ -48,7 +47,6 @@ const passThroughClaims = mapOf(
   }),
 );
 
-/** A header a request may bring the introspection client in: a free name, or '' (none). */
 const swtHeader = z
   .string()
   .refine((name) => name === '' || HEADER_NAME.test(name), 'is not a valid header name')
@@ -57,7 +55,7 @@ const swtHeader = z
     'carries credentials or framing and cannot carry the introspection client',
   );
 
-/** `dpop.origins`: `http(s)://host[:port]`, kept as `htu` is compared (lower case, no default port). */
+// Kept as `htu` is compared: lower case, no default port.
 const origins = listOf(
   z.string().transform((value, ctx) => {
     const url = URL.canParse(value) ? new URL(value) : undefined;
@@ -79,16 +77,6 @@ const origins = listOf(
   }),
 );
 
-/** light-4j's security.yml keys this project does not implement. */
-const LIGHT4J_KEYS: Record<string, Light4jKey> = {
-  ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
-  enableH2c: { same: false },
-  enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
-  jwtCacheFullSize: { note: 'jwt.cacheMaxEntries bounds the verified-token cache' },
-  providerId: { note: 'federated light-oauth2 key ids are not split here' },
-};
-
-/** security.yml (README "security.yml"; docs/configuration.md has every key). */
 function securityShape({ path }: SchemaHelpers) {
   return z.strictObject({
     enableVerifyJwt: z.boolean().default(false),
@@ -146,7 +134,6 @@ export const securityConfigSchema = configFile<SecurityConfig>(
           message: 'must differ from swtClientIdHeader',
         });
       }
-      // Certificates are read only with verification on and not from the key server.
       if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return;
       for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
         const problem = readCertificate(file, cfg.jwt.algorithms);
@@ -156,7 +143,13 @@ export const securityConfigSchema = configFile<SecurityConfig>(
       }
     }),
   {
-    light4j: LIGHT4J_KEYS,
+    light4j: {
+      ignoreJwtExpiry: { same: false, note: 'the expiry is always checked' },
+      enableH2c: { same: false },
+      enableRelaxedKeyValidation: { same: false, note: 'keys are always checked in full' },
+      jwtCacheFullSize: { note: 'jwt.cacheMaxEntries bounds the verified-token cache' },
+      providerId: { note: 'federated light-oauth2 key ids are not split here' },
+    },
     // light-rest-4j's openapi-security.yml name of enableExtractScopeToken.
     aliases: { enableVerifyJWTScopeToken: 'enableExtractScopeToken' },
   },

@@ -1,34 +1,28 @@
+import type { Scheme } from './challenge';
 import type { Binding } from './claims';
-import type { Clock } from './clock';
+import type { Clock } from './key-source';
 import { createDpopProofVerifier, normalizeHtu } from './dpop-proof';
 import { DpopReplayCache } from './dpop-replay-cache';
 import type { SecurityConfig } from './security-config';
 import { TokenError } from './token-error';
 
-/** How a token came: its header's scheme, the token and its DPoP proof header. */
 export interface Presentation {
-  scheme: 'bearer' | 'dpop';
+  scheme: Scheme;
   token: string;
   proof: string | string[] | undefined;
 }
 
-/** What a binding is proven against: the request's connection, method and URI. */
 export interface RequestFacts {
-  /** RFC 8705 `x5t#S256` of the connection's verified client certificate. */
+  /** RFC 8705 `x5t#S256` of the verified client certificate. */
   clientCertThumbprint?: string;
-  /** The method and the path (without the query) as sent: DPoP `htm` and `htu`. */
+  /** As sent, the path without the query. */
   method?: string;
   path?: string;
-  /** The `Host` (`:authority` on HTTP/2) and whether over TLS: `htu` when `dpop.origins` is empty. */
+  /** `Host` (`:authority` on HTTP/2): `htu` when `dpop.origins` is empty. */
   host?: string;
   secure?: boolean;
 }
 
-/**
- * That a request proves a token's binding (README "Bound tokens"): `x5t#S256` (RFC 8705) the
- * connection's certificate, `jkt` (RFC 9449) the DPoP scheme and a fresh proof by that key.
- * Throws a TokenError `unbound`, `proof` or `replayed`.
- */
 export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock) {
   const verifyProof = createDpopProofVerifier(dpop, now);
   const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
@@ -42,12 +36,7 @@ export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock) {
         : host
           ? [`${secure ? 'https' : 'http'}://${host}`]
           : [];
-    const uris: string[] = [];
-    for (const base of bases) {
-      const uri = normalizeHtu(base + path);
-      if (uri !== undefined) uris.push(uri);
-    }
-    return uris;
+    return bases.map((base) => normalizeHtu(base + path)).filter((uri) => uri !== undefined);
   };
 
   return async (

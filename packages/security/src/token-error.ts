@@ -1,10 +1,7 @@
 import type { StatusCode } from '@chain/errors';
 import { errors } from 'jose';
 
-/**
- * Why a token was refused, before it is known which header it came in. The message is a fixed
- * reason for the log, never any part of the token.
- */
+/** The message is a fixed reason for the log, never any part of the token. */
 export class TokenError extends Error {
   override readonly name = 'TokenError';
 
@@ -18,23 +15,20 @@ export class TokenError extends Error {
 
 export const invalidToken = (reason: string) => new TokenError('invalid', reason);
 
-/** Which header a token came in: Authorization or X-Scope-Token. */
 export type TokenHeader = 'auth' | 'scope';
 
-/** The refusal codes, JWT or opaque, by header (the binding codes name the header). */
 const BINDING_CODES = { unbound: 'ERR20012', proof: 'ERR20013', replayed: 'ERR20014' } as const;
 export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], StatusCode>> = {
   auth: { invalid: 'ERR10000', expired: 'ERR10001', inactive: 'ERR10081', ...BINDING_CODES },
   scope: { invalid: 'ERR10003', expired: 'ERR10004', inactive: 'ERR10003', ...BINDING_CODES },
 };
 
-/** The header's name in a description (light-4j's words: `authorization header`). */
+// light-4j's words in a description: `authorization header`.
 export const HEADER_NAMES: Record<TokenHeader, string> = {
   auth: 'authorization',
   scope: 'X-Scope-Token',
 };
 
-/** jose's refusals by error code, each with a fixed reason (stable for log searches). */
 const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_INVALID: 'token is not a compact JWS with a JSON header',
   ERR_JWT_INVALID: 'payload is not a JSON object',
@@ -42,7 +36,6 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify',
 };
 
-/** A jose error as an invalid token (an alg not allowed names the list); anything else unchanged. */
 export function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   if (!(err instanceof errors.JOSEError)) return err;
   const reason =
