@@ -32,18 +32,12 @@ import { validationStage } from './stages/validation';
 import { SpanExporter } from './telemetry/span-exporter';
 import { workerMetricsLink } from './workers';
 
-/** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
-export interface Routes {
-  get(path: string, handler: Handler): void;
-  post(path: string, handler: Handler): void;
-  put(path: string, handler: Handler): void;
-  delete(path: string, handler: Handler): void;
-  patch(path: string, handler: Handler): void;
-}
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 
-/** What a service's handlers are built with, beside the routes. */
+/** Handlers by the spec's path templates (`/v2/pet/{petId}`). */
+export type Routes = Record<(typeof METHODS)[number], (path: string, handler: Handler) => void>;
+
 export interface ServiceTools {
-  /** How the service calls out: its downstreams and tokens (client.yml). */
   client: ServiceClient;
   metrics: Metrics;
 }
@@ -51,40 +45,26 @@ export interface ServiceTools {
 export interface ServiceAppOptions {
   config: ServiceConfig;
   logger: Logger;
-  /**
-   * The service's own handlers; they run after the spec, security and validation passed. Built
-   * once, at start, with the service's tools (its downstreams are made here).
-   */
+  /** Called once, at start; the handlers run after routing, security and validation. */
   routes: (routes: Routes, tools: ServiceTools) => void;
-  /** The service's Express code, used when the host is Express (server.yml `framework`). */
   express?: ExpressExtensions;
-  /**
-   * What the service needs before it can serve, asked on `GET /ready`, beside the own tokens its
-   * downstreams call with (those the client side adds). None: ready once it listens.
-   */
+  /** Asked on `GET /ready`, beside the own tokens of the downstreams. */
   readiness?: readonly ReadinessCheck[];
 }
 
 export interface ServiceApp {
-  /** The host the stages run on: server.yml `framework`. */
   readonly framework: Framework;
-  /** The Node request listener of that host, for `http(s).createServer` or supertest. */
   readonly listener: http.RequestListener;
-  /** The Express application, when the host is Express. */
   readonly express?: express.Application;
   readonly metrics: Metrics;
-  /** The span exporter, when telemetry.yml `enabled` (started and stopped with the service). */
   readonly exporter?: SpanExporter;
   readonly client: ServiceClient;
 }
 
 /**
- * A service's request pipeline, in light-4j's handler order: the probes (`/health`, `/ready`,
- * `/metrics`) -> metrics -> the mock token route (`enableMockJwt`) -> OpenAPI routing (404, 405,
- * OPTIONS) -> security (401, 403) -> path-parameter validation (400) -> the service's handler ->
- * the one error renderer. The correlation id is read before the first stage. The same stages
- * run on the native host or in an Express application, as server.yml `framework` says. Never
- * listens: tests drive the listener with supertest, `startService` listens.
+ * A service's request pipeline, in light-4j's handler order: probes -> metrics -> tracing -> mock
+ * token -> routing -> security -> validation -> handler, then the one error renderer. Never
+ * listens (`startService` does).
  */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { config } = options;
@@ -104,11 +84,7 @@ export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   };
 }
 
-/**
- * The service as an Express application, whatever server.yml `framework` says: for a service
- * that embeds the chain's pipeline in an Express application of its own
- * (`outer.use('/chain', createExpressApp(options))`).
- */
+/** The pipeline as an Express application whatever server.yml `framework` says, to embed. */
 export function createExpressApp(options: ServiceAppOptions): express.Application {
   return expressApplication(buildStages(options).stages, options.express);
 }
@@ -121,7 +97,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     prometheus: config.prometheus,
     worker: workerMetricsLink(),
   });
-  // One HTTP client (one read of the trust store) for every call the service makes.
   let httpClient: HttpClient | undefined;
   const http = () => (httpClient ??= new HttpClient(config.client));
   const events = clientEvents(metrics, logger);
@@ -143,7 +118,11 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
   });
-  const { passThroughClaims } = config.security;
+  const { passThroughClaims, enableVerifySwt, swtClientIdHeader, swtClientSecretHeader } =
+    config.security;
+  const swtHeaders = enableVerifySwt
+    ? { clientId: swtClientIdHeader, clientSecret: swtClientSecretHeader }
+    : undefined;
   // The handlers first: the downstreams they make decide what readiness checks.
   const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   const checks = [...client.readinessChecks(), ...readiness];
@@ -154,7 +133,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims, swtHeaders(config)));
+  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims, swtHeaders));
   else if (Object.keys(passThroughClaims).length)
     spec.push(passThroughStripStage(passThroughClaims));
   spec.push(validationStage, dispatchStage(handlers));
@@ -166,10 +145,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   };
 }
 
-/**
- * What the client side reports goes to the metrics (when counted) and, for a circuit that opens
- * or closes, to the log.
- */
 function clientEvents(metrics: Metrics, logger: Logger): ClientEvents {
   const counted = metrics.client;
   return {
@@ -189,7 +164,6 @@ function clientEvents(metrics: Metrics, logger: Logger): ClientEvents {
   };
 }
 
-/** Handlers by endpoint; a route that is not an operation of the spec stops the service at start. */
 function registerRoutes(
   config: ServiceConfig,
   routes: (routes: Routes) => void,
@@ -207,21 +181,11 @@ function registerRoutes(
     }
     handlers.set(endpoint, handler);
   };
-  routes({
-    get: add('get'),
-    post: add('post'),
-    put: add('put'),
-    delete: add('delete'),
-    patch: add('patch'),
-  });
+  routes(Object.fromEntries(METHODS.map((m) => [m, add(m)])) as Routes);
   return handlers;
 }
 
-/**
- * Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set: a
- * JWKS when security.yml `jwt.keyResolver` is `JsonWebKeySet` (or, without it, client.yml
- * `oauth.key.jwk` is true), else light-oauth2's PEM by kid.
- */
+/** Unknown kids go to client.yml `oauth.key`'s server: a JWKS, or light-oauth2's PEM by kid. */
 function keySource(
   config: ServiceConfig,
   http: () => HttpClient,
@@ -249,12 +213,7 @@ function keySource(
   });
 }
 
-/**
- * security.yml `enableVerifySwt`: opaque tokens go to client.yml's introspection server
- * (`introspectionEndpoint`: a missing key stops the service naming it). Beside JWT verification
- * without an introspection server, only JWTs verify: said once at start, with the other config
- * warnings.
- */
+/** Beside JWT verification, no introspection server means only JWTs verify: a start warning. */
 function introspectionSource(
   config: ServiceConfig,
   http: () => HttpClient,
@@ -277,12 +236,4 @@ function introspectionSource(
     http: http(),
     timeoutMs: config.client.request.timeout,
   });
-}
-
-/** The request headers that may bring the introspection client (security.yml), when it is used. */
-function swtHeaders(config: ServiceConfig) {
-  const { enableVerifySwt, swtClientIdHeader, swtClientSecretHeader } = config.security;
-  return enableVerifySwt
-    ? { clientId: swtClientIdHeader, clientSecret: swtClientSecretHeader }
-    : undefined;
 }

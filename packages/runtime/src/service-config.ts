@@ -17,7 +17,6 @@ import { securityConfigSchema, type SecurityConfig } from '@chain/security';
 import { serverConfigSchema, type ServerConfig } from './server-config';
 import { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
 
-/** Everything a service reads at start, checked: the files every service has. */
 export interface ServiceConfig {
   server: ServerConfig;
   security: SecurityConfig;
@@ -30,11 +29,6 @@ export interface ServiceConfig {
   loader: ConfigLoader;
 }
 
-/**
- * Reads server.yml, security.yml, client.yml, secret.yml, metrics.yml, prometheus.yml,
- * telemetry.yml and openapi.yaml through
- * the one loader. Throws a ConfigError naming file and key on the first bad one.
- */
 export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
   const loader = new ConfigLoader(options);
   const server = loader.load('server', serverConfigSchema, { required: true });
