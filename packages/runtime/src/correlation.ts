@@ -68,10 +68,7 @@ export class Trace {
   }
 }
 
-/**
- * light-4j's correlation and traceability handlers, and W3C Trace Context: an invalid
- * `tracestate` is dropped whole; without a `traceparent` it is ignored (3.3).
- */
+/** An invalid `tracestate` is dropped whole; without a `traceparent` it is ignored (3.3). */
 export function readTrace(headers: IncomingHttpHeaders): Trace {
   const incoming = headers['x-correlation-id'];
   const correlationId =

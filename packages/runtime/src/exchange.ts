@@ -9,11 +9,11 @@ export interface RequestContext {
   readonly trace: Trace;
   /** Routing stage. */
   operation?: Operation;
-  /** Path parameters as sent (routing stage). */
+  /** Routing stage. */
   rawParams: Readonly<Record<string, string>>;
-  /** Path parameters as the spec types them (validation stage, after security). */
+  /** Validation stage, after security. */
   params: Readonly<Record<string, ParamValue>>;
-  /** The verified caller (security stage); for a 403, the caller whose scopes did not match. */
+  /** Security stage; for a 403, the caller whose scopes did not match. */
   caller?: AuthInfo;
   /** RFC 8705 `x5t#S256` of the connection's verified client certificate (two-way TLS). */
   readonly clientCertThumbprint: string | undefined;

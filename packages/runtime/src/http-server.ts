@@ -48,8 +48,7 @@ export class ShutdownGate {
   closeAll(): void {
     for (const session of this.sessions) session.destroy();
     for (const server of this.servers) {
-      // An HTTP/2 server with HTTP/1.1 fallback tracks its HTTP/1.1 connections as http.Server
-      // does but lacks closeAllConnections (its closeIdleConnections is http.Server's).
+      // An HTTP/2 server with HTTP/1.1 fallback lacks closeAllConnections but has the state.
       http.Server.prototype.closeAllConnections.call(server as http.Server);
     }
   }
@@ -97,8 +96,7 @@ export function createHttpServer(
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
-    // How often Node checks the two time-outs above (its default, 30 s, would let a 1 s
-    // time-out fire up to 30 s late).
+    // Node's default, 30 s, would let a 1 s time-out fire up to 30 s late.
     connectionsCheckingInterval: Math.min(1000, Math.ceil(config.headersTimeoutMs / 2)),
     // Checked below, with a catalogue body (Node answers a bare 400).
     requireHostHeader: false,
@@ -208,8 +206,7 @@ function clientErrorHandler(config: ServerConfig, logger: Logger) {
         `Content-Type: ${ERROR_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
-    // Half-closed: what the client still sends is read, so its TCP stack delivers the answer
-    // instead of a reset; the connection is cut after a moment.
+    // Half-closed and read for a moment, so that the client sees the answer, not a reset.
     socket.resume();
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };

@@ -26,10 +26,7 @@ const outputs = new Map<LogDestination, Output>();
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/**
- * pino's destination for a service (README "Logs"). Not `sync: false`: a write in flight at exit
- * is left out of pino's flush; not `flushSync`: it retries an EPIPE forever.
- */
+/** README "Logs". Not `sync: false` nor `flushSync`: see there. */
 export function openLogDestination(
   fd: number,
   options: { shared: boolean; onDropped: (count: number) => void },

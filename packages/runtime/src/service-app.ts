@@ -10,7 +10,12 @@ import {
   introspectionEndpoint,
   type ClientEvents,
 } from '@chain/oauth-client';
-import { createRequestGuard, type IntrospectionSource, type KeySource } from '@chain/security';
+import {
+  applyPassThrough,
+  createRequestGuard,
+  type IntrospectionSource,
+  type KeySource,
+} from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client';
 import { createErrorRenderer } from './error-renderer';
@@ -26,7 +31,7 @@ import { notFoundStage } from './stages/not-found';
 import { probesStage } from './stages/probes';
 import { createReadiness, type ReadinessCheck } from './readiness';
 import { routingStage } from './stages/routing';
-import { passThroughStripStage, securityStage } from './stages/security';
+import { securityStage } from './stages/security';
 import { tracingStage } from './stages/tracing';
 import { validationStage } from './stages/validation';
 import { SpanExporter } from './telemetry/span-exporter';
@@ -55,33 +60,22 @@ export interface ServiceAppOptions {
 export interface ServiceApp {
   readonly framework: Framework;
   readonly listener: http.RequestListener;
-  readonly express?: express.Application;
   readonly metrics: Metrics;
   readonly exporter?: SpanExporter;
-  readonly client: ServiceClient;
 }
 
-/**
- * A service's request pipeline, in light-4j's handler order: probes -> metrics -> tracing -> mock
- * token -> routing -> security -> validation -> handler, then the one error renderer. Never
- * listens (`startService` does).
- */
+/** A service's request pipeline, in light-4j's handler order. Never listens. */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { config } = options;
   const built = buildStages(options);
-  const { metrics, exporter, client } = built;
+  const { metrics, exporter } = built;
   if (config.server.framework === 'express') {
-    const app = expressApplication(built.stages, options.express);
-    return { framework: 'express', listener: app, express: app, metrics, exporter, client };
+    const listener = expressApplication(built.stages, options.express);
+    return { framework: 'express', listener, metrics, exporter };
   }
   const { outer, spec, end, renderError } = built.stages;
-  return {
-    framework: 'native',
-    listener: nativeListener([...outer, ...spec, end], renderError),
-    metrics,
-    exporter,
-    client,
-  };
+  const listener = nativeListener([...outer, ...spec, end], renderError);
+  return { framework: 'native', listener, metrics, exporter };
 }
 
 /** The pipeline as an Express application whatever server.yml `framework` says, to embed. */
@@ -118,11 +112,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
   });
-  const { passThroughClaims, enableVerifySwt, swtClientIdHeader, swtClientSecretHeader } =
-    config.security;
-  const swtHeaders = enableVerifySwt
-    ? { clientId: swtClientIdHeader, clientSecret: swtClientSecretHeader }
-    : undefined;
+  const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.
   const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   const checks = [...client.readinessChecks(), ...readiness];
@@ -133,14 +123,14 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims, swtHeaders));
+  if (guard.check) spec.push(securityStage(guard.check, config.security));
+  // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
   else if (Object.keys(passThroughClaims).length)
-    spec.push(passThroughStripStage(passThroughClaims));
+    spec.push((x) => applyPassThrough(x.req.headers, passThroughClaims));
   spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,
     exporter,
-    client,
     stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
   };
 }

@@ -44,25 +44,21 @@ export interface ServiceDownstream {
 export interface ServiceClient {
   /** A downstream, built once at start (its circuit breaker lives as long as the service). */
   downstream(target: DownstreamTarget): ServiceDownstream;
-  /** Undefined when client.yml names no token server. */
-  readonly tokens: TokenManager | undefined;
   /** `GET /ready`: each own token the downstreams call with is at hand or obtained now. */
   readinessChecks(): ReadinessCheck[];
-}
-
-interface ServiceClientOptions {
-  config: ServiceConfig;
-  logger: Logger;
-  http: () => HttpClient;
-  events?: ClientEvents;
-  exporter?: SpanExporter;
 }
 
 /**
  * The glue between a request and `@chain/oauth-client` (what a call means lives there): the
  * headers that go on and the client span.
  */
-export function createServiceClient(options: ServiceClientOptions): ServiceClient {
+export function createServiceClient(options: {
+  config: ServiceConfig;
+  logger: Logger;
+  http: () => HttpClient;
+  events?: ClientEvents;
+  exporter?: SpanExporter;
+}): ServiceClient {
   const { config, logger, events } = options;
   const { client } = config;
   const files = clientFiles(config);
@@ -88,11 +84,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
         events,
       });
-      if (!(target.credentials ?? verifiesTokens(config))) {
+      const { enableVerifyJwt, enableVerifySwt } = config.security;
+      if (!(target.credentials ?? (enableVerifyJwt || enableVerifySwt))) {
         const plain = new DownstreamCaller({ downstream: base, events });
         return serviceDownstream(base, () => plain, false, options.exporter);
       }
-      const verifying = config.security.enableVerifyJwt ? 'enableVerifyJwt' : 'enableVerifySwt';
+      const verifying = enableVerifyJwt ? 'enableVerifyJwt' : 'enableVerifySwt';
       const callerOf = ownTokenCallers(target, files, tokens, verifying, (source) => {
         ownTokens.add(source);
         return new DownstreamCaller({ downstream: base, tokens: source, events });
@@ -106,16 +103,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         check: () => source.get(),
       }));
     },
-    get tokens() {
-      return client.oauth.token.server_url || client.oauth.multipleAuthServers
-        ? tokens()
-        : undefined;
-    },
   };
 }
-
-const verifiesTokens = ({ security }: ServiceConfig) =>
-  security.enableVerifyJwt || security.enableVerifySwt;
 
 export function clientFiles(config: ServiceConfig): ClientFiles {
   const fileOf = (name: string) =>

@@ -1,35 +1,15 @@
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { OpenApiSpec } from '@chain/openapi';
-import {
-  clientConfigSchema,
-  secretConfigSchema,
-  type ClientConfig,
-  type SecretConfig,
-} from '@chain/oauth-client';
-import {
-  metricsConfigSchema,
-  prometheusConfigSchema,
-  type MetricsConfig,
-  type PrometheusConfig,
-} from '@chain/metrics';
-import { securityConfigSchema, type SecurityConfig } from '@chain/security';
-import { serverConfigSchema, type ServerConfig } from './server-config';
-import { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
+import { clientConfigSchema, secretConfigSchema } from '@chain/oauth-client';
+import { metricsConfigSchema, prometheusConfigSchema } from '@chain/metrics';
+import { securityConfigSchema } from '@chain/security';
+import { serverConfigSchema } from './server-config';
+import { telemetryConfigSchema } from './telemetry/telemetry-config';
 
-export interface ServiceConfig {
-  server: ServerConfig;
-  security: SecurityConfig;
-  client: ClientConfig;
-  secret: SecretConfig;
-  metrics: MetricsConfig;
-  prometheus: PrometheusConfig;
-  telemetry: TelemetryConfig;
-  spec: OpenApiSpec;
-  loader: ConfigLoader;
-}
+export type ServiceConfig = ReturnType<typeof loadServiceConfig>;
 
-export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
+export function loadServiceConfig(options: ConfigLoaderOptions) {
   const loader = new ConfigLoader(options);
   const server = loader.load('server', serverConfigSchema, { required: true });
   // light-rest-4j reads openapi-security.yml instead of security.yml when there is one.

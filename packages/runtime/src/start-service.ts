@@ -24,7 +24,6 @@ import {
 
 export interface ServiceDefinition {
   bundledDir: string;
-  /** Builds the app from checked config; throws a ConfigError for a bad service-specific file. */
   createApp: (config: ServiceConfig, logger: Logger) => ServiceApp;
   loaderOptions?: Omit<ConfigLoaderOptions, 'bundledDir'>;
   logDestination?: DestinationStream;
@@ -80,7 +79,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
   }
 }
 
-/** Exit 1 with one message: a worker's is said by the primary, once for the service. */
+/** A worker's message is said by the primary, once for the service. */
 async function cannotStart(err: unknown, logger?: Logger, worker?: number): Promise<never> {
   const message = (err as Error)?.message ?? String(err);
   const config = err instanceof ConfigError ? err : undefined;
@@ -245,8 +244,7 @@ async function listen(
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   } else {
-    // The primary stops the workers (a terminal's Ctrl-C reaches every process of the group:
-    // the primary's SIGINT is the one acted on); a SIGTERM sent to a worker itself stops it.
+    // Ctrl-C reaches every process of the group: only the primary acts on SIGINT.
     let stopping = false;
     const stop = (signal?: NodeJS.Signals) => {
       if (stopping) return;
@@ -258,8 +256,7 @@ async function listen(
     process.on('SIGTERM', stop);
     onStopRequest(() => stop());
     log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
-    // Written before the primary hears of it, so that its own line about this worker (listening,
-    // worker replaced) comes after this one in the output the two share.
+    // Before the primary's own line about this worker, in the output the two share.
     flushLogger(log);
     await reportListening(listening);
   }

@@ -3,10 +3,7 @@ import type { Logger } from 'pino';
 import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chain/metrics';
 import type { ServiceConfig } from './service-config';
 
-/**
- * server.yml `workers` above 1: the service as a node:cluster (README "Workers"). Messages carry
- * `chain` (their type) so that prom-client's own on the same channel pass by.
- */
+/** README "Workers". Messages carry `chain` so that prom-client's own on the channel pass by. */
 const WORKER_ENV = 'CHAIN_WORKER';
 
 export function workerNumber(): number | undefined {

@@ -1,4 +1,9 @@
-import { applyPassThrough, verifiedCallerOf, type RequestGuard } from '@chain/security';
+import {
+  applyPassThrough,
+  verifiedCallerOf,
+  type RequestGuard,
+  type SecurityConfig,
+} from '@chain/security';
 import type { Stage } from '../exchange';
 
 /**
@@ -9,11 +14,11 @@ import type { Stage } from '../exchange';
  */
 export function securityStage(
   check: NonNullable<RequestGuard['check']>,
-  passThroughClaims: Readonly<Record<string, string>>,
-  swtHeaders?: { clientId: string; clientSecret: string },
+  security: SecurityConfig,
 ): Stage {
-  const idHeader = swtHeaders?.clientId.toLowerCase();
-  const secretHeader = swtHeaders?.clientSecret.toLowerCase();
+  const { passThroughClaims, enableVerifySwt } = security;
+  const idHeader = enableVerifySwt ? security.swtClientIdHeader.toLowerCase() : undefined;
+  const secretHeader = enableVerifySwt ? security.swtClientSecretHeader.toLowerCase() : undefined;
   return async (x) => {
     applyPassThrough(x.req.headers, passThroughClaims);
     const { headers } = x.req;
@@ -48,9 +53,4 @@ export function securityStage(
       throw err;
     }
   };
-}
-
-/** Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`). */
-export function passThroughStripStage(passThroughClaims: Readonly<Record<string, string>>): Stage {
-  return (x) => applyPassThrough(x.req.headers, passThroughClaims);
 }

@@ -13,11 +13,6 @@ export interface SpanRecord {
   remoteParent: boolean;
 }
 
-export interface ExportResource {
-  serviceName: string;
-  attributes?: Record<string, string | number | boolean>;
-}
-
 /** OTLP's SpanKind and StatusCode enums (trace.proto). */
 const KIND = { server: 2, client: 3 } as const;
 const STATUS_UNSET = 0;
@@ -61,7 +56,7 @@ export function encodeSpan(s: SpanRecord): string {
 }
 
 export function exportTraceBody(
-  resource: ExportResource,
+  resource: { serviceName: string; attributes?: Record<string, string | number | boolean> },
   scope: { name: string; version: string },
   spans: readonly string[],
 ): string {
