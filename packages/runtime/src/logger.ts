@@ -7,10 +7,7 @@ const SECRETS = ['client_secret', 'password', 'influxdbPass'];
 
 const path = (container: string, name: string) => `${container}[${JSON.stringify(name)}]`;
 
-/**
- * Named paths, not wildcards, which pino walks for every field of every line. A header's name at
- * the top of a line is not one: the chain's trace line puts a token's summary there.
- */
+/** Named paths, not wildcards (README "Logs"); not a header's name at the top of a line. */
 const REDACT_PATHS = [
   ...SECRETS.map((name) => path('', name)),
   ...TOKEN_HEADERS.flatMap((name) => [path('headers', name), path('req.headers', name)]),

@@ -5,7 +5,6 @@ export const isHttp2 = (res: http.ServerResponse): boolean =>
   (res as unknown as { stream?: unknown }).stream !== undefined;
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** The content type of an error body (light-4j's, exactly). */
 export const ERROR_TYPE = 'application/json';
 
 /** Node leaves the body out of an answer to HEAD and keeps the length, as RFC 9110 asks. */

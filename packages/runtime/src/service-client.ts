@@ -25,19 +25,13 @@ export interface DownstreamTarget {
   url: string;
   /** Picks its auth server with client.yml `oauth.multipleAuthServers` (else by path). */
   serviceId?: string;
-  /**
-   * Send the service's own token as `X-Scope-Token` (light-4j's chain). Default: whether the
-   * service verifies tokens (security.yml `enableVerifyJwt` or `enableVerifySwt`).
-   */
+  /** Send the own token as `X-Scope-Token`. Default: whether the service verifies tokens. */
   credentials?: boolean;
 }
 
 export interface ServiceDownstream {
   readonly name: string;
-  /**
-   * A JSON GET of `path` for the request `x`, its ids, trace context, pass-through claims and
-   * credentials on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
-   */
+  /** Resolves with the 2xx answer; rejects with a catalogue StatusError. */
   getJson(x: Exchange, path?: string): Promise<{ status: number; body: unknown }>;
 }
 
@@ -48,10 +42,7 @@ export interface ServiceClient {
   readinessChecks(): ReadinessCheck[];
 }
 
-/**
- * The glue between a request and `@chain/oauth-client` (what a call means lives there): the
- * headers that go on and the client span.
- */
+/** The glue between a request and `@chain/oauth-client`: the headers and the client span. */
 export function createServiceClient(options: {
   config: ServiceConfig;
   logger: Logger;
@@ -117,11 +108,7 @@ export function clientFiles(config: ServiceConfig): ClientFiles {
   };
 }
 
-/**
- * The callers of a downstream with the own token, by call path. What can be known at start is
- * checked then (a missing key stops the service); a path whose serviceId has no auth server is
- * ERR10009.
- */
+/** Checked at start where it can be; a path whose serviceId has no auth server is ERR10009. */
 function ownTokenCallers(
   target: DownstreamTarget,
   files: ClientFiles,

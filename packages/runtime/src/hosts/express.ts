@@ -20,7 +20,6 @@ function exchangeOf(req: http.IncomingMessage, res: http.ServerResponse): Exchan
   return x;
 }
 
-/** The typed context of a request, for the Express middleware and routes a service adds. */
 export function contextOf(req: http.IncomingMessage): RequestContext {
   const x = exchanges.get(req);
   if (!x) throw new TypeError('contextOf: the request did not pass a chain service application');

@@ -3,7 +3,7 @@ import { answered, createExchange, type Exchange, type Stage } from '../exchange
 
 export type RenderError = (x: Exchange, err: unknown) => void;
 
-/** The native host: the stages in order on Node's request and response; sync ones cost no promise. */
+/** The stages in order on Node's request and response; sync stages cost no promise. */
 export function nativeListener(
   stages: readonly Stage[],
   renderError: RenderError,

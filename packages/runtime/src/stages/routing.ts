@@ -8,10 +8,7 @@ const MAX_ECHOED_PATH = 200;
 export const echoPath = (path: string): string =>
   path.length > MAX_ECHOED_PATH ? path.slice(0, MAX_ECHOED_PATH) + '…' : path;
 
-/**
- * light-4j's specification handler, before security as there: an unknown path is 404 to anyone;
- * path parameters are checked after security.
- */
+/** Before security, as light-4j: an unknown path is 404 to anyone. */
 export function routingStage(spec: OpenApiSpec): Stage {
   const allowAll = spec.allow;
   return (x) => {

@@ -7,10 +7,8 @@ import {
 import type { Stage } from '../exchange';
 
 /**
- * light-4j's JWT verify handler, after routing (it needs the operation's scopes). A 403 keeps its
- * verified caller, so metrics count it under the client, as light-4j does. The caller's own
- * pass-through headers are replaced by the verified claims; the SWT client headers are removed
- * (the secret goes no further than the introspection server).
+ * light-4j's JWT verify handler, after routing (it needs the scopes). A 403 keeps its caller, so
+ * metrics count it under the client, as light-4j does. The SWT client headers are removed.
  */
 export function securityStage(
   check: NonNullable<RequestGuard['check']>,

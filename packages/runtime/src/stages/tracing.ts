@@ -1,7 +1,7 @@
 import type { Stage } from '../exchange';
 import type { SpanExporter } from '../telemetry/span-exporter';
 
-/** A caller's trace is exported when the caller sampled it, as OpenTelemetry's parent-based sampler. */
+/** A caller's trace is exported when it sampled it (OpenTelemetry's parent-based sampler). */
 export function tracingStage(exporter: SpanExporter, now: () => number): Stage {
   return (x) => {
     const { trace } = x.context;

@@ -1,7 +1,6 @@
 import { coerceParams } from '@chain/openapi';
 import type { Stage } from '../exchange';
 
-/** light-4j's validator handler, after security. */
 export const validationStage: Stage = (x) => {
   const operation = x.context.operation;
   if (operation && operation.params.length > 0) {

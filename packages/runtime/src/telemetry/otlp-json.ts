@@ -13,7 +13,6 @@ export interface SpanRecord {
   remoteParent: boolean;
 }
 
-/** OTLP's SpanKind and StatusCode enums (trace.proto). */
 const KIND = { server: 2, client: 3 } as const;
 const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;

@@ -20,10 +20,7 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 /** OTLP: a client reads at most 4 MiB of an answer. */
 const MAX_ANSWER = 4 * 1024 * 1024;
 
-/**
- * OpenTelemetry's batch span processor over OTLP/HTTP JSON: a bounded queue, one export in
- * flight; a retryable failure keeps the batch while there is room.
- */
+/** OpenTelemetry's batch span processor over OTLP/HTTP JSON; one export in flight. */
 export class SpanExporter {
   private queue: string[] = [];
   private timer: NodeJS.Timeout | undefined;
