@@ -121,10 +121,7 @@ export function createHttpServer(
         allowHTTP1: true,
         settings: { maxHeaderListSize: config.maxHeaderSize },
       },
-      listener as unknown as (
-        req: http2.Http2ServerRequest,
-        res: http2.Http2ServerResponse,
-      ) => void,
+      listener as unknown as Parameters<typeof http2.createSecureServer>[1],
     );
     // Node runs its HTTP/1.1 server code for the fallback connections, which reads these.
     Object.assign(server, options);

@@ -66,16 +66,14 @@ export interface ServiceApp {
 
 /** A service's request pipeline, in light-4j's handler order. Never listens. */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
-  const { config } = options;
-  const built = buildStages(options);
-  const { metrics, exporter } = built;
-  if (config.server.framework === 'express') {
-    const listener = expressApplication(built.stages, options.express);
-    return { framework: 'express', listener, metrics, exporter };
-  }
-  const { outer, spec, end, renderError } = built.stages;
-  const listener = nativeListener([...outer, ...spec, end], renderError);
-  return { framework: 'native', listener, metrics, exporter };
+  const { metrics, exporter, stages } = buildStages(options);
+  const { framework } = options.config.server;
+  const { outer, spec, end, renderError } = stages;
+  const listener =
+    framework === 'express'
+      ? expressApplication(stages, options.express)
+      : nativeListener([...outer, ...spec, end], renderError);
+  return { framework, listener, metrics, exporter };
 }
 
 /** The pipeline as an Express application whatever server.yml `framework` says, to embed. */

@@ -37,10 +37,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/**
- * Starts a service; anything that keeps it from starting ends the process with exit code 1 and
- * one `Cannot start: ...` line on stderr. The primary of a cluster (./workers) never resolves.
- */
+/** What keeps it from starting: exit 1, one `Cannot start: ...` line. A primary never resolves. */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
   let logger: Logger | undefined;
   const worker = workerNumber();
