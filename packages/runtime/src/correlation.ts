@@ -53,7 +53,6 @@ export class Trace {
     return (this.span ??= newSpanId());
   }
 
-  /** Sets a new child span's `traceparent` (and `tracestate`) on a call's headers; its id. */
   addChild(headers: Record<string, string>): string {
     const spanId = newSpanId();
     headers.traceparent = `00-${this.traceId}-${spanId}-${this.sampled ? '01' : '00'}`;

@@ -89,7 +89,6 @@ export function openLogDestination(
   return { destination, streamWrite };
 }
 
-/** Writes every line still buffered, waiting at most `timeoutMs` for a slow reader. */
 export function flushLogDestination(destination: unknown, timeoutMs: number): void {
   const output = outputs.get(destination as LogDestination);
   if (!output) return;
