@@ -4,12 +4,7 @@ import type http2 from 'node:http2';
 import type tls from 'node:tls';
 import type { Logger } from 'pino';
 
-/**
- * server.yml `enableTwoWayTls`: the verified client certificate's RFC 8705 thumbprint
- * (`x5t#S256`: base64url of the SHA-256 of its DER bytes), computed once per connection when the
- * handshake completes and kept on the connection (the socket for HTTP/1.1, the session for
- * HTTP/2), where each request's context reads it.
- */
+/** The verified client certificate's RFC 8705 `x5t#S256`, kept on the connection. */
 const THUMBPRINT = Symbol('clientCertThumbprint');
 
 type Holder = { [THUMBPRINT]?: string };
@@ -20,7 +15,6 @@ function verifiedThumbprint(socket: tls.TLSSocket): string | undefined {
   return cert ? createHash('sha256').update(cert.raw).digest('base64url') : undefined;
 }
 
-/** The thumbprint of the request's verified client certificate; undefined without two-way TLS. */
 export function clientCertThumbprint(req: http.IncomingMessage): string | undefined {
   // An HTTP/2 request's `socket` is a proxy made per stream; its session is made once.
   const stream = (req as unknown as { stream?: http2.ServerHttp2Stream }).stream;
@@ -28,10 +22,6 @@ export function clientCertThumbprint(req: http.IncomingMessage): string | undefi
   return holder?.[THUMBPRINT];
 }
 
-/**
- * Keeps the thumbprint on each connection of a server that asks for client certificates, and
- * logs each handshake it refuses (the reason and the address, nothing of the certificate).
- */
 export function watchClientCertificates(
   server: tls.Server | http2.Http2SecureServer,
   logger: Logger,

@@ -10,7 +10,7 @@ const TRACESTATE_MEMBER =
   /^(?:[a-z0-9][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
 const TRACESTATE_MAX_MEMBERS = 32;
 
-/** Random ids from a pool: one 4 KB read of the random source serves 512 span ids. */
+/** One read of the random source serves 512 span ids. */
 const POOL = Buffer.allocUnsafe(4096);
 let offset = POOL.length;
 
@@ -36,10 +36,6 @@ export function newSpanId(): string {
   return id === ZERO_SPAN ? newSpanId() : id;
 }
 
-/**
- * The ids that follow a request through the chain and into its log lines: light-4j's
- * `X-Correlation-Id` and `X-Traceability-Id`, and W3C Trace Context. Made once per request.
- */
 export class Trace {
   private span?: string;
 
@@ -47,20 +43,16 @@ export class Trace {
     readonly correlationId: string,
     readonly traceabilityId: string | undefined,
     readonly traceId: string,
-    /** The caller's span; none when the trace starts here. */
     readonly parentSpanId: string | undefined,
     /** The caller's flag; for a trace that starts here, set by the tracing stage. */
     public sampled: boolean,
-    /** The caller's, when valid: passed on unchanged. */
     readonly tracestate: string | undefined,
   ) {}
 
-  /** This service's span of the request (made when first asked). */
   get spanId(): string {
     return (this.span ??= newSpanId());
   }
 
-  /** Sets a new child span's `traceparent` (and `tracestate`) on a call's headers; its id. */
   addChild(headers: Record<string, string>): string {
     const spanId = newSpanId();
     headers.traceparent = `00-${this.traceId}-${spanId}-${this.sampled ? '01' : '00'}`;
@@ -68,7 +60,6 @@ export class Trace {
     return spanId;
   }
 
-  /** The W3C headers of a new child span (a token request made for this request). */
   childHeaders(): Record<string, string> {
     const headers: Record<string, string> = {};
     this.addChild(headers);
@@ -76,13 +67,7 @@ export class Trace {
   }
 }
 
-/**
- * light-4j's correlation and traceability handlers, and W3C Trace Context: `X-Correlation-Id`
- * kept when sane (letters, digits, `._:-`, at most 128) else generated, `X-Traceability-Id` kept
- * when sane; a valid `traceparent` gives the trace, the parent span and the sampled flag, and its
- * valid `tracestate` is kept (an invalid one dropped whole); without one the trace starts here
- * (and `tracestate` is ignored, 3.3).
- */
+/** An invalid `tracestate` is dropped whole; without a `traceparent` it is ignored (3.3). */
 export function readTrace(headers: IncomingHttpHeaders): Trace {
   const incoming = headers['x-correlation-id'];
   const correlationId =
@@ -104,7 +89,6 @@ export function readTrace(headers: IncomingHttpHeaders): Trace {
   );
 }
 
-/** Whether `text` from `from` to before `to` is lower-case hex digits only. */
 function isLowerHex(text: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
@@ -113,10 +97,7 @@ function isLowerHex(text: string, from: number, to: number): boolean {
   return true;
 }
 
-/**
- * W3C Trace Context `traceparent`: version, trace-id, parent-id, flags in lower-case hex, 55
- * characters for version 00; a later version may carry more after a `-` (3.2.4), `ff` is invalid.
- */
+/** A later version than 00 may carry more after a `-` (3.2.4); `ff` is invalid. */
 export function parseTraceparent(
   header: string | string[] | undefined,
 ): { traceId: string; parentId: string; sampled: boolean } | undefined {
@@ -144,7 +125,6 @@ export function parseTraceparent(
   return { traceId, parentId, sampled: (parseInt(h.slice(53, 55), 16) & 1) === 1 };
 }
 
-/** The `tracestate` members, joined as one header; undefined when absent or not valid. */
 export function parseTracestate(header: string | string[] | undefined): string | undefined {
   const text = Array.isArray(header) ? header.join(',') : header;
   if (!text || text.length > 8192) return undefined;

@@ -3,11 +3,7 @@ import { StatusError, toStatusError } from '@chain/errors';
 import type { Exchange } from './exchange';
 import { sendError } from './respond';
 
-/**
- * Any thrown value as a catalogue error. An error that carries an HTTP 4xx `status` (what
- * Express middleware a user adds throws: a body it cannot parse, a body too large) becomes our
- * row for it; anything else unknown is ERR10010, with nothing of it in the answer.
- */
+/** A 4xx `status` (thrown by Express middleware a service adds) becomes our row for it. */
 export function asStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
   const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status;
@@ -19,7 +15,6 @@ export function asStatusError(err: unknown): StatusError {
   return toStatusError(err);
 }
 
-/** The messages of an error and its causes, joined: one line, no stack. */
 export function reasonOf(err: unknown): string {
   const parts: string[] = [];
   for (let e = err, depth = 0; e && depth < 4; depth++) {
@@ -33,12 +28,7 @@ export function reasonOf(err: unknown): string {
   return parts.join(': ');
 }
 
-/**
- * The one error renderer of every service: the catalogue body with its status and headers.
- * Logging: an unexpected failure (ERR10010) with its stack, for the developer; an upstream
- * failure (token server, key server, downstream) as one line with the reason; refused
- * credentials are logged by the security stage, not again here.
- */
+/** Refused credentials are logged by the security stage, not again here. */
 export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown) => void {
   return (x, err) => {
     const error = asStatusError(err);
@@ -52,7 +42,6 @@ export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown)
     if (error.code === 'ERR10010') {
       logger.error({ ...where, err: error.cause ?? err }, 'request failed');
     } else if (error.cause !== undefined && error.statusCode !== 401 && error.statusCode !== 403) {
-      // The service's own token or an upstream it needs failed: worth an operator's attention.
       const upstream = error.statusCode >= 500 || error.code === 'ERR10009';
       const log = upstream ? logger.warn : logger.info;
       log.call(logger, { ...where, reason: reasonOf(error.cause) }, error.body.description);

@@ -4,26 +4,22 @@ import type { AuthInfo } from '@chain/security';
 import { clientCertThumbprint } from './client-certificate';
 import { readTrace, type Trace } from './correlation';
 
-/** What the stages learn about one request, typed; each field has one writer, named here. */
+/** Each field has one writer, named here. */
 export interface RequestContext {
-  /** Set when the exchange is made, before any stage. */
   readonly trace: Trace;
   /** Routing stage. */
   operation?: Operation;
-  /** Path parameters as sent (routing stage). */
+  /** Routing stage. */
   rawParams: Readonly<Record<string, string>>;
-  /** Path parameters as the spec types them (validation stage, after security). */
+  /** Validation stage, after security. */
   params: Readonly<Record<string, ParamValue>>;
-  /** The verified caller (security stage); for a 403, the caller whose scopes did not match. */
+  /** Security stage; for a 403, the caller whose scopes did not match. */
   caller?: AuthInfo;
   /** RFC 8705 `x5t#S256` of the connection's verified client certificate (two-way TLS). */
   readonly clientCertThumbprint: string | undefined;
 }
 
-/**
- * One request and its response on either host (light-4j's HttpServerExchange): Node's own
- * objects (so only Node's API compiles), the method and path as sent, the typed context.
- */
+/** One request and its response on either host (light-4j's HttpServerExchange). */
 export interface Exchange {
   readonly req: http.IncomingMessage;
   readonly res: http.ServerResponse;
@@ -36,7 +32,6 @@ export interface Exchange {
 
 const NO_PARAMS: Readonly<Record<string, never>> = Object.freeze({});
 
-/** Makes the exchange of a request: reads its trace ids and echoes them on the response. */
 export function createExchange(req: http.IncomingMessage, res: http.ServerResponse): Exchange {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -57,19 +52,12 @@ export function createExchange(req: http.IncomingMessage, res: http.ServerRespon
   };
 }
 
-/** Whether the response has begun: a stage that answered ends the run of stages. */
 export function answered(x: Exchange): boolean {
   return x.res.headersSent || x.res.writableEnded;
 }
 
-/**
- * One step of the request pipeline, on either host: it returns (or resolves) to pass the request
- * on, answers the response to end the run, or throws (rejects) for the error renderer.
- */
+/** Returns to pass the request on, answers to end the run, or throws for the error renderer. */
 export type Stage = (x: Exchange) => void | Promise<void>;
 
-/**
- * A service's handler of one operation: a value it returns is answered as JSON with 200; one that
- * answers the response itself returns nothing; a thrown StatusError is its catalogue row.
- */
+/** A returned value is answered as JSON with 200; a thrown StatusError is its catalogue row. */
 export type Handler = (x: Exchange) => unknown;

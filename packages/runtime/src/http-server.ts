@@ -10,21 +10,15 @@ import { ERROR_TYPE, isHttp2, sendError } from './respond';
 import type { ServerConfig } from './server-config';
 import { echoPath } from './stages/routing';
 
-/** How long a connection refused at the HTTP level may still send before it is cut. */
 const LINGER_MS = 1000;
 
-/**
- * The stopping state of a service's servers. After `stop()` a new request is answered 503
- * ERR20006 with `Connection: close`, an in-flight one finishes with `Connection: close` (when its
- * headers are not sent yet), and each connection is closed once it has nothing in flight; HTTP/2
- * sessions get GOAWAY.
- */
+/** After `stop()`: 503 ERR20006 for new requests, each connection closed once idle. */
 export class ShutdownGate {
   private stopping = false;
   private readonly inFlight = new Set<http.ServerResponse>();
   private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
   private readonly sessions = new Set<http2.ServerHttp2Session>();
-  /** A response's `close` listener, one for all (a closure per request costs more). */
+  /** One `close` listener for all responses (a closure per request costs more). */
   private readonly closed: (this: http.ServerResponse) => void;
 
   constructor() {
@@ -41,7 +35,6 @@ export class ShutdownGate {
 
   watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
-    // Only an HTTP/2 server has sessions.
     server.on('session', (session: http2.ServerHttp2Session) => {
       if (this.stopping) {
         session.close();
@@ -52,17 +45,14 @@ export class ShutdownGate {
     });
   }
 
-  /** Cuts every connection still open (the end of the grace time). */
   closeAll(): void {
     for (const session of this.sessions) session.destroy();
     for (const server of this.servers) {
-      // An HTTP/2 server with HTTP/1.1 fallback tracks its HTTP/1.1 connections as http.Server
-      // does but lacks closeAllConnections (its closeIdleConnections is http.Server's).
+      // An HTTP/2 server with HTTP/1.1 fallback lacks closeAllConnections but has the state.
       http.Server.prototype.closeAllConnections.call(server as http.Server);
     }
   }
 
-  /** Whether the request may go on; answers it 503 when not. */
   admit(res: http.ServerResponse): boolean {
     if (this.stopping) {
       sendError(
@@ -87,23 +77,13 @@ export class ShutdownGate {
   }
 }
 
-/** The part of a service the servers need: its listener and its shutdown gate. */
 export interface ServedApp {
   listener: http.RequestListener;
   gate: ShutdownGate;
-  /** Whether the listener runs on HTTP/2's request and response (the native host does). */
   http2?: boolean;
 }
 
-/**
- * The HTTP edges of every service, the same for both hosts (fastify is the reference): Node's
- * options from server.yml, and a catalogue answer where Node would answer bare text or nothing:
- * a malformed request 400 ERR20007, a header block over `maxHeaderSize` 431 ERR20008, a request
- * not received in time 408 ERR20009 (written, the connection half-closed and the client's bytes
- * read for a moment, so that it sees the answer rather than a reset); an HTTP/1.1 request
- * without `Host` 400 ERR20007; an `Expect` other than 100-continue 417 ERR20010. With server.yml
- * `enableHttp2` (native host), HTTP/2 with HTTP/1.1 for clients that do not offer it (ALPN).
- */
+/** The HTTP edges of every service: a catalogue answer where Node would answer bare or not. */
 export function createHttpServer(
   protocol: 'https' | 'http',
   config: ServerConfig,
@@ -116,8 +96,7 @@ export function createHttpServer(
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
-    // How often Node checks the two time-outs above (its default, 30 s, would let a 1 s
-    // time-out fire up to 30 s late).
+    // Node's default, 30 s, would let a 1 s time-out fire up to 30 s late.
     connectionsCheckingInterval: Math.min(1000, Math.ceil(config.headersTimeoutMs / 2)),
     // Checked below, with a catalogue body (Node answers a bare 400).
     requireHostHeader: false,
@@ -142,10 +121,7 @@ export function createHttpServer(
         allowHTTP1: true,
         settings: { maxHeaderListSize: config.maxHeaderSize },
       },
-      listener as unknown as (
-        req: http2.Http2ServerRequest,
-        res: http2.Http2ServerResponse,
-      ) => void,
+      listener as unknown as Parameters<typeof http2.createSecureServer>[1],
     );
     // Node runs its HTTP/1.1 server code for the fallback connections, which reads these.
     Object.assign(server, options);
@@ -170,10 +146,7 @@ export function createHttpServer(
 
 const PROBE_PATHS = new Set(['/health', '/ready']);
 
-/**
- * The app of the probe port (server.yml `probePort`): `/health` and `/ready` go through the
- * service's own pipeline, any other path is 404 ERR20001. HTTP/1.1 only, as probes speak.
- */
+/** server.yml `probePort`: `/health` and `/ready` only, HTTP/1.1 only. */
 export function probesOnly(app: ServedApp): ServedApp {
   return {
     gate: app.gate,
@@ -189,7 +162,6 @@ export function probesOnly(app: ServedApp): ServedApp {
   };
 }
 
-/** What Node reports for a request it could not read, as a catalogue error. */
 function clientErrorOf(code: string | undefined, config: ServerConfig): StatusError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
@@ -231,8 +203,7 @@ function clientErrorHandler(config: ServerConfig, logger: Logger) {
         `Content-Type: ${ERROR_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
-    // Half-closed: what the client still sends is read, so its TCP stack delivers the answer
-    // instead of a reset; the connection is cut after a moment.
+    // Half-closed and read for a moment, so that the client sees the answer, not a reset.
     socket.resume();
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };

@@ -2,27 +2,20 @@ import fs from 'node:fs';
 import net from 'node:net';
 import pino from 'pino';
 
-/** pino's destination (sonic-boom). */
 type LogDestination = ReturnType<typeof pino.destination>;
 
 /** Linux's PIPE_BUF: a write of at most this many bytes to a pipe is never split by another's. */
 const PIPE_BUF = 4096;
-/** The longest a line waits in the buffer; a line this long after the last write goes at once. */
 const FLUSH_MS = 50;
-/** Bytes kept while the reader does not keep up; beyond, lines are dropped and counted. */
 const MAX_BUFFERED = 32 * 1024 * 1024;
-/** How long the flush on exit waits for a reader that does not read. */
 const EXIT_FLUSH_MS = 2000;
 
 interface Output {
-  /** Why logging ended (EPIPE: the reader is gone). */
   ended?: string;
-  /** The last write was refused (EAGAIN). */
   refused: boolean;
-  /** Bytes of the last write (0: nothing to write). */
   lastWrite: number;
   lastWriteAt: number;
-  /** The next line looks whether it comes after a quiet spell (once per write, not per line). */
+  /** The next line checks for a quiet spell (once per write, not per line). */
   armed: boolean;
   dropped: number;
   /** Keeps the handle that put a pipe or socket fd in non-blocking mode. */
@@ -33,14 +26,7 @@ const outputs = new Map<LogDestination, Output>();
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/**
- * pino's destination on a file descriptor, configured for a service (README "Logs"): buffered
- * (`minLength`, `periodicFlush`), whole lines of at most PIPE_BUF per write in a worker
- * (`maxWrite`), synchronous writes on a non-blocking fd (a full pipe is not waited for, a gone
- * reader ends logging), everything written on exit. `streamWrite` is pino's hook that writes a
- * line after a quiet spell at the end of its event-loop turn. Not `sync: false`: a write in
- * flight at exit is left out of pino's flush; not `flushSync`: it retries an EPIPE forever.
- */
+/** README "Logs". Not `sync: false` nor `flushSync`: see there. */
 export function openLogDestination(
   fd: number,
   options: { shared: boolean; onDropped: (count: number) => void },
@@ -60,7 +46,6 @@ export function openLogDestination(
     maxWrite: options.shared ? PIPE_BUF : 65536,
     maxLength: MAX_BUFFERED,
     periodicFlush: FLUSH_MS,
-    // A full pipe is never waited for while the service runs (flushLogDestination waits).
     retryEAGAIN: () => false,
   });
   destination.on('error', (err: NodeJS.ErrnoException) => {
@@ -104,10 +89,6 @@ export function openLogDestination(
   return { destination, streamWrite };
 }
 
-/**
- * Writes every line still buffered, waiting at most `timeoutMs` for a reader that does not keep
- * up; at once when logging has ended. Another stream than openLogDestination's: nothing.
- */
 export function flushLogDestination(destination: unknown, timeoutMs: number): void {
   const output = outputs.get(destination as LogDestination);
   if (!output) return;
@@ -115,7 +96,6 @@ export function flushLogDestination(destination: unknown, timeoutMs: number): vo
   while (!output.ended) {
     output.refused = false;
     output.lastWrite = -1;
-    // Writes what is buffered; with nothing left, an empty write.
     (destination as LogDestination).flush();
     if (output.refused) {
       if (Date.now() >= until) return;
@@ -126,11 +106,7 @@ export function flushLogDestination(destination: unknown, timeoutMs: number): vo
   }
 }
 
-/**
- * A pipe or socket fd in non-blocking mode (a full pipe answers EAGAIN instead of stopping the
- * event loop), as libuv sets it when it opens a handle on it (Node does for stdout and stderr).
- * Files and terminals are left as they are.
- */
+/** A pipe or socket fd made non-blocking by a libuv handle (a full pipe answers EAGAIN). */
 function nonBlocking(fd: number): unknown {
   if (fd === 1) return process.stdout;
   if (fd === 2) return process.stderr;

@@ -2,29 +2,18 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { flushLogDestination, openLogDestination } from './log-destination';
 import { workerNumber } from './workers';
 
-/** The request headers that carry a token. */
 const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
-/** The OAuth 2.0 form field and the config keys that hold a secret. */
 const SECRETS = ['client_secret', 'password', 'influxdbPass'];
 
 const path = (container: string, name: string) => `${container}[${JSON.stringify(name)}]`;
 
-/**
- * Where a log call can hold a credential: named paths, not wildcards, which pino walks for every
- * field of every line (README "Logs"). A header's name at the top of a line is not one of them:
- * the chain's trace line puts a token's summary there.
- */
+/** Named paths, not wildcards (README "Logs"); not a header's name at the top of a line. */
 const REDACT_PATHS = [
   ...SECRETS.map((name) => path('', name)),
   ...TOKEN_HEADERS.flatMap((name) => [path('headers', name), path('req.headers', name)]),
   ...[...TOKEN_HEADERS, ...SECRETS].map((name) => path('err', name)),
 ];
 
-/**
- * One JSON line per event: pino, its ISO time, `service` (and `worker`) in every line,
- * credentials redacted. On a file descriptor (stdout by default) through ./log-destination;
- * `destination` may be a stream instead (tests).
- */
 export function createLogger(
   serviceId: string,
   level = process.env.LOG_LEVEL ?? 'info',
@@ -52,10 +41,6 @@ export function createLogger(
   return logger;
 }
 
-/**
- * Writes every line the logger holds now, waiting at most `timeoutMs` for a reader that does not
- * keep up. (On exit this happens by itself.)
- */
 export function flushLogger(logger: Logger, timeoutMs = 1000): void {
   flushLogDestination(
     (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym],
@@ -65,10 +50,6 @@ export function flushLogger(logger: Logger, timeoutMs = 1000): void {
 
 let fatalErrorsHandled = false;
 
-/**
- * An uncaught exception or unhandled rejection: a fatal line with the error (written, with every
- * line before it, on exit), then exit code 1 as Node would. Once per process.
- */
 export function exitOnFatalError(logger: Logger): void {
   if (fatalErrorsHandled) return;
   fatalErrorsHandled = true;

@@ -1,10 +1,7 @@
 import type http from 'node:http';
 import { StatusError } from '@chain/errors';
 
-/**
- * The request body, at most `maxBytes` (else ERR10068, 413, and the connection is closed after
- * the answer: the rest of the body is not read).
- */
+/** Over `maxBytes`: ERR10068 and the connection closed after the answer (the rest is unread). */
 export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) return Promise.reject(tooLarge());

@@ -2,30 +2,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
 
-/**
- * One condition a service needs before it can serve, for `GET /ready`: `check` resolves when it
- * holds and rejects when it does not. Asked on every probe, so it must be cheap when all is well.
- */
+/** Asked on every probe, so it must be cheap when all is well. */
 export interface ReadinessCheck {
-  /** The name in the answer, e.g. `token`. */
   readonly name: string;
   check(): Promise<unknown>;
 }
 
 export interface ReadinessState {
   ready: boolean;
-  /** The answer's body: `{"status":"UP"|"DOWN","serviceId":...,"checks":[...]}`. */
   body: string;
 }
 
 const TIMED_OUT = Symbol('timed out');
 
-/**
- * The readiness of a service: ready when every check holds within `timeoutMs` (the probe's own
- * time-out is longer). The answer names each failed check with a reason that holds no secret (a
- * catalogue error's code and message, a time-out, or `failed`); the error goes to the log, once
- * per change of state.
- */
+/** A failed check's reason in the answer holds no secret; the error is logged once a change. */
 export function createReadiness(
   serviceId: string,
   checks: readonly ReadinessCheck[],

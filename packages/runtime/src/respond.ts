@@ -1,19 +1,13 @@
 import type http from 'node:http';
 import type { StatusError } from '@chain/errors';
 
-/** Whether a response goes out over HTTP/2 (no connection-specific headers there). */
 export const isHttp2 = (res: http.ServerResponse): boolean =>
   (res as unknown as { stream?: unknown }).stream !== undefined;
 
-/** The content type of a successful JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** The content type of an error body (light-4j's, exactly). */
 export const ERROR_TYPE = 'application/json';
 
-/**
- * Writes a whole answer in one call: status, headers, `Content-Type`, `Content-Length` and the
- * body. Node leaves the body out of an answer to HEAD and keeps the length, as RFC 9110 asks.
- */
+/** Node leaves the body out of an answer to HEAD and keeps the length, as RFC 9110 asks. */
 export function send(
   res: http.ServerResponse,
   statusCode: number,
@@ -36,12 +30,10 @@ export function send(
   res.end(body);
 }
 
-/** A JSON answer: `JSON.stringify(value)` with `application/json; charset=utf-8`. */
 export function sendJson(res: http.ServerResponse, statusCode: number, value: unknown): void {
   send(res, statusCode, JSON_TYPE, JSON.stringify(value));
 }
 
-/** An answer without a body (204, or a 200 to OPTIONS), with the given headers. */
 export function sendEmpty(
   res: http.ServerResponse,
   statusCode: number,
@@ -51,7 +43,6 @@ export function sendEmpty(
   res.end();
 }
 
-/** A catalogue error: its status, its headers (`WWW-Authenticate`, `Allow`) and its body. */
 export function sendError(res: http.ServerResponse, error: StatusError): void {
   send(res, error.statusCode, ERROR_TYPE, JSON.stringify(error.body), error.headers);
 }

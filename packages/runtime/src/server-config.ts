@@ -1,13 +1,11 @@
 import os from 'node:os';
 import { configFile, text, z, type Light4jKey, type SchemaHelpers } from '@chain/config';
 
-/** The two hosts the request pipeline runs on (server.yml `framework`). */
 export const FRAMEWORKS = ['native', 'express'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 const MAX_WORKERS = 64;
 
-/** `workers`: a whole number from 1 to MAX_WORKERS, or `auto` (one per core). */
 const workers = z.unknown().transform((value, ctx) => {
   if (value === 'auto') return Math.min(os.availableParallelism(), MAX_WORKERS);
   if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_WORKERS) {
@@ -51,11 +49,7 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   maskConfigProperties: { same: true },
 };
 
-/**
- * server.yml (docs/configuration.md has every key). The rules between keys are in `superRefine`;
- * the transform drops what another key makes unused, with a warning. The TLS files are read and
- * checked once, at start (start-service `loadTls`).
- */
+/** The transform drops what another key makes unused, with a warning. */
 const serverSchema = ({ file, path, warn }: SchemaHelpers) =>
   z
     .strictObject({

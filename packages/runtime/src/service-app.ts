@@ -10,7 +10,12 @@ import {
   introspectionEndpoint,
   type ClientEvents,
 } from '@chain/oauth-client';
-import { createRequestGuard, type IntrospectionSource, type KeySource } from '@chain/security';
+import {
+  applyPassThrough,
+  createRequestGuard,
+  type IntrospectionSource,
+  type KeySource,
+} from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client';
 import { createErrorRenderer } from './error-renderer';
@@ -26,24 +31,18 @@ import { notFoundStage } from './stages/not-found';
 import { probesStage } from './stages/probes';
 import { createReadiness, type ReadinessCheck } from './readiness';
 import { routingStage } from './stages/routing';
-import { passThroughStripStage, securityStage } from './stages/security';
+import { securityStage } from './stages/security';
 import { tracingStage } from './stages/tracing';
 import { validationStage } from './stages/validation';
 import { SpanExporter } from './telemetry/span-exporter';
 import { workerMetricsLink } from './workers';
 
-/** Where a service registers its handlers, by the spec's path templates (`/v2/pet/{petId}`). */
-export interface Routes {
-  get(path: string, handler: Handler): void;
-  post(path: string, handler: Handler): void;
-  put(path: string, handler: Handler): void;
-  delete(path: string, handler: Handler): void;
-  patch(path: string, handler: Handler): void;
-}
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 
-/** What a service's handlers are built with, beside the routes. */
+/** Handlers by the spec's path templates (`/v2/pet/{petId}`). */
+export type Routes = Record<(typeof METHODS)[number], (path: string, handler: Handler) => void>;
+
 export interface ServiceTools {
-  /** How the service calls out: its downstreams and tokens (client.yml). */
   client: ServiceClient;
   metrics: Metrics;
 }
@@ -51,64 +50,33 @@ export interface ServiceTools {
 export interface ServiceAppOptions {
   config: ServiceConfig;
   logger: Logger;
-  /**
-   * The service's own handlers; they run after the spec, security and validation passed. Built
-   * once, at start, with the service's tools (its downstreams are made here).
-   */
+  /** Called once, at start; the handlers run after routing, security and validation. */
   routes: (routes: Routes, tools: ServiceTools) => void;
-  /** The service's Express code, used when the host is Express (server.yml `framework`). */
   express?: ExpressExtensions;
-  /**
-   * What the service needs before it can serve, asked on `GET /ready`, beside the own tokens its
-   * downstreams call with (those the client side adds). None: ready once it listens.
-   */
+  /** Asked on `GET /ready`, beside the own tokens of the downstreams. */
   readiness?: readonly ReadinessCheck[];
 }
 
 export interface ServiceApp {
-  /** The host the stages run on: server.yml `framework`. */
   readonly framework: Framework;
-  /** The Node request listener of that host, for `http(s).createServer` or supertest. */
   readonly listener: http.RequestListener;
-  /** The Express application, when the host is Express. */
-  readonly express?: express.Application;
   readonly metrics: Metrics;
-  /** The span exporter, when telemetry.yml `enabled` (started and stopped with the service). */
   readonly exporter?: SpanExporter;
-  readonly client: ServiceClient;
 }
 
-/**
- * A service's request pipeline, in light-4j's handler order: the probes (`/health`, `/ready`,
- * `/metrics`) -> metrics -> the mock token route (`enableMockJwt`) -> OpenAPI routing (404, 405,
- * OPTIONS) -> security (401, 403) -> path-parameter validation (400) -> the service's handler ->
- * the one error renderer. The correlation id is read before the first stage. The same stages
- * run on the native host or in an Express application, as server.yml `framework` says. Never
- * listens: tests drive the listener with supertest, `startService` listens.
- */
+/** A service's request pipeline, in light-4j's handler order. Never listens. */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
-  const { config } = options;
-  const built = buildStages(options);
-  const { metrics, exporter, client } = built;
-  if (config.server.framework === 'express') {
-    const app = expressApplication(built.stages, options.express);
-    return { framework: 'express', listener: app, express: app, metrics, exporter, client };
-  }
-  const { outer, spec, end, renderError } = built.stages;
-  return {
-    framework: 'native',
-    listener: nativeListener([...outer, ...spec, end], renderError),
-    metrics,
-    exporter,
-    client,
-  };
+  const { metrics, exporter, stages } = buildStages(options);
+  const { framework } = options.config.server;
+  const { outer, spec, end, renderError } = stages;
+  const listener =
+    framework === 'express'
+      ? expressApplication(stages, options.express)
+      : nativeListener([...outer, ...spec, end], renderError);
+  return { framework, listener, metrics, exporter };
 }
 
-/**
- * The service as an Express application, whatever server.yml `framework` says: for a service
- * that embeds the chain's pipeline in an Express application of its own
- * (`outer.use('/chain', createExpressApp(options))`).
- */
+/** The pipeline as an Express application whatever server.yml `framework` says, to embed. */
 export function createExpressApp(options: ServiceAppOptions): express.Application {
   return expressApplication(buildStages(options).stages, options.express);
 }
@@ -121,7 +89,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     prometheus: config.prometheus,
     worker: workerMetricsLink(),
   });
-  // One HTTP client (one read of the trust store) for every call the service makes.
   let httpClient: HttpClient | undefined;
   const http = () => (httpClient ??= new HttpClient(config.client));
   const events = clientEvents(metrics, logger);
@@ -154,22 +121,18 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check, passThroughClaims, swtHeaders(config)));
+  if (guard.check) spec.push(securityStage(guard.check, config.security));
+  // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
   else if (Object.keys(passThroughClaims).length)
-    spec.push(passThroughStripStage(passThroughClaims));
+    spec.push((x) => applyPassThrough(x.req.headers, passThroughClaims));
   spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,
     exporter,
-    client,
     stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
   };
 }
 
-/**
- * What the client side reports goes to the metrics (when counted) and, for a circuit that opens
- * or closes, to the log.
- */
 function clientEvents(metrics: Metrics, logger: Logger): ClientEvents {
   const counted = metrics.client;
   return {
@@ -189,7 +152,6 @@ function clientEvents(metrics: Metrics, logger: Logger): ClientEvents {
   };
 }
 
-/** Handlers by endpoint; a route that is not an operation of the spec stops the service at start. */
 function registerRoutes(
   config: ServiceConfig,
   routes: (routes: Routes) => void,
@@ -207,21 +169,11 @@ function registerRoutes(
     }
     handlers.set(endpoint, handler);
   };
-  routes({
-    get: add('get'),
-    post: add('post'),
-    put: add('put'),
-    delete: add('delete'),
-    patch: add('patch'),
-  });
+  routes(Object.fromEntries(METHODS.map((m) => [m, add(m)])) as Routes);
   return handlers;
 }
 
-/**
- * Unknown kids go to the key distribution server of client.yml `oauth.key`, when one is set: a
- * JWKS when security.yml `jwt.keyResolver` is `JsonWebKeySet` (or, without it, client.yml
- * `oauth.key.jwk` is true), else light-oauth2's PEM by kid.
- */
+/** Unknown kids go to client.yml `oauth.key`'s server: a JWKS, or light-oauth2's PEM by kid. */
 function keySource(
   config: ServiceConfig,
   http: () => HttpClient,
@@ -249,12 +201,7 @@ function keySource(
   });
 }
 
-/**
- * security.yml `enableVerifySwt`: opaque tokens go to client.yml's introspection server
- * (`introspectionEndpoint`: a missing key stops the service naming it). Beside JWT verification
- * without an introspection server, only JWTs verify: said once at start, with the other config
- * warnings.
- */
+/** Beside JWT verification, no introspection server means only JWTs verify: a start warning. */
 function introspectionSource(
   config: ServiceConfig,
   http: () => HttpClient,
@@ -277,12 +224,4 @@ function introspectionSource(
     http: http(),
     timeoutMs: config.client.request.timeout,
   });
-}
-
-/** The request headers that may bring the introspection client (security.yml), when it is used. */
-function swtHeaders(config: ServiceConfig) {
-  const { enableVerifySwt, swtClientIdHeader, swtClientSecretHeader } = config.security;
-  return enableVerifySwt
-    ? { clientId: swtClientIdHeader, clientSecret: swtClientSecretHeader }
-    : undefined;
 }

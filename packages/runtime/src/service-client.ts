@@ -19,69 +19,37 @@ import type { ServiceConfig } from './service-config';
 import type { SpanRecord } from './telemetry/otlp-json';
 import type { SpanExporter } from './telemetry/span-exporter';
 
-/** A downstream a service calls. */
 export interface DownstreamTarget {
   /** Its name in error descriptions and logs, e.g. `api-b` (never its URL). */
   name: string;
-  /** Its base URL, e.g. `https://api-b:7442`; a call's path is appended. */
   url: string;
-  /**
-   * Its light-4j serviceId, which picks its auth server with client.yml
-   * `oauth.multipleAuthServers`; without it, `pathPrefixServices` by each call's path.
-   */
+  /** Picks its auth server with client.yml `oauth.multipleAuthServers` (else by path). */
   serviceId?: string;
-  /**
-   * Send the service's own token (light-4j's chain: the caller's `Authorization` unchanged, the
-   * own token as `X-Scope-Token`). Default: whether the service verifies tokens (security.yml
-   * `enableVerifyJwt` or `enableVerifySwt`).
-   */
+  /** Send the own token as `X-Scope-Token`. Default: whether the service verifies tokens. */
   credentials?: boolean;
 }
 
-/** A downstream as a handler calls it: one call for one request. */
 export interface ServiceDownstream {
   readonly name: string;
-  /**
-   * A JSON GET of `path` for the request `x`: its correlation and traceability ids, its W3C trace
-   * context (a child span), its pass-through claims and, with credentials, its `Authorization`
-   * (unless bound to the caller: `forwardedAuthorization`) and the own token go on. Resolves with the 2xx answer; rejects with a catalogue StatusError.
-   */
+  /** Resolves with the 2xx answer; rejects with a catalogue StatusError. */
   getJson(x: Exchange, path?: string): Promise<{ status: number; body: unknown }>;
 }
 
-/** How a service calls out: its downstreams and its tokens. */
 export interface ServiceClient {
   /** A downstream, built once at start (its circuit breaker lives as long as the service). */
   downstream(target: DownstreamTarget): ServiceDownstream;
-  /** The service's tokens (own and users'); undefined when client.yml names no token server. */
-  readonly tokens: TokenManager | undefined;
-  /**
-   * What `GET /ready` asks of the client side: for each own token the downstreams made so far
-   * call with, that it is at hand or the token server gives it now (without it every call would
-   * be ERR10009). The probe shares the renewal of the calls: one request to the token server.
-   */
+  /** `GET /ready`: each own token the downstreams call with is at hand or obtained now. */
   readinessChecks(): ReadinessCheck[];
 }
 
-export interface ServiceClientOptions {
+/** The glue between a request and `@chain/oauth-client`: the headers and the client span. */
+export function createServiceClient(options: {
   config: ServiceConfig;
   logger: Logger;
-  /** The service's one HTTP client (client.yml's TLS and time-outs), made when first needed. */
   http: () => HttpClient;
   events?: ClientEvents;
-  /** Client spans, when telemetry.yml exports them. */
   exporter?: SpanExporter;
-  now?: () => number;
-}
-
-/**
- * The service's client side from client.yml: one TokenManager (own tokens by auth server, users'
- * tokens), and per downstream a `Downstream` (the one HTTP client, time-outs, the retry of a
- * reset connection, the circuit breaker) behind a `DownstreamCaller` (credentials, the retry
- * with a renewed token). This file is the glue to the request: the headers that
- * go on and the client span; what a call means lives in `@chain/oauth-client`.
- */
-export function createServiceClient(options: ServiceClientOptions): ServiceClient {
+}): ServiceClient {
   const { config, logger, events } = options;
   const { client } = config;
   const files = clientFiles(config);
@@ -94,7 +62,6 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       onBackgroundError: (err) =>
         logger.warn({ err }, 'background token renewal failed; the current token is still used'),
     }));
-  /** The own tokens the downstreams call with (one per auth server and client). */
   const ownTokens = new Set<TokenSource>();
 
   return {
@@ -108,16 +75,17 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         breaker: { errorThreshold: request.errorThreshold, resetTimeoutMs: request.resetTimeout },
         events,
       });
-      if (!(target.credentials ?? verifiesTokens(config))) {
+      const { enableVerifyJwt, enableVerifySwt } = config.security;
+      if (!(target.credentials ?? (enableVerifyJwt || enableVerifySwt))) {
         const plain = new DownstreamCaller({ downstream: base, events });
-        return serviceDownstream(base, () => plain, false, options);
+        return serviceDownstream(base, () => plain, false, options.exporter);
       }
-      const verifying = config.security.enableVerifyJwt ? 'enableVerifyJwt' : 'enableVerifySwt';
+      const verifying = enableVerifyJwt ? 'enableVerifyJwt' : 'enableVerifySwt';
       const callerOf = ownTokenCallers(target, files, tokens, verifying, (source) => {
         ownTokens.add(source);
         return new DownstreamCaller({ downstream: base, tokens: source, events });
       });
-      return serviceDownstream(base, callerOf, true, options);
+      return serviceDownstream(base, callerOf, true, options.exporter);
     },
     readinessChecks() {
       const sources = [...ownTokens];
@@ -126,17 +94,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         check: () => source.get(),
       }));
     },
-    get tokens() {
-      return client.oauth.token.server_url || client.oauth.multipleAuthServers
-        ? tokens()
-        : undefined;
-    },
   };
 }
-
-/** Whether the service verifies its callers' tokens (JWTs, or opaque ones by introspection). */
-const verifiesTokens = ({ security }: ServiceConfig) =>
-  security.enableVerifyJwt || security.enableVerifySwt;
 
 export function clientFiles(config: ServiceConfig): ClientFiles {
   const fileOf = (name: string) =>
@@ -149,23 +108,15 @@ export function clientFiles(config: ServiceConfig): ClientFiles {
   };
 }
 
-/**
- * The callers of a downstream with the service's own token, by call path: one token source (one
- * auth server); or, with multipleAuthServers, the source of the serviceId (the target's, else
- * the path's by pathPrefixServices). What can be known at start is checked then, a missing key
- * stopping the service with its name (`grantSettings`); a path whose serviceId has no auth server
- * is ERR10009.
- */
+/** Checked at start where it can be; a path whose serviceId has no auth server is ERR10009. */
 function ownTokenCallers(
   target: DownstreamTarget,
   files: ClientFiles,
   tokens: () => TokenManager,
-  /** The security.yml switch that makes the service call with credentials, for the message. */
   verifying: 'enableVerifyJwt' | 'enableVerifySwt',
   make: (source: TokenSource) => DownstreamCaller,
 ): (path: string | undefined) => DownstreamCaller {
   if (!files.client.oauth.multipleAuthServers) {
-    // Why the service needs its own token's settings: the start-up message.
     const why =
       target.credentials === undefined
         ? `is required when security.yml ${verifying} is true`
@@ -204,31 +155,26 @@ function ownTokenCallers(
   };
 }
 
-/** A downstream for the handlers: the request's headers on, and a client span when sampled. */
 function serviceDownstream(
   base: Downstream,
   callerOf: (path: string | undefined) => DownstreamCaller,
   withCredentials: boolean,
-  options: ServiceClientOptions,
+  exporter: SpanExporter | undefined,
 ): ServiceDownstream {
-  const { exporter } = options;
-  const now = options.now ?? highResolutionNow;
   return {
     name: base.options.name,
     async getJson(x, path) {
       const { trace, caller } = x.context;
       // One object, filled by assignment (object spreads cost several times more a call).
       const headers: Record<string, string> = {};
-      // security.yml passThroughClaims: the verified claims go downstream too.
       const passThrough = caller?.passThrough;
       if (passThrough) for (const key in passThrough) headers[key] = passThrough[key];
       const spanId = trace.addChild(headers);
       headers['X-Correlation-Id'] = trace.correlationId;
       if (trace.traceabilityId) headers['X-Traceability-Id'] = trace.traceabilityId;
-      // Only with spans exported and sampled: nothing is made for them otherwise.
       const span =
         exporter !== undefined && trace.sampled
-          ? { trace, spanId, startMs: now(), path }
+          ? { trace, spanId, startMs: highResolutionNow(), path }
           : undefined;
       try {
         const answer = await callerOf(path).getJson({
@@ -240,12 +186,12 @@ function serviceDownstream(
             ? forwardedAuthorization(x.req.headers.authorization, caller?.claims)
             : undefined,
         });
-        if (span) exporter!.record(clientSpan(base, span, now(), answer.status, undefined));
+        if (span) exporter!.record(clientSpan(base, span, answer.status, undefined));
         return answer;
       } catch (err) {
         if (span) {
           const code = err instanceof StatusError ? err.code : 'error';
-          exporter!.record(clientSpan(base, span, now(), undefined, code));
+          exporter!.record(clientSpan(base, span, undefined, code));
         }
         throw err;
       }
@@ -253,11 +199,10 @@ function serviceDownstream(
   };
 }
 
-/** The client span of one call (OpenTelemetry's HTTP client attributes), when it ends. */
+/** OpenTelemetry's HTTP client span attributes. */
 function clientSpan(
   base: Downstream,
   span: { trace: Trace; spanId: string; startMs: number; path: string | undefined },
-  endMs: number,
   status: number | undefined,
   code: string | undefined,
 ): SpanRecord {
@@ -270,7 +215,7 @@ function clientSpan(
     name: 'GET',
     kind: 'client',
     startMs: span.startMs,
-    endMs,
+    endMs: highResolutionNow(),
     attributes: {
       'http.request.method': 'GET',
       'server.address': server.hostname,

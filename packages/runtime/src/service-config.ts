@@ -1,41 +1,15 @@
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { OpenApiSpec } from '@chain/openapi';
-import {
-  clientConfigSchema,
-  secretConfigSchema,
-  type ClientConfig,
-  type SecretConfig,
-} from '@chain/oauth-client';
-import {
-  metricsConfigSchema,
-  prometheusConfigSchema,
-  type MetricsConfig,
-  type PrometheusConfig,
-} from '@chain/metrics';
-import { securityConfigSchema, type SecurityConfig } from '@chain/security';
-import { serverConfigSchema, type ServerConfig } from './server-config';
-import { telemetryConfigSchema, type TelemetryConfig } from './telemetry/telemetry-config';
+import { clientConfigSchema, secretConfigSchema } from '@chain/oauth-client';
+import { metricsConfigSchema, prometheusConfigSchema } from '@chain/metrics';
+import { securityConfigSchema } from '@chain/security';
+import { serverConfigSchema } from './server-config';
+import { telemetryConfigSchema } from './telemetry/telemetry-config';
 
-/** Everything a service reads at start, checked: the files every service has. */
-export interface ServiceConfig {
-  server: ServerConfig;
-  security: SecurityConfig;
-  client: ClientConfig;
-  secret: SecretConfig;
-  metrics: MetricsConfig;
-  prometheus: PrometheusConfig;
-  telemetry: TelemetryConfig;
-  spec: OpenApiSpec;
-  loader: ConfigLoader;
-}
+export type ServiceConfig = ReturnType<typeof loadServiceConfig>;
 
-/**
- * Reads server.yml, security.yml, client.yml, secret.yml, metrics.yml, prometheus.yml,
- * telemetry.yml and openapi.yaml through
- * the one loader. Throws a ConfigError naming file and key on the first bad one.
- */
-export function loadServiceConfig(options: ConfigLoaderOptions): ServiceConfig {
+export function loadServiceConfig(options: ConfigLoaderOptions) {
   const loader = new ConfigLoader(options);
   const server = loader.load('server', serverConfigSchema, { required: true });
   // light-rest-4j reads openapi-security.yml instead of security.yml when there is one.

@@ -23,13 +23,9 @@ import {
 } from './workers';
 
 export interface ServiceDefinition {
-  /** The service's bundled config folder. */
   bundledDir: string;
-  /** Builds the app from checked config; throws a ConfigError for a bad service-specific file. */
   createApp: (config: ServiceConfig, logger: Logger) => ServiceApp;
-  /** Loader options for tests (override folder, environment). */
   loaderOptions?: Omit<ConfigLoaderOptions, 'bundledDir'>;
-  /** Where the log lines go instead of stdout (tests). */
   logDestination?: DestinationStream;
 }
 
@@ -37,22 +33,11 @@ export interface RunningService {
   config: ServiceConfig;
   logger: Logger;
   app: ServiceApp;
-  /** Bound ports, by protocol; `probe`: server.yml `probePort`'s. */
   ports: { https?: number; http?: number; probe?: number };
-  /**
-   * Stops: no new connections, 503 ERR20006 for new requests on open ones, in-flight requests
-   * finish (at most server.yml `shutdownTimeoutMs`), then the metrics' last interval; resolves.
-   */
   close(): Promise<void>;
 }
 
-/**
- * Starts a service: reads and checks its config, builds the app, listens on the ports of
- * server.yml, and stops cleanly on SIGTERM/SIGINT (exit 0). Anything that keeps it from starting
- * ends the process with exit code 1 and one `Cannot start: ...` line on stderr. With server.yml
- * `workers` above 1 this process becomes the primary of a node:cluster (./workers) and never
- * resolves; in a worker, this runs the service and answers to the primary.
- */
+/** What keeps it from starting: exit 1, one `Cannot start: ...` line. A primary never resolves. */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
   let logger: Logger | undefined;
   const worker = workerNumber();
@@ -91,7 +76,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
   }
 }
 
-/** Exit 1 with one message: a worker's is said by the primary, once for the service. */
+/** A worker's message is said by the primary, once for the service. */
 async function cannotStart(err: unknown, logger?: Logger, worker?: number): Promise<never> {
   const message = (err as Error)?.message ?? String(err);
   const config = err instanceof ConfigError ? err : undefined;
@@ -105,20 +90,13 @@ async function cannotStart(err: unknown, logger?: Logger, worker?: number): Prom
   process.exit(1);
 }
 
-/** A PEM key and certificate or a PKCS12 keystore; with two-way TLS, the trust store too. */
 export type TlsMaterial = ({ key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string }) &
   Pick<https.ServerOptions, 'requestCert' | 'rejectUnauthorized' | 'ca'>;
 
 const JKS_MAGIC = 0xfeedfeed;
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-/**
- * server.yml's TLS files, read and checked once: `keyFile` and `certFile` (a PEM private key, a
- * PEM certificate, the key of that certificate) or light-4j's PKCS12 `keystoreName`; with
- * `enableTwoWayTls`, the trust store `truststoreName` (PEM CA certificates), which makes the
- * options require a client certificate it verifies. Each failure names the file and the key,
- * never OpenSSL's code, and says what to do with a Java (JKS, PKCS12) store.
- */
+/** Each failure names the file and the key, never OpenSSL's code. */
 export function loadTls(config: ServiceConfig): TlsMaterial {
   const { keyFile, certFile, keystoreName, keystorePass, truststoreName } = config.server;
   const where = config.loader.locate('server').file ?? 'server.yml';
@@ -263,8 +241,7 @@ async function listen(
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   } else {
-    // The primary stops the workers (a terminal's Ctrl-C reaches every process of the group:
-    // the primary's SIGINT is the one acted on); a SIGTERM sent to a worker itself stops it.
+    // Ctrl-C reaches every process of the group: only the primary acts on SIGINT.
     let stopping = false;
     const stop = (signal?: NodeJS.Signals) => {
       if (stopping) return;
@@ -276,15 +253,13 @@ async function listen(
     process.on('SIGTERM', stop);
     onStopRequest(() => stop());
     log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
-    // Written before the primary hears of it, so that its own line about this worker (listening,
-    // worker replaced) comes after this one in the output the two share.
+    // Before the primary's own line about this worker, in the output the two share.
     flushLogger(log);
     await reportListening(listening);
   }
   return { config, logger: log, app, ports, close };
 }
 
-/** The end of a graceful stop: the last line (written on exit), exit 0. */
 function stopped(log: Logger): void {
   log.info('stopped');
   process.exit(0);

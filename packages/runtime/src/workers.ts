@@ -3,17 +3,9 @@ import type { Logger } from 'pino';
 import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chain/metrics';
 import type { ServiceConfig } from './service-config';
 
-/**
- * server.yml `workers` above 1: the service as a node:cluster (README "Workers"). The primary
- * checks the config, forks the workers, logs the listening line once every worker listens, stops
- * them on SIGTERM, replaces one that dies (within a bound), and is the one writer of the metrics.
- * Messages carry `chain` (their type) so that prom-client's own on the same channel pass by.
- */
-
-/** Tells a worker its number (1, 2, ...). */
+/** README "Workers". Messages carry `chain` so that prom-client's own on the channel pass by. */
 const WORKER_ENV = 'CHAIN_WORKER';
 
-/** This process's worker number, or undefined outside a cluster of this runtime. */
 export function workerNumber(): number | undefined {
   if (!cluster.isWorker) return undefined;
   const n = Number(process.env[WORKER_ENV]);
@@ -55,17 +47,15 @@ export function reportListening(ports: ListeningPort[]): Promise<void> {
   return sendToPrimary({ chain: 'listening', ports });
 }
 
-/** Worker side: why it cannot start, said by the primary. */
 export function reportCannotStart(message: string, file?: string, key?: string): Promise<void> {
   return sendToPrimary({ chain: 'cannot-start', message, file, key }).catch(() => {
     process.stderr.write(`Cannot start: ${message}\n`); // no primary to say it
   });
 }
 
-/** What a worker does when the primary asks it to stop: before it serves, end at once. */
+/** Before it serves, a worker asked to stop ends at once. */
 let stopWorker: () => void = () => process.exit(0);
 
-/** Worker side, from its start: stops when the primary asks, or when the primary is gone. */
 export function watchForStop(): void {
   process.on('message', (message: ToWorker) => {
     if (message?.chain === 'stop') stopWorker();
@@ -73,14 +63,12 @@ export function watchForStop(): void {
   process.once('disconnect', () => stopWorker());
 }
 
-/** Worker side, once it serves: how it stops (gracefully, as one process stops). */
 export function onStopRequest(stop: () => void): void {
   stopWorker = stop;
 }
 
 let prometheusRequests = 0;
 
-/** Worker side: the metrics' path to the primary; undefined outside a cluster. */
 export function workerMetricsLink(): WorkerLink | undefined {
   if (workerNumber() === undefined) return undefined;
   const waiting = new Map<number, (message: ToWorker & { chain: 'prometheus' }) => void>();
@@ -109,10 +97,6 @@ export function workerMetricsLink(): WorkerLink | undefined {
 const MAX_CRASHES = 5;
 const CRASH_WINDOW_MS = 60_000;
 
-/**
- * Primary side: forks `config.server.workers` workers and runs them until SIGTERM or SIGINT (exit
- * 0) or a failure (exit 1): a worker that cannot start, or too many deaths.
- */
 export function runPrimary(config: ServiceConfig, logger: Logger): void {
   const { workers: count, shutdownTimeoutMs, serviceId } = config.server;
   const metrics = createMetricsMerger(config.metrics, {
@@ -181,7 +165,6 @@ export function runPrimary(config: ServiceConfig, logger: Logger): void {
     if (worker.isConnected()) worker.send(message);
   };
 
-  /** The service ends before it served: one message, exit code 1. */
   const cannotStart = (message: string, fields: Record<string, unknown> = {}) => {
     if (stopping) return;
     process.stderr.write(`Cannot start: ${message}\n`);

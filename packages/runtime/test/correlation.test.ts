@@ -1,4 +1,10 @@
-import { newSpanId, newTraceId, parseTraceparent, parseTracestate, readTrace } from '../src';
+import {
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  parseTracestate,
+  readTrace,
+} from '../src/correlation';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';

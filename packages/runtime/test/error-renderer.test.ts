@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusError } from '@chain/errors';
-import { asStatusError, createErrorRenderer, createExchange, reasonOf } from '../src';
+import { asStatusError, createErrorRenderer, reasonOf } from '../src/error-renderer';
+import { createExchange } from '../src/exchange';
 import { captureLogger } from './support';
 
 describe('asStatusError', () => {

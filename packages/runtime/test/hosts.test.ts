@@ -1,12 +1,10 @@
 import request from 'supertest';
 import { StatusError } from '@chain/errors';
-import {
-  createErrorRenderer,
-  expressApplication,
-  nativeListener,
-  sendJson,
-  type Stage,
-} from '../src';
+import { createErrorRenderer } from '../src/error-renderer';
+import type { Stage } from '../src/exchange';
+import { expressApplication } from '../src/hosts/express';
+import { nativeListener } from '../src/hosts/native';
+import { sendJson } from '../src/respond';
 import { captureLogger } from './support';
 
 /**

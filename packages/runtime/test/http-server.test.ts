@@ -3,7 +3,8 @@ import type http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createHttpServer, ShutdownGate, type ServerConfig } from '../src';
+import { createHttpServer, ShutdownGate } from '../src/http-server';
+import type { ServerConfig } from '../src/server-config';
 import { rawRequest, CERTS } from '@chain/testkit';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
 

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import request from 'supertest';
 import { StatusError } from '@chain/errors';
-import { createReadiness, createServiceApp, type ReadinessCheck } from '../src';
+import { createServiceApp, type ReadinessCheck } from '../src';
+import { createReadiness } from '../src/readiness';
 import { CERTS } from '@chain/testkit';
 import { captureLogger, deferred, fixtureConfig, FRAMEWORKS } from './support';
 

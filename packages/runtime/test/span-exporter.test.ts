@@ -1,4 +1,5 @@
-import { encodeSpan, exportTraceBody, SpanExporter, unixNano, type SpanRecord } from '../src';
+import { encodeSpan, exportTraceBody, unixNano, type SpanRecord } from '../src/telemetry/otlp-json';
+import { SpanExporter } from '../src/telemetry/span-exporter';
 import { HttpClient } from '@chain/oauth-client';
 import { startOtlpCollector, type OtlpCollector } from '@chain/testkit';
 import { captureLogger } from './support';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { loadServiceConfig, loadTls, startService, type RunningService } from '../src';
+import { loadServiceConfig, startService, type RunningService } from '../src';
+import { loadTls } from '../src/start-service';
 import { configDir, CERTS } from '@chain/testkit';
 import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support';
 

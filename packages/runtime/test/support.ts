@@ -3,12 +3,12 @@ import {
   createLogger,
   createServiceApp,
   loadServiceConfig,
-  readBody,
   type ExpressExtensions,
   type Framework,
   type ServiceApp,
   type ServiceConfig,
 } from '../src';
+import { readBody } from '../src/read-body';
 import { configDir, deferred } from '@chain/testkit';
 
 export { deferred };

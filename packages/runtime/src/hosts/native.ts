@@ -1,14 +1,9 @@
 import type http from 'node:http';
 import { answered, createExchange, type Exchange, type Stage } from '../exchange';
 
-/** What the hosts do with an error a stage threw: the one error renderer. */
 export type RenderError = (x: Exchange, err: unknown) => void;
 
-/**
- * The native host, the default: the stages run in order on Node's own request and response,
- * with nothing between them. A stage that answers ends the run; an error goes to `renderError`.
- * Synchronous stages cost no promise.
- */
+/** The stages in order on Node's request and response; sync stages cost no promise. */
 export function nativeListener(
   stages: readonly Stage[],
   renderError: RenderError,

@@ -2,12 +2,7 @@ import type { Exchange, Handler, Stage } from '../exchange';
 import { answered } from '../exchange';
 import { sendJson } from '../respond';
 
-/**
- * Calls the service's handler of the matched operation (light-4j's handler.yml maps endpoints
- * to handlers the same way). A value it returns is answered as JSON with 200. An operation the
- * service does not handle passes on: the native host answers ERR10007, the Express host lets the
- * service's own Express routes try first.
- */
+/** An operation without a handler passes on (to the service's own Express routes, if any). */
 export function dispatchStage(handlers: ReadonlyMap<string, Handler>): Stage {
   return (x) => {
     const endpoint = x.context.operation?.endpoint;

@@ -1,11 +1,7 @@
 import type { Metrics } from '@chain/metrics';
 import type { Stage } from '../exchange';
 
-/**
- * Counts every request when its response finishes, under the endpoint the routing stage found
- * and the client the security stage verified (`unknown` for either when there is none), so
- * requests the spec or security refuse count too. Mounted before anything that can refuse.
- */
+/** Mounted before anything that can refuse, so refused requests count too. */
 export function metricsStage(metrics: Metrics): Stage {
   return (x) => {
     const startedAt = metrics.now();

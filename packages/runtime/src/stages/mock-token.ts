@@ -5,11 +5,7 @@ import { readBody } from '../read-body';
 
 const MAX_FORM_BYTES = 4096;
 
-/**
- * `POST /oauth2/token` of security.yml `enableMockJwt` (tests and local work only), before the
- * spec: a form body of at most 4 KB (else ERR10068, 413), answered with a token the service's own
- * verification accepts.
- */
+/** security.yml `enableMockJwt`: `POST /oauth2/token` answers a token the service accepts. */
 export function mockTokenStage(issuer: MockTokenIssuer): Stage {
   return async (x) => {
     if (x.method !== 'POST' || x.path !== '/oauth2/token') return;

@@ -6,12 +6,7 @@ import { JSON_TYPE, send, sendEmpty } from '../respond';
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 
-/**
- * The service's own probes, outside the spec and security and not counted by metrics:
- * `/health` (liveness: the process answers), `/ready` (readiness: 200 when every readiness check
- * holds, else 503 naming the failed ones), and `/metrics` (Prometheus) when metrics are on.
- * GET and HEAD answer, OPTIONS lists them, any other method is 405 with `Allow`.
- */
+/** `/health`, `/ready` and `/metrics`: outside the spec and security, not counted. */
 export function probesStage(
   serviceId: string,
   metrics: Metrics,

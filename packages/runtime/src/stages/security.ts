@@ -1,26 +1,22 @@
-import { applyPassThrough, verifiedCallerOf, type RequestGuard } from '@chain/security';
+import {
+  applyPassThrough,
+  verifiedCallerOf,
+  type RequestGuard,
+  type SecurityConfig,
+} from '@chain/security';
 import type { Stage } from '../exchange';
 
 /**
- * light-4j's JWT verify handler, after routing (it needs the operation's scopes): the security
- * package checks the request's credentials, and the binding of a bound token against the
- * connection's client certificate or the request's DPoP proofs (`DPoP` for Authorization,
- * `X-Scope-Token-DPoP` for X-Scope-Token; a proof's `htu` is the scheme the request came over,
- * its Host, or `:authority` on HTTP/2, and its path); the verified caller goes into the context.
- * A 403 keeps its (verified) caller, so metrics count it under the client, as light-4j does.
- * security.yml `passThroughClaims`: the caller's own headers of those names are removed, then the
- * verified claims are set as request headers, for the handler and the downstream.
- * `swtHeaders` (security.yml `enableVerifySwt`): the headers that may bring the client to
- * introspect with (`swtClientIdHeader`, `swtClientSecretHeader`), read, then removed: the secret
- * goes no further than the introspection server.
+ * light-4j's JWT verify handler, after routing (it needs the scopes). A 403 keeps its caller, so
+ * metrics count it under the client, as light-4j does. The SWT client headers are removed.
  */
 export function securityStage(
   check: NonNullable<RequestGuard['check']>,
-  passThroughClaims: Readonly<Record<string, string>>,
-  swtHeaders?: { clientId: string; clientSecret: string },
+  security: SecurityConfig,
 ): Stage {
-  const idHeader = swtHeaders?.clientId.toLowerCase();
-  const secretHeader = swtHeaders?.clientSecret.toLowerCase();
+  const { passThroughClaims, enableVerifySwt } = security;
+  const idHeader = enableVerifySwt ? security.swtClientIdHeader.toLowerCase() : undefined;
+  const secretHeader = enableVerifySwt ? security.swtClientSecretHeader.toLowerCase() : undefined;
   return async (x) => {
     applyPassThrough(x.req.headers, passThroughClaims);
     const { headers } = x.req;
@@ -34,14 +30,12 @@ export function securityStage(
         scopeToken: headers['x-scope-token'],
         requiredScopes: x.context.operation?.scopes,
         path: x.path,
-        // What a bound token's binding is proven against (RFC 8705, RFC 9449).
         clientCertThumbprint: x.context.clientCertThumbprint,
         method: x.method,
         host: headers.host ?? (headers[':authority'] as string | undefined),
         secure: (x.req.socket as { encrypted?: boolean } | null)?.encrypted === true,
         dpop: headers.dpop,
         scopeTokenDpop: headers['x-scope-token-dpop'],
-        // The introspection client an opaque token may bring (light-4j's SWT headers).
         swtClientId,
         swtClientSecret,
         correlationId: x.context.trace.correlationId,
@@ -57,12 +51,4 @@ export function securityStage(
       throw err;
     }
   };
-}
-
-/**
- * With verification off there are no verified claims, but a caller's own headers named in
- * `passThroughClaims` are still removed (a caller must not claim `X-User-Id: admin`).
- */
-export function passThroughStripStage(passThroughClaims: Readonly<Record<string, string>>): Stage {
-  return (x) => applyPassThrough(x.req.headers, passThroughClaims);
 }

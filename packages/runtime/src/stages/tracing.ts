@@ -1,12 +1,7 @@
 import type { Stage } from '../exchange';
 import type { SpanExporter } from '../telemetry/span-exporter';
 
-/**
- * With telemetry.yml `enabled` only (absent otherwise: no cost): the request's server span,
- * recorded when its response closes and queued for export. A trace that starts here is sampled;
- * a caller's trace is exported when the caller sampled it (its `traceparent` flag), as
- * OpenTelemetry's parent-based sampler does.
- */
+/** A caller's trace is exported when it sampled it (OpenTelemetry's parent-based sampler). */
 export function tracingStage(exporter: SpanExporter, now: () => number): Stage {
   return (x) => {
     const { trace } = x.context;

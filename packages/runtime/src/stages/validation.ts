@@ -1,10 +1,6 @@
 import { coerceParams } from '@chain/openapi';
 import type { Stage } from '../exchange';
 
-/**
- * light-4j's validator handler, after security: the path parameters must have the types of the
- * spec (ERR11004, 400); the context gets them typed.
- */
 export const validationStage: Stage = (x) => {
   const operation = x.context.operation;
   if (operation && operation.params.length > 0) {

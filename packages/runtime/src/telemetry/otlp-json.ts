@@ -1,4 +1,3 @@
-/** A finished span as this service records it (OpenTelemetry's span, the fields used here). */
 export interface SpanRecord {
   traceId: string;
   spanId: string;
@@ -6,23 +5,14 @@ export interface SpanRecord {
   tracestate?: string;
   name: string;
   kind: 'server' | 'client';
-  /** Epoch milliseconds, fractions allowed. */
   startMs: number;
   endMs: number;
   attributes: Record<string, string | number | boolean>;
-  /** The span failed (a 5xx answered, or a call with no answer or an error answer). */
   error: boolean;
   sampled: boolean;
-  /** The parent span came from another process (the caller's `traceparent`). */
   remoteParent: boolean;
 }
 
-export interface ExportResource {
-  serviceName: string;
-  attributes?: Record<string, string | number | boolean>;
-}
-
-/** OTLP's SpanKind and StatusCode enums (trace.proto). */
 const KIND = { server: 2, client: 3 } as const;
 const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
@@ -30,7 +20,6 @@ const STATUS_ERROR = 2;
 const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
-/** An attribute value as OTLP's JSON AnyValue (int64 as a decimal string). */
 function anyValue(value: string | number | boolean): string {
   if (typeof value === 'string') return `{"stringValue":${JSON.stringify(value)}}`;
   if (typeof value === 'boolean') return `{"boolValue":${value}}`;
@@ -46,18 +35,12 @@ function keyValues(attributes: Record<string, string | number | boolean>): strin
   return `[${out}]`;
 }
 
-/** Epoch milliseconds (with fractions) as OTLP's fixed64 nanoseconds, a decimal string. */
 export function unixNano(ms: number): string {
   const micros = Math.round(ms * 1000); // exact as an integer up to 2^53 µs (year 2255)
   return micros === 0 ? '0' : `${micros}000`;
 }
 
-/**
- * One span in OTLP's JSON Protobuf encoding (the OTLP specification,
- * opentelemetry.io/docs/specs/otlp): lowerCamelCase keys, trace and span ids as hex, enums as
- * integers, 64-bit integers as decimal strings. Encoded when the span is recorded, so the queue
- * holds one string per span, not an object graph for the collector to walk.
- */
+/** OTLP's JSON Protobuf encoding, when recorded: the queue holds one string per span. */
 export function encodeSpan(s: SpanRecord): string {
   const flags = (s.sampled ? 1 : 0) | HAS_IS_REMOTE | (s.remoteParent ? IS_REMOTE : 0);
   return (
@@ -71,9 +54,8 @@ export function encodeSpan(s: SpanRecord): string {
   );
 }
 
-/** An `ExportTraceServiceRequest` of encoded spans: one resource, one scope. */
 export function exportTraceBody(
-  resource: ExportResource,
+  resource: { serviceName: string; attributes?: Record<string, string | number | boolean> },
   scope: { name: string; version: string },
   spans: readonly string[],
 ): string {

@@ -6,10 +6,8 @@ import type { TelemetryConfig } from './telemetry-config';
 
 export interface SpanExporterOptions {
   config: TelemetryConfig;
-  /** `service.name` (telemetry.yml `serviceName`, else server.yml `serviceId`). */
   serviceName: string;
   logger: Logger;
-  /** The service's one HTTP client (client.yml's trust store), asked for at the first export. */
   http: () => Transport;
 }
 
@@ -22,15 +20,8 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 /** OTLP: a client reads at most 4 MiB of an answer. */
 const MAX_ANSWER = 4 * 1024 * 1024;
 
-/**
- * Finished spans to an OpenTelemetry collector over OTLP/HTTP JSON, as OpenTelemetry's batch
- * span processor sends them: a bounded queue (a span past `maxQueueSize` is dropped and counted,
- * never waited for), one export every `exportIntervalMs` or when a batch is full, one in flight.
- * A retryable failure (429, 502, 503, 504, no answer) keeps the batch while there is room; any
- * other drops it. A failing collector is logged once, and again when it recovers.
- */
+/** OpenTelemetry's batch span processor over OTLP/HTTP JSON; one export in flight. */
 export class SpanExporter {
-  /** The spans waiting, each already encoded. */
   private queue: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<ExportResult> | undefined;
@@ -47,7 +38,6 @@ export class SpanExporter {
     };
   }
 
-  /** Queues a finished span; a full queue drops it. */
   record(span: SpanRecord): void {
     const { maxQueueSize, maxBatchSize } = this.options.config;
     if (this.queue.length >= maxQueueSize) {
@@ -71,7 +61,6 @@ export class SpanExporter {
     this.timer.unref();
   }
 
-  /** Stops the schedule and sends what is queued while the collector takes it. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -82,7 +71,6 @@ export class SpanExporter {
     }
   }
 
-  /** Sends one batch now (or waits for the one in flight). */
   flush(): Promise<ExportResult> {
     if (this.inFlight) return this.inFlight;
     if (this.queue.length === 0) return Promise.resolve({ idle: true });
@@ -145,7 +133,6 @@ export class SpanExporter {
   }
 }
 
-/** The `partialSuccess` of an ExportTraceServiceResponse, when the collector rejected spans. */
 function partialSuccess(
   text: string,
 ): { rejectedSpans: number; errorMessage?: string } | undefined {

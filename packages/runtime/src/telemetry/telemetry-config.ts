@@ -1,10 +1,6 @@
 import { configFile, mapOf, text, z } from '@chain/config';
 
-/**
- * telemetry.yml (ours; light-4j has none; docs/configuration.md has its keys): the export of
- * request spans to an OpenTelemetry collector over OTLP/HTTP JSON. Off by default, and free when
- * off: no span is made.
- */
+/** telemetry.yml (ours; light-4j has none): off by default, and free when off. */
 const telemetrySchema = z
   .strictObject({
     enabled: z.boolean().default(false),
