@@ -45,6 +45,13 @@ function parse(argv: string[]): unknown {
 }
 
 describe('the bench option reader', () => {
+  it('drops the leading -- that `pnpm bench -- --only a` passes on, and only that one', () => {
+    expect(parse(['--', '--rounds', '3'])).toMatchObject({ values: { rounds: 3 } });
+    expect(parse(['--', '--', '--rounds', '3'])).toEqual({
+      error: expect.stringContaining("Unexpected argument '--rounds'"),
+    });
+  });
+
   it('reads each kind and fills the defaults, a default may depend on another option', () => {
     expect(
       parse([

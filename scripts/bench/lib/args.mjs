@@ -73,6 +73,8 @@ export const KINDS = {
  * Throws a UsageError naming the option.
  */
 export function parseOptions(argv, spec) {
+  // `pnpm bench -- --only a` hands the script its `--` too (pnpm 10): a leading one is dropped.
+  if (argv[0] === '--') argv = argv.slice(1);
   const options = {};
   for (const [name, o] of Object.entries(spec)) {
     const kind = KINDS[o.kind];
