@@ -39,18 +39,22 @@ export function openLogDestination(
     dropped: 0,
     handle: nonBlocking(fd),
   };
+  const minLength = options.shared ? 3072 : 16384;
   const destination = pino.destination({
     fd,
     sync: true,
-    minLength: options.shared ? 3072 : 32768,
-    maxWrite: options.shared ? PIPE_BUF : 65536,
+    minLength,
+    maxWrite: options.shared ? PIPE_BUF : 32768,
     maxLength: MAX_BUFFERED,
     periodicFlush: FLUSH_MS,
     retryEAGAIN: () => false,
   });
   destination.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
+      // A full pipe: sonic-boom would try (and fail) a write at every next line; the lines are
+      // held until the periodic flush instead (flush ignores minLength), up to maxLength.
       output.refused = true;
+      (destination as unknown as { minLength: number }).minLength = MAX_BUFFERED;
       return;
     }
     // EPIPE, EBADF ...: logging ends here, the service goes on (as pino does on EPIPE).
@@ -64,6 +68,7 @@ export function openLogDestination(
   destination.on('write', (bytes: number) => {
     output.lastWrite = bytes;
     if (bytes === 0) return;
+    (destination as unknown as { minLength: number }).minLength = minLength;
     output.lastWriteAt = performance.now();
     output.armed = true;
     if (output.dropped > 0) {
