@@ -14,19 +14,24 @@
 // there). Keys: certs/primary.key (run scripts/gen-certs.sh first).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { readOptions } from '../../../scripts/bench/lib/args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : process.argv[i + 1];
-};
-const dist = path.resolve(arg('dist', path.join(here, '..', 'dist')));
-const only = arg('only', undefined);
-const compare = arg('compare', undefined);
+const { values } = readOptions(
+  {
+    dist: { kind: 'text', default: path.join(here, '..', 'dist') },
+    only: { kind: 'text', choices: ['unbound', 'certificate-bound', 'dpop-bound'] },
+    compare: { kind: 'text' },
+  },
+  'node packages/security/scripts/guard-bench.mjs [--dist DIR] [--compare DIR] [--only unbound|certificate-bound|dpop-bound]',
+);
+const dist = path.resolve(values.dist);
+const { only, compare } = values;
 const guardOf = (dir) => createRequire(path.join(dir, 'index.js'))(path.join(dir, 'index.js'));
 
 const certs = path.join(root, 'certs');
@@ -45,33 +50,20 @@ const token = (extra = {}) =>
     { exp: now + 3600, iat: now, client_id: 'bench', scope: ['read:pets'], ...extra },
   );
 
-const config = {
-  enableVerifyJwt: true,
-  enableVerifyScope: true,
-  enableMockJwt: false,
-  enableExtractScopeToken: true,
-  skipVerifyScopeWithoutSpec: false,
-  skipPathPrefixes: [],
-  passThroughClaims: {},
-  bootstrapFromKeyService: false,
-  logJwtToken: false,
-  logClientUserScope: false,
-  oauthHttp2Support: true,
-  enableJwtCache: true,
-  jwt: {
-    certificate: { 100: path.join(certs, 'primary.crt') },
-    clockSkewInSeconds: 60,
-    cacheMaxEntries: 10000,
-    algorithms: ['RS256'],
-    keyMaxAgeSeconds: 600,
-  },
-  dpop: {
-    algorithms: ['ES256', 'EdDSA', 'PS256', 'RS256'],
-    iatWindowSeconds: 60,
-    replayCacheMaxEntries: 100000,
-    origins: [],
-  },
-};
+// security.yml with its defaults, verification on and the development certificate of kid 100, read by the loader
+// the services use.
+const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-bench-'));
+fs.writeFileSync(
+  path.join(configDir, 'security.yml'),
+  `enableVerifyJwt: true\njwt:\n  certificate:\n    '100': ${path.join(certs, 'primary.crt')}\nlogJwtToken: false\n`,
+);
+const { ConfigLoader } = createRequire(path.join(dist, 'index.js'))('@chain/config');
+const config = new ConfigLoader({
+  bundledDir: configDir,
+  overrideDir: '/nonexistent',
+  env: {},
+}).load(['openapi-security', 'security'], guardOf(dist).securityConfigSchema);
+fs.rmSync(configDir, { recursive: true });
 const guards = [[compare ? 'this' : '', guardOf(dist)]];
 if (compare) guards.push(['compared', guardOf(path.resolve(compare))]);
 const checks = guards.map(([label, { createRequestGuard }]) => [
