@@ -124,6 +124,29 @@ async function token(
   return answer.body as unknown as { access_token: string; token_type: string };
 }
 
+/**
+ * client.yml of hop `letter`: its own token bound by `binding`; with mtls it presents its
+ * certificate and authenticates with it at the token server (tls_client_auth).
+ */
+const hopClientYml = (ts: TokenServerProcess, letter: Letter, binding: 'mtls' | 'dpop') => {
+  const mtls = binding === 'mtls';
+  return `tls:
+  trustStore: ${CERTS}/ca.crt
+${mtls ? `  loadKeyStore: true\n  keyStore: ${CLIENT_CERTS}/api-${letter}.pem\n` : ''}oauth:
+  token:
+    server_url: ${ts.tokenUrl}
+    client_credentials:
+      uri: /oauth2/token
+      client_id: api-${letter}-client
+      tokenBinding: ${binding}
+${mtls ? '      token_endpoint_auth_method: tls_client_auth\n' : ''}      scope: ${OWN_SCOPES[letter]}
+  key:
+    server_url: ${ts.keyUrl}
+    uri: /oauth2/key
+    client_id: api-${letter}-client
+`;
+};
+
 const refusal = (answer: Answer) => ({ status: answer.status, code: answer.body?.code });
 
 describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', () => {
@@ -155,24 +178,7 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
       files: (letter) => ({
         'server.yml': `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`,
         'security.yml': SECURITY,
-        'client.yml': `tls:
-  trustStore: ${CERTS}/ca.crt
-  loadKeyStore: true
-  keyStore: ${CLIENT_CERTS}/api-${letter}.pem
-oauth:
-  token:
-    server_url: ${ts.tokenUrl}
-    client_credentials:
-      uri: /oauth2/token
-      client_id: api-${letter}-client
-      tokenBinding: mtls
-      token_endpoint_auth_method: tls_client_auth
-      scope: ${OWN_SCOPES[letter]}
-  key:
-    server_url: ${ts.keyUrl}
-    uri: /oauth2/key
-    client_id: api-${letter}-client
-`,
+        'client.yml': hopClientYml(ts, letter, 'mtls'),
         'secret.yml': `keyClientSecret: api-${letter}-secret\n`,
       }),
     });
@@ -311,21 +317,7 @@ describe('every hop with DPoP-bound tokens (RFC 9449)', () => {
       ts,
       files: (letter) => ({
         'security.yml': SECURITY,
-        'client.yml': `tls:
-  trustStore: ${CERTS}/ca.crt
-oauth:
-  token:
-    server_url: ${ts.tokenUrl}
-    client_credentials:
-      uri: /oauth2/token
-      client_id: api-${letter}-client
-      tokenBinding: dpop
-      scope: ${OWN_SCOPES[letter]}
-  key:
-    server_url: ${ts.keyUrl}
-    uri: /oauth2/key
-    client_id: api-${letter}-client
-`,
+        'client.yml': hopClientYml(ts, letter, 'dpop'),
         'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
       }),
     });
