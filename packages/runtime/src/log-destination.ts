@@ -49,12 +49,14 @@ export function openLogDestination(
     periodicFlush: FLUSH_MS,
     retryEAGAIN: () => false,
   });
+  // sonic-boom's `minLength` (not in its types): raised while the reader's pipe is full.
+  const threshold = destination as unknown as { minLength: number };
   destination.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
       // A full pipe: sonic-boom would try (and fail) a write at every next line; the lines are
       // held until the periodic flush instead (flush ignores minLength), up to maxLength.
       output.refused = true;
-      (destination as unknown as { minLength: number }).minLength = MAX_BUFFERED;
+      threshold.minLength = MAX_BUFFERED;
       return;
     }
     // EPIPE, EBADF ...: logging ends here, the service goes on (as pino does on EPIPE).
@@ -68,7 +70,7 @@ export function openLogDestination(
   destination.on('write', (bytes: number) => {
     output.lastWrite = bytes;
     if (bytes === 0) return;
-    (destination as unknown as { minLength: number }).minLength = minLength;
+    threshold.minLength = minLength;
     output.lastWriteAt = performance.now();
     output.armed = true;
     if (output.dropped > 0) {
