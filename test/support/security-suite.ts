@@ -260,6 +260,45 @@ export function describeSecurity(name: string, service: SecuredServiceCase): voi
         expect((await get({ Authorization: bearer(good()) })).status).toBe(200);
       });
 
+      // Another spelling of a token that verified (and is cached): the same bytes, a new string
+      const respelled: [string, (token: string) => string][] = [
+        ['= padding on the signature', (t) => `${t}==`],
+        [
+          'the signature in standard base64',
+          (t) => {
+            const [h, p, sig] = t.split('.');
+            return `${h}.${p}.${Buffer.from(sig, 'base64url').toString('base64')}`;
+          },
+        ],
+      ];
+      it.each(respelled)('a cached token respelled (%s): 401, as Authorization', async (_n, f) => {
+        const token = good();
+        expect((await get({ Authorization: bearer(token) })).status).toBe(200);
+        const res = await get({ Authorization: bearer(f(token)) });
+        expect({
+          status: res.status,
+          body: res.body,
+          challenge: res.headers['www-authenticate'],
+        }).toEqual({ status: 401, body: ERR10000, challenge: INVALID['WWW-Authenticate'] });
+      });
+
+      it.each(respelled)('a cached token respelled (%s): 401, as X-Scope-Token', async (_n, f) => {
+        const main = scoped(['other.r']);
+        const scope = scoped([service.required[0]]);
+        const ok = await get({ Authorization: bearer(main), 'X-Scope-Token': bearer(scope) });
+        expect(ok.status).toBe(200);
+        const res = await get({ Authorization: bearer(main), 'X-Scope-Token': bearer(f(scope)) });
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 401,
+          body: {
+            statusCode: 401,
+            code: 'ERR10003',
+            message: 'INVALID_SCOPE_TOKEN',
+            description: 'Incorrect signature or malformed token in X-Scope-Token header',
+          },
+        });
+      });
+
       it('never writes a refused token to the log', () => {
         const log = lines.join('\n');
         for (const { token } of tokens) expect(log.includes(token)).toBe(false);

@@ -8,6 +8,7 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
+import { isCanonicalCompactJws } from './compact-jws';
 import { setBounded } from './key-policy';
 import type { Clock } from './key-source';
 import type { SecurityConfig } from './security-config';
@@ -124,6 +125,10 @@ function singleProof(header: string | string[] | undefined): string {
     throw proofError(`proof longer than ${MAX_PROOF_LENGTH} characters`);
   }
   if (!TOKEN68.test(proof)) throw proofError('proof is not a single JWT');
+  // One proof, one spelling: its `jti` and its signature bind the text as sent.
+  if (!isCanonicalCompactJws(proof)) {
+    throw proofError('proof is not three segments of unpadded base64url');
+  }
   return proof;
 }
 

@@ -8,6 +8,7 @@ import {
   type JwtClaims,
   type VerifiedCaller,
 } from './claims';
+import { isCanonicalCompactJws } from './compact-jws';
 import type { Clock } from './key-source';
 import type { KeyStore } from './key-store';
 import { setBounded } from './key-policy';
@@ -74,6 +75,9 @@ export function createJwtVerifier(options: {
     }
     if (token.length > MAX_TOKEN_LENGTH) {
       throw invalidToken(`token longer than ${MAX_TOKEN_LENGTH} characters`);
+    }
+    if (!isCanonicalCompactJws(token)) {
+      throw invalidToken('token is not three segments of unpadded base64url');
     }
 
     let kid = '';

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { createDpopKey, dpopProof, signWith, b64url, type DpopKey } from '@chain/testkit';
 
 /** The request every case is a proof for. */
@@ -58,7 +59,27 @@ export const PROOF_CASES: ProofCase[] = [
   {
     name: '2: not a compact JWS',
     header: () => 'abc.def',
+    reason: 'proof is not three segments of unpadded base64url',
+  },
+  {
+    name: '2: three segments, not a JWS with a JSON header',
+    header: () => 'abcd.defg.AA',
     reason: 'proof is not a compact JWS with a JSON header',
+  },
+  {
+    name: '2: a signature with = padding',
+    header: (t, now) => `${proof(t, now)}==`,
+    reason: 'proof is not three segments of unpadded base64url',
+  },
+  {
+    name: '2: a header with = padding, signed as sent',
+    header: (t, now) => {
+      const [h, p] = proof(t, now).split('.');
+      const input = `${h}${'='.repeat((4 - (h.length % 4)) % 4) || '='}.${p}`;
+      const key = { key: KEYS.ec.privateKey, dsaEncoding: 'ieee-p1363' } as const;
+      return `${input}.${crypto.sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+    },
+    reason: 'proof is not a single JWT',
   },
   {
     name: '2: longer than 8192 characters',

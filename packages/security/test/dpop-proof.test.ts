@@ -152,7 +152,7 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
     const broken = createDpopProofVerifier({ algorithms: ['ES256'], iatWindowSeconds: 60 }, () => {
       throw new Error('clock broke');
     });
-    await expect(broken(`${'a'.repeat(10)}.b.c`, target)).rejects.toThrow('clock broke');
+    await expect(broken(`${'a'.repeat(12)}.bA.cA`, target)).rejects.toThrow('clock broke');
   });
 });
 

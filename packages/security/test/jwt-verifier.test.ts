@@ -142,10 +142,11 @@ describe('createJwtVerifier', () => {
       for (const f of forged) {
         expect(await outcome(verify(f))).toMatch(/^invalid: /);
       }
-      expect(compactVerify).toHaveBeenCalledTimes(forged.length);
+      // `x<token>` is refused for its spelling, before any signature check
+      expect(compactVerify).toHaveBeenCalledTimes(forged.length - 1);
       // The cached token is still served from the cache.
       expect(await outcome(verify(token))).toBe('verified');
-      expect(compactVerify).toHaveBeenCalledTimes(forged.length);
+      expect(compactVerify).toHaveBeenCalledTimes(forged.length - 1);
     });
 
     it('never caches a refused token', async () => {
@@ -324,6 +325,7 @@ describe('createJwtVerifier: malformed and hostile tokens', () => {
     const notObject = 'invalid: payload is not a JSON object';
     const kid = 'invalid: kid is missing or is not a plain key id';
     const signature = 'invalid: signature does not verify';
+    const spelling = 'invalid: token is not three segments of unpadded base64url';
     expect(reasons).toEqual({
       'alg none, no signature': 'invalid: alg is not RS256',
       'alg none with kid': 'invalid: alg is not RS256',
@@ -338,13 +340,18 @@ describe('createJwtVerifier: malformed and hostile tokens', () => {
       'x5u header': signature,
       'x5c header': signature,
       '100 KB token': `invalid: token longer than ${MAX_TOKEN_LENGTH} characters`,
-      // jose decodes base64url as Node does (characters outside the alphabet are skipped); the
-      // signature covers the text as sent, so none of these verifies
-      'header segment not base64url': signature,
-      'payload segment not base64url': signature,
-      'signature segment not base64url': signature,
-      'two segments': notJws,
-      'four segments': notJws,
+      // refused for their spelling before jose decodes them (it skips characters outside the
+      // alphabet and takes padding)
+      'header segment not base64url': spelling,
+      'payload segment not base64url': spelling,
+      'signature segment not base64url': spelling,
+      'header with = padding, signed as sent': spelling,
+      'payload in standard base64, signed as sent': spelling,
+      'signature with = padding': spelling,
+      'signature in standard base64': spelling,
+      'signature with bits set past its last byte': spelling,
+      'two segments': spelling,
+      'four segments': spelling,
       'payload not JSON': notObject,
       'payload a JSON array': notObject,
       'payload a JSON string': notObject,
@@ -362,29 +369,31 @@ describe('createJwtVerifier: malformed and hostile tokens', () => {
   });
 
   it.each([
-    ['a.b', 'token is not a compact JWS with a JSON header'],
-    ['a.b.c.d', 'token is not a compact JWS with a JSON header'],
-    ['a=.b.c', 'token is not a compact JWS with a JSON header'],
-    ['.b.c', 'token is not a compact JWS with a JSON header'],
-    [`${b64url('{"alg":')}.${b64url('{}')}.c`, 'token is not a compact JWS with a JSON header'],
-    [`${b64url('[1]')}.${b64url('{}')}.c`, 'token is not a compact JWS with a JSON header'],
-    [`${header({ kid: '100' })}.${b64url('"s"')}.c`, 'payload is not a JSON object'],
-    [`${header({ kid: '100' })}.${b64url('{x')}.c`, 'payload is not a JSON object'],
-    [`${header({ kid: 7 })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
-    [`${header({ kid: '' })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
-    [`${header({ kid: '...' })}.${b64url('{}')}.c`, 'kid is missing or is not a plain key id'],
+    ['a.b', 'token is not three segments of unpadded base64url'],
+    ['a.b.c.d', 'token is not three segments of unpadded base64url'],
+    ['a=.b.c', 'token is not three segments of unpadded base64url'],
+    ['.b.c', 'token is not three segments of unpadded base64url'],
+    ['.bb.cc', 'token is not three segments of unpadded base64url'],
+    ['.bA.cA', 'token is not a compact JWS with a JSON header'],
+    [`${b64url('{"alg":')}.${b64url('{}')}.AA`, 'token is not a compact JWS with a JSON header'],
+    [`${b64url('[1]')}.${b64url('{}')}.AA`, 'token is not a compact JWS with a JSON header'],
+    [`${header({ kid: '100' })}.${b64url('"s"')}.AA`, 'payload is not a JSON object'],
+    [`${header({ kid: '100' })}.${b64url('{x')}.AA`, 'payload is not a JSON object'],
+    [`${header({ kid: 7 })}.${b64url('{}')}.AA`, 'kid is missing or is not a plain key id'],
+    [`${header({ kid: '' })}.${b64url('{}')}.AA`, 'kid is missing or is not a plain key id'],
+    [`${header({ kid: '...' })}.${b64url('{}')}.AA`, 'kid is missing or is not a plain key id'],
     [
-      `${header({ kid: 'k'.repeat(129) })}.${b64url('{}')}.c`,
+      `${header({ kid: 'k'.repeat(129) })}.${b64url('{}')}.AA`,
       'kid is missing or is not a plain key id',
     ],
-    [`${header({ alg: 'RS384', kid: '100' })}.${b64url('{}')}.c`, 'alg is not RS256'],
+    [`${header({ alg: 'RS384', kid: '100' })}.${b64url('{}')}.AA`, 'alg is not RS256'],
     [
-      `${header({ kid: '100', crit: [] })}.${b64url('{}')}.c`,
+      `${header({ kid: '100', crit: [] })}.${b64url('{}')}.AA`,
       'token is not a compact JWS with a JSON header',
     ],
     // jose knows b64 (RFC 7797); no crit is accepted here at all
     [
-      `${header({ kid: '100', crit: ['b64'], b64: true })}.${b64url('{}')}.c`,
+      `${header({ kid: '100', crit: ['b64'], b64: true })}.${b64url('{}')}.AA`,
       'crit header parameters are not supported',
     ],
   ])('refuses %s', async (token, reason) => {
@@ -412,9 +421,9 @@ describe('createJwtVerifier: malformed and hostile tokens', () => {
   });
 
   it('never puts token text in its reasons', async () => {
-    const secretish = `${header({ kid: '100' })}.${b64url('SECRET-PAYLOAD')}.c`;
+    const secretish = `${header({ kid: '100' })}.${b64url('SECRET-PAYLOAD')}.AA`;
     expect(await outcome(verify(secretish))).toBe('invalid: payload is not a JSON object');
-    const inHeader = `${b64url('{"alg":"SECRET')}.${b64url('{}')}.c`;
+    const inHeader = `${b64url('{"alg":"SECRET')}.${b64url('{}')}.AA`;
     expect(await outcome(verify(inHeader))).not.toMatch(/SECRET/);
   });
 });

@@ -32,6 +32,21 @@ export function hostileTokens(
   const byAttacker = (h: Claims) => signWith(attacker!.privateKey, { ...header, ...h }, good);
   const valid = signed(header, good);
   const [h, p, s] = valid.split('.');
+  // Another spelling of the same bytes, signed as sent: the signature verifies over that text.
+  const signedText = (input: string) =>
+    `${input}.${crypto.sign('sha256', Buffer.from(input), key.privateKey).toString('base64url')}`;
+  const padded = (segment: string) => segment + '='.repeat((4 - (segment.length % 4)) % 4);
+  // a header whose base64url takes padding, whatever the kid's length
+  const paddable = ['y', 'yy']
+    .map((x) => b64url({ ...header, x }))
+    .find((segment) => segment.length % 4 !== 0)!;
+  // '>>>???' is 'Pj4+Pz8/' in standard base64: a payload that differs from its base64url
+  const standardPayload = Buffer.from(JSON.stringify({ ...good, note: '>>>???' })).toString(
+    'base64',
+  );
+  const sextets = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  // An RSA signature of 256 bytes is 342 characters: the last one holds 4 bits past the bytes
+  const lastBitsSet = s.slice(0, -1) + sextets[sextets.indexOf(s.at(-1)!) | 0b1111];
   const withoutExp = { ...good };
   delete withoutExp.exp;
   return [
@@ -67,6 +82,20 @@ export function hostileTokens(
     { name: 'header segment not base64url', token: `${h}*.${p}.${s}` },
     { name: 'payload segment not base64url', token: `${h}.${p}%.${s}` },
     { name: 'signature segment not base64url', token: `${h}.${p}.${s}+/=` },
+    {
+      name: 'header with = padding, signed as sent',
+      token: signedText(`${padded(paddable)}.${p}`),
+    },
+    {
+      name: 'payload in standard base64, signed as sent',
+      token: signedText(`${h}.${standardPayload.replace(/=+$/, '')}`),
+    },
+    { name: 'signature with = padding', token: `${h}.${p}.${padded(s)}` },
+    {
+      name: 'signature in standard base64',
+      token: `${h}.${p}.${Buffer.from(s, 'base64url').toString('base64')}`,
+    },
+    { name: 'signature with bits set past its last byte', token: `${h}.${p}.${lastBitsSet}` },
     { name: 'two segments', token: `${h}.${p}` },
     { name: 'four segments', token: `${valid}.${s}` },
     { name: 'payload not JSON', token: signed(header, 'not json at all') },
