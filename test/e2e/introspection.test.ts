@@ -27,7 +27,13 @@ const CLIENTS = `clients:
     scope: [read:pets, write:pets]
     accessTokenFormat: opaque
   jwt-app: { secret: jwt-secret, scope: [read:pets] }
+  web-user:
+    secret: web-user-secret
+    scope: [read:pets]
+    redirectUri: https://localhost:3000/authorization
+    accessTokenFormat: opaque
 `;
+const USERS = 'users:\n  alice: { password: alice-password }\n';
 
 const basic = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64');
@@ -38,15 +44,24 @@ describe('opaque tokens by introspection (token server and petstore as processes
   let pet: string;
 
   beforeAll(async () => {
-    ts = await startTokenServer({ yml: tokenServerYml(), files: { 'clients.yml': CLIENTS } });
-    const dir = configDir({
-      'server.yml': `serviceId: com.networknt.petstore-1.0.0
+    ts = await startTokenServer({
+      yml: tokenServerYml(),
+      files: { 'clients.yml': CLIENTS, 'users.yml': USERS },
+    });
+    const dir = configDir(petstoreFiles('urn:chain:api'));
+    petstore = await startService('petstore', { configDir: dir });
+    pet = `https://localhost:${petstore.port}/v2/pet/1`;
+  });
+
+  /** The petstore's override files, the audience its tokens must name. */
+  const petstoreFiles = (audience: string) => ({
+    'server.yml': `serviceId: com.networknt.petstore-1.0.0
 ip: 127.0.0.1
 httpsPort: 0
 keyFile: ${CERTS}/server.key
 certFile: ${CERTS}/server.crt
 `,
-      'security.yml': `enableVerifyJwt: true
+    'security.yml': `enableVerifyJwt: true
 enableVerifySwt: true
 swt:
   cacheMaxAgeSeconds: ${CACHE_S}
@@ -56,24 +71,20 @@ jwt:
 logJwtToken: false
 logClientUserScope: true
 `,
-      'client.yml': `tls:
+    'client.yml': `tls:
   trustStore: ${CERTS}/ca.crt
 oauth:
   key:
     server_url: ${ts.keyUrl}
     client_id: petstore-client
-    audience: urn:chain:api
+    audience: ${audience}
     issuer: https://localhost:6882
   introspection:
     server_url: ${ts.tokenUrl}
     client_id: petstore-client
 `,
-      'secret.yml':
-        'keyClientSecret: petstore-secret\nintrospectionClientSecret: petstore-secret\n',
-      'metrics.yml': 'enabled: false\n',
-    });
-    petstore = await startService('petstore', { configDir: dir });
-    pet = `https://localhost:${petstore.port}/v2/pet/1`;
+    'secret.yml': 'keyClientSecret: petstore-secret\nintrospectionClientSecret: petstore-secret\n',
+    'metrics.yml': 'enabled: false\n',
   });
 
   afterAll(async () => {
@@ -203,6 +214,70 @@ oauth:
     expect(refused.headers['www-authenticate']).toBe(
       'Bearer realm="api", error="invalid_token", error_description="Introspected token is not active: expired, revoked or unknown"',
     );
+  });
+
+  const INACTIVE_ANSWER = {
+    status: 401,
+    body: {
+      statusCode: 401,
+      code: 'ERR10081',
+      message: 'INTROSPECTED_TOKEN_EXPIRED',
+      description: 'Introspected token is not active: expired, revoked or unknown',
+    },
+  };
+
+  it("a user's refresh token is not an access token: 401 ERR10081, its access token 200", async () => {
+    const redirect = await httpsRequest(
+      `${ts.tokenUrl}/oauth2/code?${new URLSearchParams({
+        response_type: 'code',
+        client_id: 'web-user',
+        redirect_uri: 'https://localhost:3000/authorization',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      })}`,
+      { headers: { Authorization: basic('alice', 'alice-password') } },
+    );
+    expect(redirect.status).toBe(302);
+    const code = new URL(redirect.headers.location as string).searchParams.get('code')!;
+    const tokens = await httpsRequest(`${ts.tokenUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: basic('web-user', 'web-user-secret'),
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'https://localhost:3000/authorization',
+        code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      }).toString(),
+    });
+    expect(tokens.status).toBe(200);
+    const { access_token, refresh_token } = tokens.body as Record<string, string>;
+    const refused = await get(refresh_token);
+    expect({ status: refused.status, body: refused.body }).toEqual(INACTIVE_ANSWER);
+    expect(refused.headers['www-authenticate']).toBe(
+      'Bearer realm="api", error="invalid_token", error_description="Introspected token is not active: expired, revoked or unknown"',
+    );
+    expect((await get(refresh_token)).status).toBe(401); // never kept as active
+    expect((await get(access_token)).status).toBe(200);
+    expect(petstore.lines.join('\n')).not.toContain(refresh_token);
+  });
+
+  it('an answer for another audience: 401 ERR10081 at a petstore of that other audience', async () => {
+    const other = await startService('petstore', {
+      configDir: configDir(petstoreFiles('urn:chain:other')),
+    });
+    try {
+      const answer = await httpsRequest(`https://localhost:${other.port}/v2/pet/1`, {
+        headers: { Authorization: `Bearer ${await opaqueToken()}` },
+      });
+      expect({ status: answer.status, body: answer.body }).toEqual(INACTIVE_ANSWER);
+      const line = await other.waitForLine((l) => l.includes('"code":"ERR10081"'));
+      expect(JSON.parse(line)).toMatchObject({ reason: 'aud holds no accepted audience' });
+    } finally {
+      await other.stop();
+    }
   });
 
   it('answers 503 ERR10079 while the token server is down; never a cached "active" for a token it has not seen', async () => {

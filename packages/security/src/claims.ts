@@ -23,23 +23,31 @@ export function checkClaims(
   skewSeconds: number,
   checks: ClaimChecks = {},
 ): number {
-  const { exp, nbf, iss, aud } = claims;
+  const { exp, nbf } = claims;
   if (!isNumber(exp)) throw invalidToken('exp is missing or not a number');
   if (nbf !== undefined && !isNumber(nbf)) throw invalidToken('nbf is not a number');
   if (isExpired(exp, nowSeconds, skewSeconds)) throw new TokenError('expired', 'token expired');
   if (nbf !== undefined && nbf - skewSeconds > nowSeconds) {
     throw invalidToken('token is not valid yet (nbf)');
   }
+  const problem = checkAudienceAndIssuer(claims, checks);
+  if (problem) throw invalidToken(problem);
+  return exp;
+}
+
+/** Why `iss` or `aud` is not one of the accepted, or undefined: for JWTs and introspection answers. */
+export function checkAudienceAndIssuer(claims: JwtClaims, checks: ClaimChecks): string | undefined {
+  const { iss, aud } = claims;
   if (checks.issuer?.length && !(typeof iss === 'string' && checks.issuer.includes(iss))) {
-    throw invalidToken('iss is not an accepted issuer');
+    return 'iss is not an accepted issuer';
   }
   if (checks.audience?.length) {
     const held = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : [];
     if (!held.some((a) => typeof a === 'string' && checks.audience!.includes(a))) {
-      throw invalidToken('aud holds no accepted audience');
+      return 'aud holds no accepted audience';
     }
   }
-  return exp;
+  return undefined;
 }
 
 function isNumber(value: unknown): value is number {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
 import { LRUCache } from 'lru-cache';
-import { callerOf, type VerifiedCaller } from './claims';
+import { callerOf, checkAudienceAndIssuer, type ClaimChecks, type VerifiedCaller } from './claims';
 import type { Clock } from './key-source';
 import {
   RefusedIntrospectionClient,
@@ -17,12 +17,34 @@ export interface IntrospectionRequest {
   swtClientSecret?: string | string[];
 }
 
+/** RFC 6750 and RFC 9449 access tokens; RFC 6749 section 7.1: the type is case-insensitive. */
+const ACCESS_TOKEN_TYPES = new Set(['bearer', 'dpop']);
+
+/**
+ * Why an active answer is not for an access token of this service, or undefined. A refresh token
+ * is active too (RFC 7662 introspects every kind), and is for the token server only.
+ */
+function answerProblem(
+  claims: Record<string, unknown>,
+  swt: SecurityConfig['swt'],
+  checks: ClaimChecks,
+): string | undefined {
+  const type = claims.token_type;
+  if (type === undefined) {
+    if (swt.requireTokenType) return 'introspection answer names no token_type';
+  } else if (typeof type !== 'string' || !ACCESS_TOKEN_TYPES.has(type.toLowerCase())) {
+    return 'introspection answer is not for an access token (token_type)';
+  }
+  return checkAudienceAndIssuer(claims, checks);
+}
+
 export function createIntrospectionVerifier(
   source: IntrospectionSource,
   swt: SecurityConfig['swt'],
   now: Clock,
+  checks: ClaimChecks = {},
 ) {
-  const cache = new IntrospectionCache<VerifiedCaller | undefined>(
+  const cache = new IntrospectionCache<VerifiedCaller | string>(
     swt.cacheMaxEntries,
     swt.cacheMaxAgeSeconds * 1000,
     now,
@@ -35,14 +57,21 @@ export function createIntrospectionVerifier(
       const code = err instanceof RefusedIntrospectionClient ? 'ERR10080' : 'ERR10079';
       throw new StatusError(code, [], { cause: err });
     }
-    if (!answer.active) return undefined;
+    if (!answer.active) return 'token is not active (introspection)';
     const { claims } = answer;
+    const problem = answerProblem(claims, swt, checks);
+    if (problem) return problem;
     const exp =
       typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp : undefined;
     return { ...callerOf(claims), exp, introspected: true as const };
   };
-  const lifeOf = (answer: VerifiedCaller | undefined) =>
-    answer === undefined ? undefined : answer.exp === undefined ? Infinity : answer.exp * 1000;
+  // A refusal is not kept: a token not valid yet (`nbf`) may become active.
+  const lifeOf = (answer: VerifiedCaller | string) =>
+    typeof answer === 'string'
+      ? undefined
+      : answer.exp === undefined
+        ? Infinity
+        : answer.exp * 1000;
 
   return async (token: string, request: IntrospectionRequest): Promise<VerifiedCaller> => {
     if (token.length > MAX_TOKEN_LENGTH) {
@@ -56,8 +85,7 @@ export function createIntrospectionVerifier(
         : undefined;
     const key = cacheKey(token, client);
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
-    if (answer === undefined)
-      throw new TokenError('inactive', 'token is not active (introspection)');
+    if (typeof answer === 'string') throw new TokenError('inactive', answer);
     return answer;
   };
 }

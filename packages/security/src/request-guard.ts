@@ -101,7 +101,7 @@ function tokenVerifier(
   const { config, introspection } = options;
   const swt =
     config.enableVerifySwt && introspection
-      ? createIntrospectionVerifier(introspection, config.swt, now)
+      ? createIntrospectionVerifier(introspection, config.swt, now, options.claims)
       : undefined;
   if (!config.enableVerifyJwt) {
     if (swt) return swt;

@@ -87,6 +87,7 @@ function securityShape({ path }: SchemaHelpers) {
       .strictObject({
         cacheMaxEntries: z.number().int().min(0).default(10000),
         cacheMaxAgeSeconds: z.number().int().min(0).default(60),
+        requireTokenType: z.boolean().default(true),
       })
       .prefault({}),
     enableVerifyScope: z.boolean().default(true),

@@ -43,7 +43,7 @@ export function securityConfig(
       keyMaxAgeSeconds: 600,
       ...overrides.jwt,
     },
-    swt: { cacheMaxEntries: 100, cacheMaxAgeSeconds: 60, ...overrides.swt },
+    swt: { cacheMaxEntries: 100, cacheMaxAgeSeconds: 60, requireTokenType: true, ...overrides.swt },
   };
 }
 

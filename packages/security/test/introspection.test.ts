@@ -1,4 +1,5 @@
 import { StatusError } from '@chain/errors';
+import type { ClaimChecks } from '../src/claims';
 import { createIntrospectionVerifier } from '../src/introspection';
 import {
   RefusedIntrospectionClient,
@@ -44,12 +45,16 @@ function scriptedSource(
 
 function setup(
   answer: (token: string, client?: IntrospectionClient) => Promise<Introspected>,
-  { maxEntries = 100, maxAgeMs = 60_000 } = {},
+  { maxEntries = 100, maxAgeMs = 60_000, requireTokenType = true, checks = {} as ClaimChecks } = {},
 ) {
   const clock = manualClock(T0);
   const { source, asked } = scriptedSource(answer);
-  const swt = { cacheMaxEntries: maxEntries, cacheMaxAgeSeconds: maxAgeMs / 1000 };
-  const verify = createIntrospectionVerifier(source, swt, clock.now);
+  const swt = {
+    cacheMaxEntries: maxEntries,
+    cacheMaxAgeSeconds: maxAgeMs / 1000,
+    requireTokenType,
+  };
+  const verify = createIntrospectionVerifier(source, swt, clock.now, checks);
   return { clock, asked, verify };
 }
 
@@ -77,13 +82,27 @@ describe('createIntrospectionVerifier', () => {
   it('reads what an answer lacks or mistypes as absent, never as a crash', async () => {
     const { verify } = setup(async () => ({
       active: true,
-      claims: { active: true, client_id: 7, user_id: ['x'], exp: 'soon', scope: ['a', 3] },
+      claims: {
+        active: true,
+        token_type: 'bearer',
+        client_id: 7,
+        user_id: ['x'],
+        exp: 'soon',
+        scope: ['a', 3],
+      },
     }));
     expect(await verify('t', {})).toEqual({
       clientId: undefined,
       userId: undefined,
       scopes: ['a'],
-      claims: { active: true, client_id: 7, user_id: ['x'], exp: 'soon', scope: ['a', 3] },
+      claims: {
+        active: true,
+        token_type: 'bearer',
+        client_id: 7,
+        user_id: ['x'],
+        exp: 'soon',
+        scope: ['a', 3],
+      },
       exp: undefined,
       introspected: true,
     });
@@ -97,6 +116,74 @@ describe('createIntrospectionVerifier', () => {
       expect([err.kind, err.message]).toEqual(['inactive', 'token is not active (introspection)']);
     }
     expect(asked).toHaveLength(2);
+  });
+
+  // oidc-provider's answer about a refresh token: active, no token_type, no aud
+  const refreshAnswer = (): Introspected => ({
+    active: true,
+    claims: {
+      active: true,
+      sub: 'alice',
+      client_id: 'chain-user',
+      exp: T0 / 1000 + 86_400,
+      iat: T0 / 1000,
+      iss: 'https://localhost:6882',
+      scope: 'read:pets',
+    },
+  });
+
+  it.each([
+    [
+      'no token_type (a refresh token)',
+      refreshAnswer(),
+      'introspection answer names no token_type',
+    ],
+    [
+      'token_type refresh_token',
+      active({ token_type: 'refresh_token' }),
+      'introspection answer is not for an access token (token_type)',
+    ],
+    [
+      'token_type not a string',
+      active({ token_type: ['Bearer'] }),
+      'introspection answer is not for an access token (token_type)',
+    ],
+  ])('%s: refused as inactive (ERR10081), never kept', async (_name, answer, reason) => {
+    const { verify, asked } = setup(async () => answer);
+    for (let i = 0; i < 2; i++) {
+      const err = (await failure(verify('t', {}))) as TokenError;
+      expect([err.constructor, err.kind, err.message]).toEqual([TokenError, 'inactive', reason]);
+    }
+    expect(asked).toHaveLength(2);
+  });
+
+  it.each(['Bearer', 'bearer', 'DPoP', 'dpop'])('token_type %s is an access token', async (t) => {
+    const { verify } = setup(async () => active({ token_type: t }));
+    expect(await verify('t', {})).toMatchObject({ clientId: 'opaque-app' });
+  });
+
+  it('requireTokenType false: an answer without token_type passes, another type still does not', async () => {
+    const lenient = setup(async () => refreshAnswer(), { requireTokenType: false });
+    expect(await lenient.verify('t', {})).toMatchObject({ clientId: 'chain-user' });
+    const other = setup(async () => active({ token_type: 'refresh_token' }), {
+      requireTokenType: false,
+    });
+    expect(((await failure(other.verify('t', {}))) as TokenError).kind).toBe('inactive');
+  });
+
+  it('aud and iss as for a JWT: another audience or issuer is refused, a missing one too', async () => {
+    const checks = { audience: ['urn:chain:api'], issuer: ['https://localhost:6882'] };
+    const outcome = async (extra: Record<string, unknown>) => {
+      const { verify } = setup(async () => active(extra), { checks });
+      const result = await failure(verify('t', {}));
+      return result instanceof TokenError ? result.message : 'accepted';
+    };
+    expect(await outcome({})).toBe('accepted');
+    expect(await outcome({ aud: ['other', 'urn:chain:api'] })).toBe('accepted');
+    expect(await outcome({ aud: 'urn:chain:other' })).toBe('aud holds no accepted audience');
+    expect(await outcome({ aud: undefined })).toBe('aud holds no accepted audience');
+    expect(await outcome({ iss: 'https://evil.example' })).toBe('iss is not an accepted issuer');
+    expect(await outcome({ iss: undefined })).toBe('iss is not an accepted issuer');
   });
 
   it('no answer: 503 ERR10079 with the cause kept; a refused request client: 401 ERR10080', async () => {

@@ -1,3 +1,4 @@
+import type { ClaimChecks } from '../src/claims';
 import { StatusError } from '@chain/errors';
 import {
   createDpopKey,
@@ -25,20 +26,42 @@ const dpopKey = createDpopKey();
 /** Opaque tokens the scripted introspection server knows as active, with their members. */
 const KNOWN: Record<string, Record<string, unknown>> = {
   'opaque-reader': {
+    token_type: 'Bearer',
     client_id: 'opaque-app',
     scope: 'read:pets',
     exp: now + 600,
     sub: 'alice',
     user_id: 'alice',
   },
-  'opaque-writer': { client_id: 'writer-app', scope: 'write:pets', exp: now + 600 },
+  // oidc-provider's answer about a refresh token, before the token server named its type
+  'refresh-token': {
+    client_id: 'chain-user',
+    scope: 'read:pets',
+    exp: now + 86_400,
+    sub: 'alice',
+  },
+  'other-audience': {
+    token_type: 'Bearer',
+    client_id: 'opaque-app',
+    scope: 'read:pets',
+    exp: now + 600,
+    aud: 'urn:chain:other',
+  },
+  'opaque-writer': {
+    token_type: 'bearer',
+    client_id: 'writer-app',
+    scope: 'write:pets',
+    exp: now + 600,
+  },
   'opaque-bound': {
+    token_type: 'Bearer',
     client_id: 'bound-app',
     scope: 'read:pets',
     exp: now + 600,
     cnf: { 'x5t#S256': 'thumb-a' },
   },
   'opaque-dpop': {
+    token_type: 'DPoP',
     client_id: 'dpop-app',
     scope: 'read:pets',
     exp: now + 600,
@@ -74,11 +97,12 @@ const request = (token?: string, extra: Partial<GuardRequest> = {}): GuardReques
   ...extra,
 });
 
-function guardWith(overrides: Partial<SecurityConfig> = {}) {
+function guardWith(overrides: Partial<SecurityConfig> = {}, claims?: ClaimChecks) {
   const server = introspectionServer();
   const lines: { record: Record<string, unknown>; msg: string }[] = [];
   const guard = createRequestGuard({
     config: config(overrides),
+    claims,
     introspection: server.source,
     env: {},
     logger: {
@@ -161,6 +185,24 @@ describe('opaque tokens (security.yml enableVerifySwt)', () => {
           remoteAddress: undefined,
         },
       },
+    ]);
+  });
+
+  it('an active answer that is not an access token of this service: 401 ERR10081, the line says why', async () => {
+    const { check, lines } = guardWith({}, { audience: ['urn:chain:api'] });
+    const reasons: unknown[] = [];
+    for (const token of ['refresh-token', 'other-audience']) {
+      expect(await refusal(check(request(token)))).toMatchObject({
+        statusCode: 401,
+        code: 'ERR10081',
+        challenge:
+          'Bearer realm="api", error="invalid_token", error_description="Introspected token is not active: expired, revoked or unknown"',
+      });
+      reasons.push((lines.pop()?.record as { reason: string }).reason);
+    }
+    expect(reasons).toEqual([
+      'introspection answer names no token_type',
+      'aud holds no accepted audience',
     ]);
   });
 

@@ -39,7 +39,7 @@ describe('security.yml', () => {
       enableVerifySwt: false,
       swtClientIdHeader: 'swt-client',
       swtClientSecretHeader: 'swt-secret',
-      swt: { cacheMaxEntries: 10000, cacheMaxAgeSeconds: 60 },
+      swt: { cacheMaxEntries: 10000, cacheMaxAgeSeconds: 60, requireTokenType: true },
       enableVerifyScope: true,
       enableMockJwt: false,
       enableExtractScopeToken: true,

@@ -2,12 +2,21 @@ import type { Logger } from '@chain/runtime';
 import type { ProviderContext } from './metadata';
 import type { TokenStats } from './token-stats';
 
-/** oidc-provider middleware: counts and logs each introspection and revocation, never the token. */
+/**
+ * oidc-provider middleware: counts and logs each introspection and revocation, never the token.
+ * Every active answer names its `token_type`: oidc-provider leaves it out for a refresh token
+ * (the only kind it introspects without one), so a resource server could not tell it from an
+ * access token.
+ */
 export function introspectionAudit(stats: TokenStats, logger: Logger) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
     await next();
     const route = ctx.oidc?.route;
     if (route !== 'introspection' && route !== 'revocation') return;
+    const answer = ctx.body as { active?: unknown; token_type?: unknown } | undefined;
+    if (route === 'introspection' && answer?.active === true && answer.token_type === undefined) {
+      answer.token_type = 'refresh_token';
+    }
     const clientId = ctx.oidc?.client?.clientId ?? 'unknown';
     if (route === 'revocation') {
       logger.info({ clientId, status: ctx.status }, 'token revocation');

@@ -163,11 +163,18 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
           jwt: { sign: { alg: 'RS256', kid: server.signing.kid } },
         }),
       },
-      // A resource server introspects tokens issued to others (a public client: its own only).
+      // A resource server introspects access tokens issued to others (a public client: none); a
+      // refresh token is for the token server only (RFC 6749 section 1.5): it is introspected
+      // only for the client it was issued to, any other gets {"active":false}.
       introspection: {
         enabled: true,
-        allowedPolicy: (_ctx: unknown, client: { clientAuthMethod: string }) =>
-          client.clientAuthMethod !== 'none',
+        allowedPolicy: (
+          _ctx: unknown,
+          client: { clientAuthMethod: string; clientId: string },
+          token: { kind: string; clientId: string },
+        ) =>
+          client.clientAuthMethod !== 'none' &&
+          (token.kind !== 'RefreshToken' || token.clientId === client.clientId),
       },
       revocation: { enabled: true },
     },

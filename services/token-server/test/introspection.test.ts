@@ -195,6 +195,55 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
     expect(issued.length).toBeGreaterThan(3);
     for (const t of issued) expect(log).not.toContain(t);
   });
+
+  it('a refresh token introspects only for the client it was issued to, and says it is one', async () => {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'opaque-web',
+      redirect_uri: REDIRECT,
+    });
+    const redirect = await httpsRequest(`${ts.tokenUrl}/oauth2/code?${query}`, {
+      headers: { Authorization: basic('alice', 'alice-password') },
+    });
+    const code = new URL(redirect.headers.location as string).searchParams.get('code')!;
+    const exchange = await post('/oauth2/token', basic('opaque-web', 'opaque-web-secret'), {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+    });
+    const { refresh_token, access_token } = exchange.body as Record<string, string>;
+    expect(refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    issued.push(refresh_token, access_token);
+    // another client (a resource server) learns nothing of it, whatever the hint
+    for (const hint of ['access_token', 'refresh_token']) {
+      const answer = await post('/oauth2/introspection', RS, {
+        token: refresh_token,
+        token_type_hint: hint,
+      });
+      expect(of(answer)).toEqual(INACTIVE);
+    }
+    const own = await post('/oauth2/introspection', basic('opaque-web', 'opaque-web-secret'), {
+      token: refresh_token,
+    });
+    expect(of(own)).toEqual({
+      status: 200,
+      body: {
+        active: true,
+        sub: 'alice',
+        client_id: 'opaque-web',
+        exp: expect.any(Number),
+        iat: expect.any(Number),
+        iss: 'https://localhost:6882',
+        scope: 'api_a.r',
+        token_type: 'refresh_token',
+      },
+    });
+    // the access token of the same grant is still a Bearer token to the resource server
+    expect((await introspect(access_token)).body).toMatchObject({
+      active: true,
+      token_type: 'Bearer',
+    });
+  });
 });
 
 describe('clients.yml accessTokenFormat', () => {
