@@ -248,6 +248,19 @@ async function render(doc, header, { keepTrailing = false } = {}) {
 
 // ---- the trees
 
+/**
+ * security.yml `dpop.origins`: the origins the service is reached at, the only ones a DPoP
+ * proof's `htu` may name (a proof made for another service is refused here).
+ */
+function withOrigins(doc, origins) {
+  const pair = insert(doc, [], 'dpop', { origins });
+  pair.key.commentBefore = comment(
+    'A DPoP proof (RFC 9449) is accepted only for these origins: where clients reach this ' +
+      'service. Add the name a proxy or an ingress gives it.',
+  );
+  return doc;
+}
+
 /** The bundled files of every service: the source's, with each service's own values. */
 function bundled(name, file) {
   const s = SERVICES[name];
@@ -416,21 +429,25 @@ async function files() {
       // The petstore's compose and Kubernetes folders hold no prometheus.yml: its bundled
       // one applies.
       if (file === 'prometheus.yml' && s.keysOnly) continue;
-      await add(
-        `config/${name}/config/${file}`,
-        source,
-        compose(own(), file),
-        COMPOSE[file](s, name),
-      );
+      const byName = `https://${name}:${s.port}`;
+      const composed = () => compose(own(), file);
+      const inCompose =
+        file === 'security.yml'
+          ? withOrigins(composed(), [byName, `https://localhost:${s.port}`])
+          : composed();
+      await add(`config/${name}/config/${file}`, source, inCompose, COMPOSE[file](s, name));
+      const inKubernetes = kubernetes(composed(), file);
+      if (file === 'security.yml') withOrigins(inKubernetes, [byName]);
       await add(
         `deploy/kubernetes/base/config/${name}/${file}`,
         source,
-        kubernetes(compose(own(), file), file),
+        inKubernetes,
         KUBERNETES[file](s, name),
       );
     }
     const local = bundled(name, 'security.yml');
     change(local, ['enableVerifyJwt'], true);
+    withOrigins(local, [`https://localhost:${s.port}`, `https://127.0.0.1:${s.port}`]);
     const security = `services/${SOURCE}/config/security.yml`;
     await add(`config/local/${name}/security.yml`, security, local, LOCAL['security.yml'](s, name));
     for (const file of ['server.yml', 'client.yml']) {

@@ -140,12 +140,14 @@ describe('hosts in the compose config folders', () => {
 
   /**
    * A YAML file's text without its clients' `redirectUri` entries (clients.yml): where a
-   * browser goes with its authorization code, never an address a service calls.
+   * browser goes with its authorization code, and without security.yml's `dpop.origins`: where
+   * clients reach the service (published on the host too); never an address a service calls.
    */
   const calledText = (file: string) =>
     fs
       .readFileSync(file, 'utf8')
-      .replace(/^(\s*)redirectUri:[^\n]*(\n\1\s+- [^\n]*)*/gm, '$1redirectUri: (browser)');
+      .replace(/^(\s*)redirectUri:[^\n]*(\n\1\s+- [^\n]*)*/gm, '$1redirectUri: (browser)')
+      .replace(/^(\s*)origins:[^\n]*(\n\1\s+- [^\n]*)*/gm, '$1origins: (clients)');
 
   /** Every `scheme://host:port` in every YAML file of the folder, parsed as the file says. */
   const urlsIn = (dir: string): { file: string; host: string; port: number }[] =>
@@ -220,6 +222,24 @@ describe('hosts in the compose config folders', () => {
       // The password's default, unless INFLUXDB_PASS is set for `up`.
       INFLUXDB_ADMIN_PASSWORD: `\${INFLUXDB_PASS:-${metrics.influxdbPass}}`,
     });
+  });
+
+  it("a DPoP proof names the service's own origins: its compose name and the published port", () => {
+    let count = 0;
+    for (const s of built().filter((b) => serviceFolder(b) !== 'token-server')) {
+      const { security } = loadServiceConfig({
+        bundledDir: path.join(ROOT, 'services', serviceFolder(s), 'config'),
+        overrideDir: configFolder(s),
+        env: {},
+      });
+      const [port] = portsOf(s.name)!;
+      expect({ name: s.name, origins: security.dpop.origins }).toEqual({
+        name: s.name,
+        origins: [`https://${s.name}:${port}`, `https://localhost:${port}`],
+      });
+      count++;
+    }
+    expect(count).toBe(5); // api-a ... api-d, the petstore
   });
 
   it('no folder names localhost or a loopback address', () => {

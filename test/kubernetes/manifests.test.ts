@@ -302,6 +302,16 @@ describe('what each pod mounts, read by the service itself', () => {
     }
   });
 
+  it.each(RUNTIME_SERVICES)(
+    "%s: a DPoP proof names only the service's own Service origin",
+    (service) => {
+      const w = workloads(objects).find((x) => x.metadata.name === service)!;
+      const { config } = load(w);
+      const port = w.spec.template.spec.containers[0].ports![0].containerPort;
+      expect(config!.security.dpop.origins).toEqual([`https://${service}:${port}`]);
+    },
+  );
+
   it('the config files in the pods name each downstream, token and key server by its Service', () => {
     const files = configFiles(
       [...objects, ...secrets],

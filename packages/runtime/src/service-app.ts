@@ -62,18 +62,21 @@ export interface ServiceApp {
   readonly listener: http.RequestListener;
   readonly metrics: Metrics;
   readonly exporter?: SpanExporter;
+  /** Where it listens (`https://host:port`): a DPoP proof's `htu` when `dpop.origins` is empty. */
+  setOwnOrigins(origins: readonly string[]): void;
 }
 
 /** A service's request pipeline, in light-4j's handler order. Never listens. */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
-  const { metrics, exporter, stages } = buildStages(options);
+  const { metrics, exporter, stages, origins } = buildStages(options);
   const { framework } = options.config.server;
   const { outer, spec, end, renderError } = stages;
   const listener =
     framework === 'express'
       ? expressApplication(stages, options.express)
       : nativeListener([...outer, ...spec, end], renderError);
-  return { framework, listener, metrics, exporter };
+  const setOwnOrigins = (list: readonly string[]) => (origins.own = list);
+  return { framework, listener, metrics, exporter, setOwnOrigins };
 }
 
 /** The pipeline as an Express application whatever server.yml `framework` says, to embed. */
@@ -102,7 +105,9 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     : undefined;
   const client = createServiceClient({ config, logger, http, events, exporter });
   const { key } = config.client.oauth;
+  const origins: { own: readonly string[] } = { own: [] };
   const guard = createRequestGuard({
+    ownOrigins: () => origins.own,
     config: config.security,
     logger,
     keySource: keySource(config, http, events),
@@ -129,6 +134,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   return {
     metrics,
     exporter,
+    origins,
     stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
   };
 }

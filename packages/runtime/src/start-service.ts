@@ -9,6 +9,7 @@ import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server';
 import { createLogger, exitOnFatalError, flushLogger } from './logger';
+import { ownOrigins } from './own-origins';
 import type { ServiceApp } from './service-app';
 import { loadServiceConfig, type ServiceConfig } from './service-config';
 import {
@@ -217,6 +218,13 @@ async function listen(
   } catch (err) {
     for (const s of servers) s.close();
     throw err;
+  }
+  const main = settings.enableHttps ? 'https' : 'http';
+  const origins = ownOrigins(main, ports[main]!, settings.ip, tlsOptions);
+  app.setOwnOrigins(origins);
+  const { enableVerifyJwt, enableVerifySwt, dpop } = config.security;
+  if ((enableVerifyJwt || enableVerifySwt) && dpop.origins.length === 0 && worker === undefined) {
+    log.info({ origins }, 'DPoP proofs name these origins (security.yml dpop.origins sets others)');
   }
   app.metrics.start();
   app.exporter?.start();

@@ -149,6 +149,11 @@ function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
   return err;
 }
 
+/** Visible ASCII but the backslash. */
+const PLAIN = /^[\x21-\x5b\x5d-\x7e]+$/;
+/** The authority: after the scheme's `//`, up to the path, query or fragment. */
+const AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/;
+
 /** RFC 3986 section 2.3: a percent-encoding of one is decoded. */
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 
@@ -157,6 +162,10 @@ const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
  * segments; percent-encodings here.
  */
 export function normalizeHtu(value: string): string | undefined {
+  // RFC 3986 reads these as another URI, where WHATWG URL would drop or mend what differs: user
+  // info (`https://someone@host/`, even empty), no `//`, a backslash, whitespace.
+  const authority = PLAIN.test(value) ? AUTHORITY.exec(value)?.[1] : undefined;
+  if (authority === undefined || authority.includes('@')) return undefined;
   let url: URL;
   try {
     url = new URL(value);

@@ -30,6 +30,12 @@ export interface RequestGuardOptions {
   now?: Clock;
   /** For the production check of `enableMockJwt`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The origins (`https://host:port`) this service is reached at, for a DPoP proof's `htu` when
+   * security.yml `dpop.origins` names none; asked per proof (a port may be known only once it
+   * listens). Without either, every DPoP proof is refused.
+   */
+  ownOrigins?: () => readonly string[];
 }
 
 /** The ids and the address are for the log lines only. */
@@ -61,7 +67,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   if (!config.enableVerifyJwt && !config.enableVerifySwt) return { mockIssuer };
   const authorize = createAuthorizer(tokenVerifier(options, now, mockIssuer), {
     ...config,
-    confirm: createTokenBinding(config.dpop, now),
+    confirm: createTokenBinding(config.dpop, now, options.ownOrigins),
   });
   const { logJwtToken, logClientUserScope } = config;
 

@@ -18,24 +18,25 @@ export interface RequestFacts {
   /** As sent, the path without the query. */
   method?: string;
   path?: string;
-  /** `Host` (`:authority` on HTTP/2): `htu` when `dpop.origins` is empty. */
-  host?: string;
-  secure?: boolean;
 }
 
-export function createTokenBinding(dpop: SecurityConfig['dpop'], now: Clock) {
+/**
+ * A proof's `htu` must name this service: one of `dpop.origins`, else one of `ownOrigins`, what
+ * the service's own configuration says it is reached at (the runtime's: its listener's port and
+ * its certificate's names). Never a request header: a `Host` naming another service would make a
+ * proof captured on the way there valid here too.
+ */
+export function createTokenBinding(
+  dpop: SecurityConfig['dpop'],
+  now: Clock,
+  ownOrigins: () => readonly string[] = () => [],
+) {
   const verifyProof = createDpopProofVerifier(dpop, now);
   const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
 
   const targetUris = (request: RequestFacts): string[] => {
     const path = request.path ?? '/';
-    const { host, secure } = request;
-    const bases =
-      dpop.origins.length > 0
-        ? dpop.origins
-        : host
-          ? [`${secure ? 'https' : 'http'}://${host}`]
-          : [];
+    const bases = dpop.origins.length > 0 ? dpop.origins : ownOrigins();
     return bases.map((base) => normalizeHtu(base + path)).filter((uri) => uri !== undefined);
   };
 

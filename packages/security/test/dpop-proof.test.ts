@@ -70,7 +70,6 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
       'https://api-b:7442/v1/%64ata',
       'https://api-b:7442/v1/./x/../data',
       'https://api-b:7442/v1/data?x=1#f',
-      'https://user@api-b:7442/v1/data',
     ]) {
       const proof = dpopProof(KEYS.ec, { htm: METHOD, htu, accessToken: TOKEN, now: clock.now() });
       await expect(verify(proof, target)).resolves.toBeDefined();
@@ -164,6 +163,20 @@ describe('normalizeHtu', () => {
     ['https://[::1]:7441/v1/data', 'https://[::1]:7441/v1/data'],
   ])('%s is %s', (value, normalized) => {
     expect(normalizeHtu(value)).toBe(normalized);
+  });
+
+  it.each([
+    'https://user@example.com/x',
+    'https://user:pw@example.com/x',
+    'https://@example.com/x',
+    'https:example.com/x',
+    'https:\\\\example.com\\x',
+    'https://example.com/a\\b',
+    'https://exa mple.com/x',
+    ' https://example.com/x',
+    'https://example.com/x\t',
+  ])('%s is another URI than WHATWG URL would make of it: refused', (value) => {
+    expect(normalizeHtu(value)).toBeUndefined();
   });
 
   it.each(['/v1/data', 'ftp://example.com/x', 'not a url', 'file:///etc/passwd'])(

@@ -103,6 +103,7 @@ function guardWith(overrides: Partial<SecurityConfig> = {}, claims?: ClaimChecks
   const guard = createRequestGuard({
     config: config(overrides),
     claims,
+    ownOrigins: () => ['https://petstore:8443'],
     introspection: server.source,
     env: {},
     logger: {
@@ -269,7 +270,7 @@ describe('opaque tokens (security.yml enableVerifySwt)', () => {
 
   it('a DPoP-bound answer (cnf jkt) passes with the DPoP scheme and a fresh proof of that key; as Bearer 401 ERR20012, a replayed proof ERR20014', async () => {
     const { check, server } = guardWith();
-    const target = { method: 'GET', path: '/v1/pets', host: 'petstore:8443', secure: true };
+    const target = { method: 'GET', path: '/v1/pets' };
     const proof = dpopProof(dpopKey, {
       htm: 'GET',
       htu: 'https://petstore:8443/v1/pets',

@@ -31,7 +31,10 @@ const CERT_A = 'A'.repeat(43);
 const CERT_B = 'B'.repeat(43);
 const ALGS = 'algs="ES256 EdDSA PS256 RS256"';
 
-function guardWith(overrides: Partial<SecurityConfig> = {}) {
+/** The origins api-b knows it is reached at, as the runtime gives them. */
+const OWN_ORIGINS = ['https://api-b:7442', 'https://localhost:7442'];
+
+function guardWith(overrides: Partial<SecurityConfig> = {}, ownOrigins = OWN_ORIGINS) {
   const clock = manualClock(T0);
   const { events: logger, lines } = recordedEvents();
   const guard = createRequestGuard({
@@ -39,6 +42,7 @@ function guardWith(overrides: Partial<SecurityConfig> = {}) {
     env: {},
     now: clock.now,
     logger,
+    ownOrigins: () => ownOrigins,
   });
   const check = guard.check!;
   return { check, clock, lines };
@@ -58,8 +62,6 @@ const request = (extra: Partial<GuardRequest>): GuardRequest => ({
   requiredScopes: ['read:pets'],
   method: 'GET',
   path: '/v1/data',
-  host: 'api-b:7442',
-  secure: true,
   ...extra,
 });
 
@@ -390,30 +392,47 @@ describe('DPoP-bound tokens (RFC 9449 cnf jkt)', () => {
     ).resolves.toBeDefined();
   });
 
-  it('htu: the scheme the request came over and its Host (or :authority)', async () => {
-    const { check } = guardWith();
-    const plain = (host: string | undefined, secure: boolean, htu: string) =>
-      check(
-        dpop(proofFor(key, bound, { htu }), {
-          host,
-          secure,
-        }),
-      );
-    await expect(plain('api-b:7442', false, 'http://api-b:7442/v1/data')).resolves.toBeDefined();
-    await expect(plain('API-B:443', true, 'https://api-b/v1/data')).resolves.toBeDefined();
-    expect((await refusal(plain('api-b:7442', false, HTU))).body).toEqual(BAD_PROOF());
-    expect((await refusal(plain(undefined, true, HTU))).body).toEqual(BAD_PROOF());
+  it("htu: one of the service's own origins (default port or not, any case), never what a header says", async () => {
+    const { check } = guardWith({}, ['https://api-b:7442', 'http://api-b:7080', 'https://api-b']);
+    const via = (htu: string) => check(dpop(proofFor(key, bound, { htu })));
+    await expect(via('https://api-b:7442/v1/data')).resolves.toBeDefined();
+    await expect(via('http://api-b:7080/v1/data')).resolves.toBeDefined();
+    await expect(via('HTTPS://API-B:443/v1/data')).resolves.toBeDefined();
+    for (const htu of ['http://api-b:7442/v1/data', 'https://api-c:7442/v1/data']) {
+      expect((await refusal(via(htu))).body).toEqual(BAD_PROOF());
+    }
   });
 
-  it('dpop.origins: htu names one of them, whatever the Host says', async () => {
-    const { check } = guardWith({
-      dpop: { origins: ['https://api-b.example', 'https://api-b:7442'] } as SecurityConfig['dpop'],
-    });
-    const via = (htu: string, host = 'evil.example') =>
-      check(dpop(proofFor(key, bound, { htu }), { host }));
-    await expect(via('https://api-b.example/v1/data')).resolves.toBeDefined();
-    await expect(via(HTU)).resolves.toBeDefined();
-    expect((await refusal(via('https://evil.example/v1/data'))).body).toEqual(BAD_PROOF());
+  it("a proof for another service's origin, with a Host naming that origin: 401 ERR20013 while the scope allows it", async () => {
+    const { check, lines } = guardWith();
+    const forApiA = proofFor(key, bound, { htu: 'https://localhost:7441/v1/data' });
+    // the request as it reaches api-b: whatever Host, X-Forwarded-Host or Forwarded it carries,
+    // the guard is given none of them
+    const answer = await refusal(check(dpop(forApiA)));
+    expect(answer.body).toEqual(BAD_PROOF());
+    expect(refusals(lines).at(-1)!.record.reason).toBe('htu is not the request URI');
+    // the same token with a proof for api-b itself passes: only the htu was wrong
+    await expect(check(dpop(proofFor(key, bound, { now: T0 + 1 })))).resolves.toBeDefined();
+  });
+
+  it('htu with user info names another URI (RFC 3986): refused, not normalised away', async () => {
+    const { check } = guardWith();
+    for (const htu of [
+      'https://someone@api-b:7442/v1/data',
+      'https://someone:pw@api-b:7442/v1/data',
+      'https://@api-b:7442/v1/data',
+      'https:api-b:7442/v1/data',
+      'https:\\\\api-b:7442/v1/data',
+      'https://api-b:7442/v1\\data',
+      'https://api-b:7442/v1/da ta',
+    ]) {
+      expect((await refusal(check(dpop(proofFor(key, bound, { htu }))))).body).toEqual(BAD_PROOF());
+    }
+  });
+
+  it('no dpop.origins and no own origins: every proof refused', async () => {
+    const { check } = guardWith({}, []);
+    expect((await refusal(check(dpop(proofFor(key, bound))))).body).toEqual(BAD_PROOF());
   });
 
   it('past dpop.replayCacheMaxEntries a forgotten jti is refused as too old, never let through', async () => {
@@ -602,17 +621,25 @@ describe('a cnf this service cannot check: ERR20012 whatever the request proves'
 
 describe('createTokenBinding, as a library', () => {
   const dpop = { algorithms: ['ES256' as const], iatWindowSeconds: 60, replayCacheMaxEntries: 10 };
-  const confirm = createTokenBinding({ ...dpop, origins: [] }, () => T0);
+  const confirm = createTokenBinding(
+    { ...dpop, origins: [] },
+    () => T0,
+    () => ['http://h'],
+  );
   const jkt = jwkThumbprint(KEYS.ec.jwk);
   const proof = (htm: string, htu: string) =>
     dpopProof(KEYS.ec, { htm, htu, accessToken: 't', now: T0 });
 
-  it('without a method or path: htm empty, htu of the root; a Host that makes no URI: none', async () => {
+  it('without a method or path: htm empty, htu of the root; without own origins: none', async () => {
     const presented = { scheme: 'dpop' as const, token: 't', proof: proof('', 'http://h/') };
-    await expect(confirm({ jkt }, presented, { host: 'h' })).resolves.toBeUndefined();
-    const bad = { host: 'bad host', secure: true, method: 'GET', path: '/x' };
+    await expect(confirm({ jkt }, presented, {})).resolves.toBeUndefined();
+    const none = createTokenBinding({ ...dpop, origins: [] }, () => T0);
     await expect(
-      confirm({ jkt }, { ...presented, proof: proof('GET', 'https://h/x') }, bad),
+      none(
+        { jkt },
+        { ...presented, proof: proof('GET', 'https://h/x') },
+        { method: 'GET', path: '/x' },
+      ),
     ).rejects.toThrow('htu is not the request URI');
   });
 });

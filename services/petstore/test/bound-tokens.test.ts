@@ -213,6 +213,35 @@ describe('bound tokens at the petstore, two-way TLS', () => {
       ).toEqual(invalid);
     });
 
+    it("a proof for another service's origin with a Host (or X-Forwarded-Host, Forwarded) naming it: 401 ERR20013", async () => {
+      const authorization = `DPoP ${bound}`;
+      const forApiA = (host: Record<string, string>) =>
+        get(port, OTHER, {
+          authorization,
+          dpop: proof({ htu: 'https://localhost:7441/v2/pet/1' }),
+          ...host,
+        });
+      for (const headers of [
+        { host: 'localhost:7441' },
+        { 'x-forwarded-host': 'localhost:7441', 'x-forwarded-proto': 'https' },
+        { forwarded: 'host=localhost:7441;proto=https' },
+      ]) {
+        expect(await forApiA(headers)).toMatchObject({ status: 401, body: { code: 'ERR20013' } });
+      }
+      // the token's scope allows the request: a proof for this service passes
+      expect(await get(port, OTHER, { authorization, dpop: proof() })).toEqual({
+        status: 200,
+        body: PET_1,
+      });
+    });
+
+    it('a proof whose htu has user info: 401 ERR20013', async () => {
+      const htu = `https://someone@127.0.0.1:${port}/v2/pet/1`;
+      expect(
+        await get(port, OTHER, { authorization: `DPoP ${bound}`, dpop: proof({ htu }) }),
+      ).toMatchObject({ status: 401, body: { code: 'ERR20013' } });
+    });
+
     it('sent as Bearer: 401 ERR20012 with the Bearer error and the DPoP challenge', async () => {
       for (const dpop of [undefined, proof()]) {
         expect(
@@ -268,16 +297,17 @@ describe('bound tokens at the petstore, two-way TLS', () => {
   });
   afterAll(() => running.close());
 
-  it('htu names the :authority the client sent', async () => {
+  it("htu names one of the service's own origins; the :authority the client sent counts for nothing", async () => {
     const port = running.ports.https!;
     const key = createDpopKey('ed25519');
     const bound = token(dpopBound(key));
     const session = http2.connect(`https://localhost:${port}`, { ca: CA, ...API_A });
     try {
-      const status = (htu: string) =>
+      const status = (htu: string, authority = `localhost:${port}`) =>
         new Promise<number>((resolve, reject) => {
           const stream = session.request({
             ':path': '/v2/pet/1',
+            ':authority': authority,
             authorization: `DPoP ${bound}`,
             dpop: dpopProof(key, { htm: 'GET', htu, accessToken: bound }),
           });
@@ -288,7 +318,13 @@ describe('bound tokens at the petstore, two-way TLS', () => {
           stream.on('error', reject);
         });
       expect(await status(`https://localhost:${port}/v2/pet/1`)).toBe(200);
-      expect(await status(`https://127.0.0.1:${port}/v2/pet/1`)).toBe(401);
+      // a name of its certificate, on its port
+      expect(await status(`https://127.0.0.1:${port}/v2/pet/1`)).toBe(200);
+      // another service's origin, with an :authority naming it
+      expect(await status('https://localhost:7441/v2/pet/1', 'localhost:7441')).toBe(401);
+      expect(await status(`https://evil.example:${port}/v2/pet/1`, `evil.example:${port}`)).toBe(
+        401,
+      );
     } finally {
       session.close();
     }

@@ -65,6 +65,24 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
   const introspect = (t: string, auth = RS) =>
     post('/oauth2/introspection', auth, { token: t, token_type_hint: 'access_token' });
   const INACTIVE = { status: 200, body: { active: false } };
+  /** alice's tokens for opaque-web by the code grant: an opaque access token and a refresh token. */
+  const aliceTokens = async () => {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'opaque-web',
+      redirect_uri: REDIRECT,
+    });
+    const redirect = await httpsRequest(`${ts.tokenUrl}/oauth2/code?${query}`, {
+      headers: { Authorization: basic('alice', 'alice-password') },
+    });
+    const code = new URL(redirect.headers.location as string).searchParams.get('code')!;
+    const exchange = await post('/oauth2/token', basic('opaque-web', 'opaque-web-secret'), {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+    });
+    return exchange;
+  };
   const of = (a: { status: number; body: unknown }) => ({ status: a.status, body: a.body });
 
   it('a client configured for opaque tokens gets one: not a JWT, introspection tells its claims', async () => {
@@ -98,20 +116,7 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
   });
 
   it("a user's opaque token (code grant) tells the user: sub and light-oauth2's user_id", async () => {
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: 'opaque-web',
-      redirect_uri: REDIRECT,
-    });
-    const redirect = await httpsRequest(`${ts.tokenUrl}/oauth2/code?${query}`, {
-      headers: { Authorization: basic('alice', 'alice-password') },
-    });
-    const code = new URL(redirect.headers.location as string).searchParams.get('code')!;
-    const exchange = await post('/oauth2/token', basic('opaque-web', 'opaque-web-secret'), {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const exchange = await aliceTokens();
     const { access_token } = exchange.body as { access_token: string };
     issued.push(access_token);
     expect(access_token).not.toContain('.');
@@ -197,20 +202,7 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
   });
 
   it('a refresh token introspects only for the client it was issued to, and says it is one', async () => {
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: 'opaque-web',
-      redirect_uri: REDIRECT,
-    });
-    const redirect = await httpsRequest(`${ts.tokenUrl}/oauth2/code?${query}`, {
-      headers: { Authorization: basic('alice', 'alice-password') },
-    });
-    const code = new URL(redirect.headers.location as string).searchParams.get('code')!;
-    const exchange = await post('/oauth2/token', basic('opaque-web', 'opaque-web-secret'), {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-    });
+    const exchange = await aliceTokens();
     const { refresh_token, access_token } = exchange.body as Record<string, string>;
     expect(refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     issued.push(refresh_token, access_token);

@@ -32,8 +32,6 @@ export function securityStage(
         path: x.path,
         clientCertThumbprint: x.context.clientCertThumbprint,
         method: x.method,
-        host: headers.host ?? (headers[':authority'] as string | undefined),
-        secure: (x.req.socket as { encrypted?: boolean } | null)?.encrypted === true,
         dpop: headers.dpop,
         scopeTokenDpop: headers['x-scope-token-dpop'],
         swtClientId,

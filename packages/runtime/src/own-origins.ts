@@ -1,0 +1,49 @@
+import net from 'node:net';
+import tls from 'node:tls';
+
+/**
+ * What a DPoP proof's `htu` may name when security.yml `dpop.origins` is empty: the origins this
+ * service's own configuration says it is reached at, each name of its certificate (its DNS and IP
+ * subject alternative names, else its common name; wildcards left out) and server.yml `ip` when
+ * it is one address, on the port it listens on. Never a request header.
+ */
+export function ownOrigins(
+  protocol: 'https' | 'http',
+  port: number,
+  ip: string,
+  tlsMaterial: tls.SecureContextOptions | undefined,
+): string[] {
+  const names = tlsMaterial ? certificateNames(tlsMaterial) : [];
+  const unspecified = ip === '0.0.0.0' || ip === '::' || ip === '';
+  if (!unspecified) names.push(ip);
+  // A plain HTTP port with no certificate on every address: the names of this machine's loopback.
+  if (names.length === 0) names.push('localhost', '127.0.0.1', '::1');
+  const origins = names.flatMap((name) => {
+    const url = `${protocol}://${net.isIPv6(name) ? `[${name}]` : name}:${port}`;
+    return URL.canParse(url) ? [new URL(url).origin] : [];
+  });
+  return [...new Set(origins)];
+}
+
+/** Read from the certificate the server presents, PEM or PKCS12 alike. */
+function certificateNames(material: tls.SecureContextOptions): string[] {
+  const context = tls.createSecureContext(material);
+  const certificate = new tls.TLSSocket(null as never, {
+    secureContext: context,
+    isServer: true,
+  }).getCertificate();
+  if (!certificate || !('subject' in certificate)) return [];
+  const names = (certificate.subjectaltname ?? '')
+    .split(', ')
+    .flatMap((entry) => {
+      if (entry.startsWith('DNS:')) return [entry.slice(4)];
+      if (entry.startsWith('IP Address:')) return [entry.slice(11)];
+      return [];
+    })
+    .filter((name) => name !== '' && !name.includes('*'));
+  const commonName = certificate.subject?.CN;
+  if (names.length === 0 && typeof commonName === 'string' && !commonName.includes('*')) {
+    names.push(commonName);
+  }
+  return names;
+}
