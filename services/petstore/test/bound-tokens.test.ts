@@ -221,11 +221,12 @@ describe('bound tokens at the petstore, two-way TLS', () => {
           dpop: proof({ htu: 'https://localhost:7441/v2/pet/1' }),
           ...host,
         });
-      for (const headers of [
+      const named: Record<string, string>[] = [
         { host: 'localhost:7441' },
         { 'x-forwarded-host': 'localhost:7441', 'x-forwarded-proto': 'https' },
         { forwarded: 'host=localhost:7441;proto=https' },
-      ]) {
+      ];
+      for (const headers of named) {
         expect(await forApiA(headers)).toMatchObject({ status: 401, body: { code: 'ERR20013' } });
       }
       // the token's scope allows the request: a proof for this service passes
