@@ -38,6 +38,7 @@ beforeAll(async () => {
           res.end(
             JSON.stringify({
               active: true,
+              token_type: 'Bearer',
               client_id: 'reader',
               scope: 'items.r',
               exp: now() + 600,
