@@ -429,15 +429,12 @@ async function files() {
       // The petstore's compose and Kubernetes folders hold no prometheus.yml: its bundled
       // one applies.
       if (file === 'prometheus.yml' && s.keysOnly) continue;
-      const byName = `https://${name}:${s.port}`;
-      const composed = () => compose(own(), file);
-      const inCompose =
-        file === 'security.yml'
-          ? withOrigins(composed(), [byName, `https://localhost:${s.port}`])
-          : composed();
-      await add(`config/${name}/config/${file}`, source, inCompose, COMPOSE[file](s, name));
+      // By its service name, and on the host (a published port, or a port forward).
+      const origins = [`https://${name}:${s.port}`, `https://localhost:${s.port}`];
+      const composed = () =>
+        file === 'security.yml' ? withOrigins(compose(own(), file), origins) : compose(own(), file);
+      await add(`config/${name}/config/${file}`, source, composed(), COMPOSE[file](s, name));
       const inKubernetes = kubernetes(composed(), file);
-      if (file === 'security.yml') withOrigins(inKubernetes, [byName]);
       await add(
         `deploy/kubernetes/base/config/${name}/${file}`,
         source,

@@ -303,12 +303,15 @@ describe('what each pod mounts, read by the service itself', () => {
   });
 
   it.each(RUNTIME_SERVICES)(
-    "%s: a DPoP proof names only the service's own Service origin",
+    "%s: a DPoP proof names only the service's own origins: its Service, a port forward",
     (service) => {
       const w = workloads(objects).find((x) => x.metadata.name === service)!;
       const { config } = load(w);
       const port = w.spec.template.spec.containers[0].ports![0].containerPort;
-      expect(config!.security.dpop.origins).toEqual([`https://${service}:${port}`]);
+      expect(config!.security.dpop.origins).toEqual([
+        `https://${service}:${port}`,
+        `https://localhost:${port}`,
+      ]);
     },
   );
 

@@ -68,11 +68,14 @@ export function portProblems(objects: K8sObject[]): string[] {
     // Every URL the service calls: a Service of the namespace on its port.
     const env = containerEnv(objects, c);
     const urls: string[] = [];
-    // A client's redirectUri (clients.yml) is where a browser goes with its code: never called.
+    // Never called: a client's redirectUri (clients.yml), where a browser goes with its code,
+    // and security.yml's dpop.origins, where clients reach this service.
     const collect = (v: unknown) => {
       if (typeof v === 'string' && /^https?:\/\//.test(expand(v, env))) urls.push(expand(v, env));
       else if (v && typeof v === 'object') {
-        Object.entries(v).forEach(([key, inner]) => key !== 'redirectUri' && collect(inner));
+        Object.entries(v).forEach(
+          ([key, inner]) => key !== 'redirectUri' && key !== 'origins' && collect(inner),
+        );
       }
     };
     Object.entries(files)
