@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import { isMap, parseDocument, visit } from 'yaml';
-import { writeGenerated } from './lib/generated-files.cjs';
+import { writeGenerated } from './lib/generated-files.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCRIPT = 'scripts/config-trees.mjs';

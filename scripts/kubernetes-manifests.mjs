@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import { writeGenerated } from './lib/generated-files.cjs';
+import { writeGenerated } from './lib/generated-files.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const base = path.join(root, 'deploy', 'kubernetes', 'base');

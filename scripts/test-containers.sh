@@ -3,13 +3,13 @@
 # engine that answers, or starts one (scripts/docker-engine.sh; stopped again at the end only
 # if started here), makes sure node:20-slim and influxdb:1.8 exist (scripts/base-images.sh:
 # pulled, or stand-ins where Docker Hub cannot be reached), then runs test/containers with
-# Jest: every image built through the compose files, the infrastructure and the chain brought
+# Vitest: every image built through the compose files, the infrastructure and the chain brought
 # up, checked through the published ports, taken down, and the images' layers inspected
 # (compose.test.ts); then the rendered local Kubernetes overlay run as its pods would run, on a
 # network of its own, with no published port (kubernetes.test.ts: a simulation, not a cluster;
 # it needs kubectl, which scripts/test-infra.sh installs).
 # It publishes the services' fixed ports (6882, 6886, 7441-7444, 8443, 8086): nothing else
-# may use them meanwhile. Extra arguments go to Jest.
+# may use them meanwhile. Extra arguments go to Vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -30,8 +30,8 @@ fi
 step "base images"
 bash scripts/base-images.sh
 
-step "build, up, check, down (jest test/containers)"
-pnpm -s exec jest -c test/containers/jest.config.js "$@"
+step "build, up, check, down (vitest test/containers)"
+pnpm -s exec vitest run --config test/containers/vitest.config.ts "$@"
 if [ -f .run/containers/images.md ]; then
   echo "Images (docker image inspect; own layers from docker save):"
   cat .run/containers/images.md

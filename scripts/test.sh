@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test run: certificates, build, lint, every Jest suite (unit, service, e2e) with
+# The whole test run: certificates, build, lint, every Vitest suite (unit, service, e2e) with
 # coverage thresholds, then the container test on a real Docker engine. Real servers the tests
 # need (InfluxDB, docker-compose and the Docker engine) are installed and started by
 # scripts/test-infra.sh and scripts/test-containers.sh, which stop only what they started.
@@ -19,8 +19,8 @@ step "type-check the tests (tsc -p tsconfig.test.json)"
 pnpm -s exec tsc -p tsconfig.test.json
 step "test infrastructure"
 bash scripts/test-infra.sh
-step "tests (jest)"
-pnpm -s exec jest --coverage "$@"
+step "tests (vitest)"
+pnpm -s exec vitest run --coverage "$@"
 if [ "${CHAIN_SKIP_CONTAINERS:-0}" = 1 ]; then
   step "containers: SKIPPED (CHAIN_SKIP_CONTAINERS=1): the images were not built nor run"
 else

@@ -45,7 +45,7 @@ const MISSING = {
 };
 const SECURITY_D = path.join(ROOT, 'config', 'api-d', 'config', 'security.yml');
 
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const get = (port: number, p: string, headers: Record<string, string> = {}): Promise<Answer> =>
   httpsRequest(`https://localhost:${port}${p}`, { headers });
@@ -596,7 +596,7 @@ describe('the images, layer by layer (docker save)', () => {
         (f) => !f.startsWith('/app/node_modules/') || /\/node_modules\/\.pnpm\/@chain\+/.test(f),
       );
       const forbidden = own.filter((f) =>
-        /\/(src|test)\/|(?<!\.d)\.ts$|\/tsconfig[^/]*\.json$|\.tsbuildinfo$|\/Dockerfile$|\/jest\.config/.test(
+        /\/(src|test)\/|(?<!\.d)\.ts$|\/tsconfig[^/]*\.json$|\.tsbuildinfo$|\/Dockerfile$|\/(jest|vitest)\.config/.test(
           f,
         ),
       );
@@ -639,7 +639,7 @@ describe('the images, layer by layer (docker save)', () => {
         installed: [...closure].sort(),
       });
       // None of the workspace's development tools is in that closure.
-      for (const dev of ['typescript', 'jest', 'ts-jest', 'eslint', 'prettier', 'supertest']) {
+      for (const dev of ['typescript', 'vitest', 'eslint', 'prettier', 'supertest']) {
         expect([...installed].some((p) => p.startsWith(`${dev}@`))).toBe(false);
       }
     }

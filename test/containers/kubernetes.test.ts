@@ -26,7 +26,7 @@ import {
 // pods as a client inside the cluster would, by their addresses on that network, checking each
 // certificate against the Service name.
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const RUN = `${process.pid}`;
 const NETWORK = `chain-k8s-sim-${RUN}`;

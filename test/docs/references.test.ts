@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '@chain/testkit';
-import { anchors, isExternal, links, slug, withoutCode } from './markdown';
+import { anchors, isExternal, links, slug, withoutCode } from './markdown.js';
 
 // A clone of the repository must explain itself: every document a file refers to is in it, and
 // nothing refers to documents a clone does not have.

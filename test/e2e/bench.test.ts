@@ -6,7 +6,7 @@ import { runToExit, ROOT } from '@chain/testkit';
 // chain in its shipped configuration (with a real InfluxDB) as processes, loads them for a
 // second, runs the route, soak and token cases beside them, and prints the table and the chart. No figure is asserted: this
 // machine is shared and noisy; the figures live in docs/benchmarks.md.
-jest.setTimeout(90000);
+vi.setConfig({ testTimeout: 90000, hookTimeout: 90000 });
 
 const run = (args: string[]) =>
   runToExit(path.join(ROOT, 'scripts', 'bench', 'run.mjs'), { args, cwd: ROOT, timeoutMs: 85000 });

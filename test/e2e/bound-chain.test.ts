@@ -27,7 +27,7 @@ import {
 // The checks of the binding are the services' (@chain/security); the header form of a bound
 // X-Scope-Token is `credentialHeaders` of @chain/oauth-client (docs/zero-trust.md: the headers a
 // hop sends), which this test uses too.
-jest.setTimeout(90_000);
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const CLIENT_CERTS = path.join(CERTS, 'clients');
 const CA = fs.readFileSync(path.join(CERTS, 'ca.crt'));

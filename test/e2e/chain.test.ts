@@ -13,7 +13,7 @@ import {
   EIGHT,
 } from '@chain/testkit';
 
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const server = (port: number) =>
   `serviceId: e2e\nhttpsPort: ${port}\nip: 127.0.0.1\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n`;

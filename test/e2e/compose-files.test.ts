@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { loadDownstreamConfig, type ChainLetter } from '@chain/chain';
 import { loadServiceConfig } from '@chain/runtime';
-import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config';
+import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config.js';
 import {
   args,
   COMPOSE_FILES,
@@ -24,7 +24,7 @@ import {
 // The compose files without a Docker engine: docker-compose validates both files, and the
 // files, the Dockerfiles and the externalized config folders agree with each other and with
 // the build. test/containers builds and runs them on a real engine.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const APP = ['api-a', 'api-b', 'api-c', 'api-d'];
 const INFRA = ['oauth2-token', 'oauth2-key', 'influxdb', 'petstore'];

@@ -22,7 +22,7 @@ import {
 // own older schema and YAML reader. v2 cannot be installed here, so the specification's schema
 // is applied with ajv, and every construct the two read differently is tried on both: on the
 // schema, and on the real docker-compose 1.29.
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const FILES = Object.entries(COMPOSE_FILES);
 const text = (file: string) => fs.readFileSync(file, 'utf8');

@@ -19,12 +19,12 @@ import {
 // process, each with CONFIG_DIR set to its compose config folder (security on, certificates
 // from the folder) and listening on its compose port; compose service names resolve to a
 // loopback address of their own through a test-only dns.lookup hook
-// (test/support/compose-hosts.cjs, loaded with NODE_OPTIONS=--require), as Docker's DNS
+// (test/support/compose-hosts.mjs, loaded with NODE_OPTIONS=--import), as Docker's DNS
 // resolves them on the network. The test calls the published ports on localhost, as a user of
 // the host does. In compose, oauth2-token and oauth2-key are two containers of the one
 // token-server image with one config folder; here one process plays both (same ports).
 // InfluxDB is not started: metrics are on and their failure is only logged.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const services = [
   ...readCompose(COMPOSE_FILES.infra).services,
@@ -50,7 +50,7 @@ async function up(name: string): Promise<ServiceProcess> {
     env: {
       NODE_ENV: 'production',
       CERTS_DIR: undefined, // nothing from the development folder: only what /config holds
-      NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'support', 'compose-hosts.cjs')}`,
+      NODE_OPTIONS: `--import ${path.join(ROOT, 'test', 'support', 'compose-hosts.mjs')}`,
       CHAIN_HOSTS: JSON.stringify(hosts),
     },
   });

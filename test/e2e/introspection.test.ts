@@ -15,7 +15,7 @@ import {
 // light-4j's enableVerifySwt beside JWT verification, asks it once per token within the
 // cache's life, enforces the scopes of the answer, refuses a revoked token once its cached
 // answer has expired, and answers 503 while the token server is down.
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 /** The cache's bound on an answer's age here (security.yml swt.cacheMaxAgeSeconds). */
 const CACHE_S = 3;

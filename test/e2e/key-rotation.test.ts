@@ -76,7 +76,15 @@ describe('key rotation while the chain runs, under a flood of made-up kids', () 
   // The bundled clients, the user's tokens living an hour (the services' live TOKEN_LIFETIME_S).
   const clients = fs
     .readFileSync(
-      path.join(__dirname, '..', '..', 'services', 'token-server', 'config', 'clients.yml'),
+      path.join(
+        import.meta.dirname,
+        '..',
+        '..',
+        'services',
+        'token-server',
+        'config',
+        'clients.yml',
+      ),
       'utf8',
     )
     .replace(

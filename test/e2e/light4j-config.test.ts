@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@chain/errors';
 import { loadServiceConfig } from '@chain/runtime';
-import { createApp as createChainApp } from '../../services/api-a/src/app';
+import { createApp as createChainApp } from '../../services/api-a/src/app.js';
 import { loadSigningKey, mintToken, httpsRequest, CERTS, ROOT, startService } from '@chain/testkit';
-import { silentLogger } from '../support/service-config';
+import { silentLogger } from '../support/service-config.js';
 
 /**
  * light-4j's own config files, and light-example-4j's ms_chain and petstore, dropped into

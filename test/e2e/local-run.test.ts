@@ -6,7 +6,7 @@ import { clientCredentialsToken, httpsRequest, spawnNode, ROOT } from '@chain/te
 
 // `pnpm start` (scripts/start.mjs, with --no-build: the test command has built) on the local
 // run's fixed ports: how it ends when a service cannot start, or stops by itself.
-jest.setTimeout(90000);
+vi.setConfig({ testTimeout: 90000, hookTimeout: 90000 });
 
 const runStart = () =>
   spawnNode('pnpm start', path.join(ROOT, 'scripts', 'start.mjs'), {

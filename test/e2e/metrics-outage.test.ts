@@ -13,7 +13,7 @@ import {
   type ServiceProcess,
 } from '@chain/testkit';
 
-jest.setTimeout(90_000);
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 /**
  * The petstore (built, a real process) reporting every INTERVAL_MS to a real influxd that the

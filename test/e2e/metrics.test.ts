@@ -17,7 +17,7 @@ import {
   EIGHT,
 } from '@chain/testkit';
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const DB = 'chain_metrics_e2e';
 const INTERVAL_MS = 500;

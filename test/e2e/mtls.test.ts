@@ -26,7 +26,7 @@ import {
 // Two-way TLS over real processes: `pnpm start -- --mtls` (scripts/start.mjs on the local run's
 // fixed ports), a service with workers and HTTP/2 on it, and the start-up refusal of a
 // configuration without a trust store.
-jest.setTimeout(90_000);
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const CLIENTS = path.join(CERTS, 'clients');
 const CA = fs.readFileSync(path.join(CERTS, 'ca.crt'));

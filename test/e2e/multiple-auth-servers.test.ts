@@ -19,7 +19,7 @@ import {
 // light-4j's multipleAuthServers, everything real: a service of its own calls two downstreams,
 // api-d and the petstore, whose tokens come from two token server processes (each its own
 // issuer and signing key), each with its own client, scope and cache.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const ONE = 'https://token-one.example';
 /** The petstore's tokens live 5 s, so that one can expire while its token server is down. */

@@ -27,7 +27,7 @@ import {
 // of the test's own scrapes them over HTTPS with the development CA, with the scrape jobs of
 // docs/kubernetes.md (only their discovery swapped for the processes' loopback addresses).
 // Its HTTP API must then say every target is up and hold exactly the requests made.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const SERVICES = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore'] as const;
 type Service = (typeof SERVICES)[number];

@@ -25,7 +25,7 @@ import {
 // breaker opens, calls fail fast and are counted, it closes when the downstream is back), and
 // a token server restarted with a new signing key (the services' cached tokens are refused
 // downstream; each hop renews its token and calls once more, by itself).
-jest.setTimeout(90000);
+vi.setConfig({ testTimeout: 90000, hookTimeout: 90000 });
 
 const RESET_MS = 1500;
 const KEY_MAX_AGE_S = 2;

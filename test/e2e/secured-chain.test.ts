@@ -19,7 +19,7 @@ import {
 } from '@chain/testkit';
 
 // Everything real: the token server and api-a ... api-d as processes over HTTPS, security on.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 /** Own tokens live 8 s (renewed from 1 s before expiry); the user's token 10 minutes. */
 const OWN_LIFETIME_S = 8;

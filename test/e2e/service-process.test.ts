@@ -10,7 +10,7 @@ import {
 } from '@chain/testkit';
 
 // A built service as the process users run, at its HTTP edges and at its end.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const serverYml = (extra = '') =>
   `serviceId: e2e\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\n${extra}`;

@@ -14,7 +14,7 @@ import {
 // W3C Trace Context across the chain, everything real: one trace id in every hop's log lines
 // and in the token server's, and (telemetry.yml on) the spans of all four services exported over
 // OTLP/HTTP to a collector, linked into one trace.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const PARENT = 'b7ad6b7169203331';

@@ -20,7 +20,7 @@ import {
 // page), a client of ours exchanges it with @chain/oauth-client as client.yml says, and the
 // user's token goes through api-a … api-d; later the token is renewed by the refresh grant,
 // without the user.
-jest.setTimeout(60000);
+vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const REDIRECT = 'https://localhost:3000/authorization';
 /** The user's access tokens live 4 s here, so the refresh is seen within the test. */

@@ -18,7 +18,7 @@ import {
   deferred,
 } from '@chain/testkit';
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const PETSTORE = 'com.networknt.petstore-1.0.0';
 const ENDPOINT = '/v2/pet/{petId}@get';

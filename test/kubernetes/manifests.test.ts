@@ -12,7 +12,7 @@ import {
   type ServiceApp,
   type ServiceConfig,
 } from '@chain/runtime';
-import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config';
+import { loadTokenServerConfig } from '../../services/token-server/src/token-server-config.js';
 import {
   allProblems,
   configFiles,
@@ -40,15 +40,20 @@ import {
   CERTS,
   ROOT,
 } from '@chain/testkit';
+import { createApp as apiA } from '../../services/api-a/src/app.js';
+import { createApp as apiB } from '../../services/api-b/src/app.js';
+import { createApp as apiC } from '../../services/api-c/src/app.js';
+import { createApp as apiD } from '../../services/api-d/src/app.js';
+import { createApp as petstore } from '../../services/petstore/src/app.js';
 
 // deploy/kubernetes without a cluster: each overlay rendered by kubectl's kustomize, every
 // object validated against the Kubernetes API schemas, and the manifests checked against the
 // services themselves (their config loaders, their routes). The fixtures under fixtures/ break
 // one thing each and must be caught.
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const FIXTURES = path.join(__dirname, 'fixtures');
+const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const CHAIN = ['api-a', 'api-b', 'api-c', 'api-d'];
 const RUNTIME_SERVICES = [...CHAIN, 'petstore'];
 const ALL = [...RUNTIME_SERVICES, 'token-server'];
@@ -208,9 +213,14 @@ function podConfig(
 }
 
 type CreateApp = (config: ServiceConfig, logger: Logger) => ServiceApp;
-const createApp = (service: string): CreateApp =>
-  (require(path.join(ROOT, 'services', service, 'src', 'app')) as { createApp: CreateApp })
-    .createApp;
+const APPS: Record<string, CreateApp> = {
+  'api-a': apiA,
+  'api-b': apiB,
+  'api-c': apiC,
+  'api-d': apiD,
+  petstore,
+};
+const createApp = (service: string): CreateApp => APPS[service];
 
 describe('what each pod mounts, read by the service itself', () => {
   const objects = render(OVERLAYS.local);

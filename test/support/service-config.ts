@@ -8,7 +8,7 @@ import {
 import { configDir, ROOT } from '@chain/testkit';
 
 /**
- * The host the service suites run on. jest.config.js runs every service suite twice: on the
+ * The host the service suites run on. vitest.config.ts runs every service suite twice: on the
  * native host (the default) and with `TEST_FRAMEWORK=express` on the Express host.
  */
 export const TEST_FRAMEWORK: Framework =

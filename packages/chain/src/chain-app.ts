@@ -7,7 +7,7 @@ import {
   type ServiceConfig,
 } from '@chain/runtime';
 import { StatusError } from '@chain/errors';
-import { loadDownstreamConfig, type ChainLetter } from './chain-config';
+import { loadDownstreamConfig, type ChainLetter } from './chain-config.js';
 
 export function createChainApp(
   config: ServiceConfig,

@@ -1,2 +1,2 @@
-export { loadDownstreamConfig, type ChainLetter } from './chain-config';
-export { createChainApp } from './chain-app';
+export { loadDownstreamConfig, type ChainLetter } from './chain-config.js';
+export { createChainApp } from './chain-app.js';

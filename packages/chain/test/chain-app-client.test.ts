@@ -11,8 +11,8 @@ import {
   CERTS,
 } from '@chain/testkit';
 import { createLogger } from '@chain/runtime';
-import { createChainApp } from '../src';
-import { serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { createChainApp } from '../src/index.js';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 
 const primary = devSigningKey('100');
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });

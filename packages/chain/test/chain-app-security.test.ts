@@ -10,8 +10,8 @@ import {
   CERTS,
 } from '@chain/testkit';
 import { createLogger } from '@chain/runtime';
-import { createChainApp } from '../src';
-import { serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { createChainApp } from '../src/index.js';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 
 const primary = devSigningKey('100');
 const userToken = mintToken(primary, { clientId: 'chain-user', scope: ['api_b.r'] });
@@ -106,7 +106,7 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
     tokenAnswer = (res) => json(res, 401, { error: 'invalid_client' });
     const lines: string[] = [];
     const captured = createLogger('api-b', 'silent');
-    const spy = jest
+    const spy = vi
       .spyOn(captured, 'warn')
       .mockImplementation(((o: object) => lines.push(util.inspect(o, { depth: 10 }))) as never);
     const res = await request(app(files(), captured))

@@ -9,10 +9,10 @@ import {
   prepareKeys,
   type ConfigWarning,
   type FileKeys,
-} from './file-keys';
-import { interpolate } from './interpolate';
-import { closestKey, schemaKeysAt } from './key-suggest';
-import { parseYamlDocument } from './yaml-text';
+} from './file-keys.js';
+import { interpolate } from './interpolate.js';
+import { closestKey, schemaKeysAt } from './key-suggest.js';
+import { parseYamlDocument } from './yaml-text.js';
 
 const EXTENSIONS = ['.yml', '.yaml'];
 

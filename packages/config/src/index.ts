@@ -4,7 +4,7 @@ export {
   type ConfigLoaderOptions,
   type SchemaFactory,
   type SchemaHelpers,
-} from './config-loader';
-export { type ConfigWarning, type FileKeys, type Light4jKey } from './file-keys';
-export { listOf, mapOf, text } from './text-forms';
+} from './config-loader.js';
+export { type ConfigWarning, type FileKeys, type Light4jKey } from './file-keys.js';
+export { listOf, mapOf, text } from './text-forms.js';
 export { z } from 'zod';

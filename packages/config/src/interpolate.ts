@@ -1,5 +1,5 @@
 import { ConfigError } from '@chain/errors';
-import { parseYamlValue } from './yaml-text';
+import { parseYamlValue } from './yaml-text.js';
 
 interface ValueSources {
   env: NodeJS.ProcessEnv;

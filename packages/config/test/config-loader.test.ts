@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@chain/errors';
-import { ConfigLoader, z } from '../src';
+import { ConfigLoader, z } from '../src/index.js';
 
 function folder(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-test-'));

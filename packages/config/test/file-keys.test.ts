@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@chain/errors';
-import { ConfigLoader, configFile, listOf, mapOf, text, z } from '../src';
-import { closestKey } from '../src/key-suggest';
-import { keyAsWritten, prepareKeys } from '../src/file-keys';
+import { ConfigLoader, configFile, listOf, mapOf, text, z } from '../src/index.js';
+import { closestKey } from '../src/key-suggest.js';
+import { keyAsWritten, prepareKeys } from '../src/file-keys.js';
 
 function folder(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'file-keys-test-'));

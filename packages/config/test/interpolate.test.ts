@@ -1,7 +1,7 @@
 import { ConfigError } from '@chain/errors';
-import { z } from '../src';
-import { environmentName, interpolate } from '../src/interpolate';
-import { schemaKeysAt } from '../src/key-suggest';
+import { z } from '../src/index.js';
+import { environmentName, interpolate } from '../src/interpolate.js';
+import { schemaKeysAt } from '../src/key-suggest.js';
 
 const expand = (value: unknown, env: NodeJS.ProcessEnv = {}, values?: Record<string, unknown>) =>
   interpolate(value, { env, values }, 'x.yml');

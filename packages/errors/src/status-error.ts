@@ -1,4 +1,4 @@
-import { errorBody, type ErrorBody, type StatusCode } from './status';
+import { errorBody, type ErrorBody, type StatusCode } from './status.js';
 
 /** A request failure with its HTTP meaning; rendered by one error renderer (never its `cause`). */
 export class StatusError extends Error {

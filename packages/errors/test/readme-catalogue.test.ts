@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { STATUS } from '../src/status';
+import { STATUS } from '../src/status.js';
 
 /** The README's catalogue table is the documentation of every error a service answers. */
 describe("the README's error catalogue", () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+  const readme = fs.readFileSync(
+    path.join(import.meta.dirname, '..', '..', '..', 'README.md'),
+    'utf8',
+  );
   const rows = [...readme.matchAll(/^\| (\d{3}) \| (ERR\d{5}) \| ([A-Z_]+) \| [^|]+\|$/gm)].map(
     ([, status, code, message]) => ({ status: Number(status), code, message }),
   );

@@ -1,5 +1,5 @@
-import { errorBody, isStatusCode, STATUS } from '../src/status';
-import { StatusError, toStatusError, wwwAuthenticate } from '../src/status-error';
+import { errorBody, isStatusCode, STATUS } from '../src/status.js';
+import { StatusError, toStatusError, wwwAuthenticate } from '../src/status-error.js';
 
 describe('the catalogue', () => {
   it('renders every row with its status, message and a description without placeholders', () => {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { combine, emptyTimer, observe, type Timer } from './timer';
+import { combine, emptyTimer, observe, type Timer } from './timer.js';
 
 /** `@chain/oauth-client`'s ClientEvents (the runtime hands one to the other). */
 export interface ClientMetrics {

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { ClientStats, type ClientSnapshot } from './client-metrics';
-import { clientPoints, hostIdentity, toInfluxPoints, type HostIdentity } from './influx-points';
-import { InfluxReporter } from './influx-reporter';
-import { IntervalStats, type SeriesSnapshot } from './interval-stats';
-import type { MetricsConfig, PrometheusConfig } from './metrics-config';
+import { ClientStats, type ClientSnapshot } from './client-metrics.js';
+import { clientPoints, hostIdentity, toInfluxPoints, type HostIdentity } from './influx-points.js';
+import { InfluxReporter } from './influx-reporter.js';
+import { IntervalStats, type SeriesSnapshot } from './interval-stats.js';
+import type { MetricsConfig, PrometheusConfig } from './metrics-config.js';
 
 export interface MetricsOptions {
   serviceId: string;

@@ -4,7 +4,7 @@ export {
   reportIntervalMsOf,
   type MetricsConfig,
   type PrometheusConfig,
-} from './metrics-config';
-export { createMetrics, highResolutionNow, type Metrics } from './metrics';
-export { ClientStats, clientMetrics } from './client-metrics';
-export { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from './cluster-metrics';
+} from './metrics-config.js';
+export { createMetrics, highResolutionNow, type Metrics } from './metrics.js';
+export { ClientStats, clientMetrics } from './client-metrics.js';
+export { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from './cluster-metrics.js';

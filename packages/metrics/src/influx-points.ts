@@ -1,8 +1,8 @@
 import os from 'node:os';
 import { escape, type IPoint } from 'influx';
-import type { ClientSnapshot } from './client-metrics';
-import type { SeriesSnapshot } from './interval-stats';
-import { COUNTERS } from './outcome';
+import type { ClientSnapshot } from './client-metrics.js';
+import type { SeriesSnapshot } from './interval-stats.js';
+import { COUNTERS } from './outcome.js';
 
 /** The `hostname` and `ipAddress` tags of every point: the container id and address in compose. */
 export interface HostIdentity {

@@ -3,8 +3,8 @@ import https from 'node:https';
 import { setTimeout as pause } from 'node:timers/promises';
 import { InfluxDB, type IPoint } from 'influx';
 import type { Logger } from 'pino';
-import { IntervalBuffer } from './interval-buffer';
-import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
+import { IntervalBuffer } from './interval-buffer.js';
+import { reportIntervalMsOf, type MetricsConfig } from './metrics-config.js';
 
 /** Points InfluxDB took (late intervals included), intervals still held. */
 export interface ReportResult {

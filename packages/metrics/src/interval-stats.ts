@@ -1,6 +1,6 @@
-import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome';
-import { SeriesTable } from './series-table';
-import { combine, emptyTimer, observe } from './timer';
+import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome.js';
+import { SeriesTable } from './series-table.js';
+import { combine, emptyTimer, observe } from './timer.js';
 
 /** One series (endpoint x client) over one interval; `responseTime` in ms, if it had requests. */
 export interface SeriesSnapshot {

@@ -1,13 +1,13 @@
-import { ClientStats, clientMetrics } from './client-metrics';
+import { ClientStats, clientMetrics } from './client-metrics.js';
 import {
   intervalReporter,
   shareRegistry,
   snapshotForwarder,
   type MetricsOptions,
-} from './cluster-metrics';
-import { IntervalStats } from './interval-stats';
-import { reportIntervalMsOf, type MetricsConfig } from './metrics-config';
-import { PrometheusMetrics } from './prometheus';
+} from './cluster-metrics.js';
+import { IntervalStats } from './interval-stats.js';
+import { reportIntervalMsOf, type MetricsConfig } from './metrics-config.js';
+import { PrometheusMetrics } from './prometheus.js';
 
 interface RequestSample {
   /** light-4j's endpoint name, e.g. `/v1/data@get`. */

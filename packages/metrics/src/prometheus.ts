@@ -1,6 +1,6 @@
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import { COUNTERS, outcomeOf, zeroCounts, type CounterName, type Outcome } from './outcome';
-import { SeriesTable } from './series-table';
+import { COUNTERS, outcomeOf, zeroCounts, type CounterName, type Outcome } from './outcome.js';
+import { SeriesTable } from './series-table.js';
 
 type LabelName = 'endpoint' | 'clientId';
 type Labels = Readonly<Record<LabelName, string>>;

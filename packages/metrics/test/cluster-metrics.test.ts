@@ -1,7 +1,7 @@
 import { pointLine } from '@chain/testkit';
-import { ClientStats, clientMetrics, createMetrics, type WorkerSnapshot } from '../src';
-import { clientPoints } from '../src/influx-points';
-import { captureLogger } from './log-capture';
+import { ClientStats, clientMetrics, createMetrics, type WorkerSnapshot } from '../src/index.js';
+import { clientPoints } from '../src/influx-points.js';
+import { captureLogger } from './log-capture.js';
 
 const CONTEXT = { serviceId: 'svc', hostname: 'box', ipAddress: '10.1.2.3' };
 

@@ -1,5 +1,5 @@
 import type os from 'node:os';
-import { hostIdentity, toInfluxPoints } from '../src/influx-points';
+import { hostIdentity, toInfluxPoints } from '../src/influx-points.js';
 
 const context = {
   serviceId: 'com.networknt.apia-1.0.0',

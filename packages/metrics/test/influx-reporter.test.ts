@@ -1,8 +1,8 @@
 import type { IPoint } from 'influx';
-import { InfluxReporter } from '../src/influx-reporter';
-import type { MetricsConfig } from '../src/metrics-config';
-import { InfluxStub } from './influx-stub';
-import { captureLogger } from './log-capture';
+import { InfluxReporter } from '../src/influx-reporter.js';
+import type { MetricsConfig } from '../src/metrics-config.js';
+import { InfluxStub } from './influx-stub.js';
+import { captureLogger } from './log-capture.js';
 
 const PASSWORD = 'pa55-w0rd-never-logged';
 

@@ -1,6 +1,6 @@
 import type { IPoint } from 'influx';
-import { IntervalBuffer } from '../src/interval-buffer';
-import { captureLogger } from './log-capture';
+import { IntervalBuffer } from '../src/interval-buffer.js';
+import { captureLogger } from './log-capture.js';
 
 /** An interval of `n` points stamped `t`. */
 const interval = (t: number, n = 1): IPoint[] =>

@@ -1,5 +1,5 @@
-import { IntervalStats } from '../src/interval-stats';
-import { outcomeOf } from '../src/outcome';
+import { IntervalStats } from '../src/interval-stats.js';
+import { outcomeOf } from '../src/outcome.js';
 
 describe('outcomeOf', () => {
   it.each([

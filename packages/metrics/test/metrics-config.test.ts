@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { metricsConfigSchema, prometheusConfigSchema, reportIntervalMsOf } from '../src';
+import { metricsConfigSchema, prometheusConfigSchema, reportIntervalMsOf } from '../src/index.js';
 
 function load(yaml: string, env: NodeJS.ProcessEnv = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metrics-config-'));

@@ -1,6 +1,11 @@
-import { createMetrics, type Metrics, type MetricsConfig, type PrometheusConfig } from '../src';
-import { InfluxStub } from './influx-stub';
-import { captureLogger } from './log-capture';
+import {
+  createMetrics,
+  type Metrics,
+  type MetricsConfig,
+  type PrometheusConfig,
+} from '../src/index.js';
+import { InfluxStub } from './influx-stub.js';
+import { captureLogger } from './log-capture.js';
 
 const SERVICE = 'com.networknt.apia-1.0.0';
 const HOST = { hostname: 'box', ipAddress: '10.1.2.3' };

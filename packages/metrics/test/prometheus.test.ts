@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
-import { PrometheusMetrics, RESPONSE_TIME_BUCKETS } from '../src/prometheus';
+import { PrometheusMetrics, RESPONSE_TIME_BUCKETS } from '../src/prometheus.js';
 
 // PrometheusMetrics counts requests in plain numbers and lets prom-client read them at scrape
 // time. Its exposition must be what prom-client's own Counter.inc / Histogram.observe on every

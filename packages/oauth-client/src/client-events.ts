@@ -1,5 +1,5 @@
-import type { CircuitState } from './circuit-breaker';
-import type { TokenFetchErrorCode } from './token-fetch-error';
+import type { CircuitState } from './circuit-breaker.js';
+import type { TokenFetchErrorCode } from './token-fetch-error.js';
 
 /** What made a token be fetched (`invalid_token`: refused downstream). */
 export type RenewalTrigger = 'cold' | 'early' | 'expired' | 'invalid_token';

@@ -1,7 +1,7 @@
-import { credentialHeaders, type OutgoingTrace } from './call-headers';
-import type { ClientEvents } from './client-events';
-import type { Downstream, DownstreamAnswer } from './downstream';
-import type { TokenSource } from './renewable-token';
+import { credentialHeaders, type OutgoingTrace } from './call-headers.js';
+import type { ClientEvents } from './client-events.js';
+import type { Downstream, DownstreamAnswer } from './downstream.js';
+import type { TokenSource } from './renewable-token.js';
 
 export interface DownstreamCallerOptions {
   downstream: Downstream;

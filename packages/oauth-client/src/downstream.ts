@@ -1,7 +1,7 @@
 import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/errors';
-import { CircuitBreaker } from './circuit-breaker';
-import type { ClientEvents } from './client-events';
-import type { Transport, TransportError, TransportResponse } from './transport';
+import { CircuitBreaker } from './circuit-breaker.js';
+import type { ClientEvents } from './client-events.js';
+import type { Transport, TransportError, TransportResponse } from './transport.js';
 
 export interface DownstreamOptions {
   /** Its name in our error descriptions, e.g. `api-b`: never its URL (that is in the log). */

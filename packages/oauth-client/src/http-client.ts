@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import tls, { type TLSSocket } from 'node:tls';
 import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
-import { pemParts, type ClientConfig } from './client-config';
+import { pemParts, type ClientConfig } from './client-config.js';
 import {
   TransportError,
   type Transport,
   type TransportRequest,
   type TransportResponse,
-} from './transport';
+} from './transport.js';
 
 const CONNECTIONS = 256;
 

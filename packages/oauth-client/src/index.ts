@@ -6,17 +6,17 @@ export {
   type ClientConfig,
   type ClientFiles,
   type SecretConfig,
-} from './client-config';
-export { HttpClient } from './http-client';
-export { Downstream } from './downstream';
-export { DownstreamCaller } from './downstream-caller';
-export type { Transport } from './transport';
-export type { ClientEvents } from './client-events';
-export { TokenFetchError } from './token-fetch-error';
-export { TokenManager } from './token-manager';
-export { DpopKey } from './dpop-key';
-export { TokenSource, UserToken } from './renewable-token';
-export { credentialHeaders, credentialSummary, forwardedAuthorization } from './call-headers';
-export { createKeyClient } from './key-client';
-export { createIntrospectionClient, introspectionEndpoint } from './introspection-client';
-export { keyServiceAnswer, type ClientCheck } from './light-oauth2-key';
+} from './client-config.js';
+export { HttpClient } from './http-client.js';
+export { Downstream } from './downstream.js';
+export { DownstreamCaller } from './downstream-caller.js';
+export type { Transport } from './transport.js';
+export type { ClientEvents } from './client-events.js';
+export { TokenFetchError } from './token-fetch-error.js';
+export { TokenManager } from './token-manager.js';
+export { DpopKey } from './dpop-key.js';
+export { TokenSource, UserToken } from './renewable-token.js';
+export { credentialHeaders, credentialSummary, forwardedAuthorization } from './call-headers.js';
+export { createKeyClient } from './key-client.js';
+export { createIntrospectionClient, introspectionEndpoint } from './introspection-client.js';
+export { keyServiceAnswer, type ClientCheck } from './light-oauth2-key.js';

@@ -5,9 +5,9 @@ import {
   type IntrospectionClient,
   type IntrospectionSource,
 } from '@chain/security';
-import { clientSecrets, type ClientFiles } from './client-config';
-import { basicAuth } from './token-request';
-import { jsonObject, noAnswer, type Transport, type TransportError } from './transport';
+import { clientSecrets, type ClientFiles } from './client-config.js';
+import { basicAuth } from './token-request.js';
+import { jsonObject, noAnswer, type Transport, type TransportError } from './transport.js';
 
 export interface IntrospectionEndpoint {
   url: string;

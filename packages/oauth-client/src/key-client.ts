@@ -1,15 +1,15 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { FetchedKey, KeySource } from '@chain/security';
-import type { ClientConfig } from './client-config';
-import type { ClientEvents, KeyFetchOutcome } from './client-events';
-import { isNoSuchKid } from './light-oauth2-key';
+import type { ClientConfig } from './client-config.js';
+import type { ClientEvents, KeyFetchOutcome } from './client-events.js';
+import { isNoSuchKid } from './light-oauth2-key.js';
 import {
   jsonObject,
   noAnswer,
   type Transport,
   type TransportError,
   type TransportResponse,
-} from './transport';
+} from './transport.js';
 
 export interface KeyClientOptions {
   key: ClientConfig['oauth']['key'] & { server_url: string };

@@ -1,4 +1,4 @@
-import { jsonObject } from './transport';
+import { jsonObject } from './transport.js';
 
 /**
  * light-oauth2's Oauth2KeyKeyIdGetHandler. A kid over three characters is a provider id and a key

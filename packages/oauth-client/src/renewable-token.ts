@@ -1,9 +1,9 @@
 import { StatusError } from '@chain/errors';
-import type { OutgoingTrace } from './call-headers';
-import type { ClientEvents, RenewalTrigger } from './client-events';
-import type { DpopKey } from './dpop-key';
-import { TokenFetchError } from './token-fetch-error';
-import type { AccessToken } from './token-request';
+import type { OutgoingTrace } from './call-headers.js';
+import type { ClientEvents, RenewalTrigger } from './client-events.js';
+import type { DpopKey } from './dpop-key.js';
+import { TokenFetchError } from './token-fetch-error.js';
+import type { AccessToken } from './token-request.js';
 
 export interface RenewableTokenOptions {
   clientId: string;

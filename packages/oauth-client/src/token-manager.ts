@@ -1,16 +1,16 @@
 import { ConfigError } from '@chain/errors';
-import type { OutgoingTrace } from './call-headers';
+import type { OutgoingTrace } from './call-headers.js';
 import {
   grantSettings,
   type ClientFiles,
   type GrantName,
   type GrantSettings,
-} from './client-config';
-import type { ClientEvents } from './client-events';
-import { DpopKey } from './dpop-key';
-import { RenewableToken, TokenSource, UserToken } from './renewable-token';
-import { TokenRequester, type AccessToken } from './token-request';
-import type { Transport } from './transport';
+} from './client-config.js';
+import type { ClientEvents } from './client-events.js';
+import { DpopKey } from './dpop-key.js';
+import { RenewableToken, TokenSource, UserToken } from './renewable-token.js';
+import { TokenRequester, type AccessToken } from './token-request.js';
+import type { Transport } from './transport.js';
 
 export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
   clientFile?: string;

@@ -1,7 +1,7 @@
-import type { GrantSettings } from './client-config';
-import type { DpopKey } from './dpop-key';
-import { TokenFetchError } from './token-fetch-error';
-import { jsonObject, type Transport, type TransportError } from './transport';
+import type { GrantSettings } from './client-config.js';
+import type { DpopKey } from './dpop-key.js';
+import { TokenFetchError } from './token-fetch-error.js';
+import { jsonObject, type Transport, type TransportError } from './transport.js';
 
 export interface AccessToken {
   value: string;

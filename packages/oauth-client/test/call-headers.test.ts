@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { credentialHeaders, credentialSummary, forwardedAuthorization } from '../src';
-import { fakeJwt } from './support/https-server';
+import { credentialHeaders, credentialSummary, forwardedAuthorization } from '../src/index.js';
+import { fakeJwt } from './support/https-server.js';
 
 describe('credentialHeaders', () => {
   it("keeps the caller's Authorization and adds the own token as X-Scope-Token", () => {

@@ -1,4 +1,4 @@
-import { CircuitBreaker, type CircuitState } from '../src/circuit-breaker';
+import { CircuitBreaker, type CircuitState } from '../src/circuit-breaker.js';
 
 /** A breaker on an injected clock, with every change of state written down. */
 function breaker(errorThreshold = 2, resetTimeoutMs = 7000) {

@@ -4,9 +4,14 @@ import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { configDir } from '@chain/testkit';
-import { clientConfigSchema, clientSecrets, secretConfigSchema, type ClientConfig } from '../src';
+import {
+  clientConfigSchema,
+  clientSecrets,
+  secretConfigSchema,
+  type ClientConfig,
+} from '../src/index.js';
 
-const CA = path.resolve(__dirname, '..', '..', '..', 'certs', 'ca.crt');
+const CA = path.resolve(import.meta.dirname, '..', '..', '..', 'certs', 'ca.crt');
 
 function load(name: string, text: string, files: Record<string, string> = {}) {
   const dir = configDir({ [`${name}.yml`]: text, ...files });

@@ -9,10 +9,10 @@ import {
   TokenSource,
   type ClientEvents,
   type Transport,
-} from '../src';
-import type { RenewalTrigger } from '../src/client-events';
-import { RenewableToken } from '../src/renewable-token';
-import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
+} from '../src/index.js';
+import type { RenewalTrigger } from '../src/client-events.js';
+import { RenewableToken } from '../src/renewable-token.js';
+import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport.js';
 
 /** A downstream that answers from a script (an answer or a failure) and keeps what it was sent. */
 function downstreamOf(...script: (TransportResponse | TransportError)[]) {

@@ -6,15 +6,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
 import { CERTS, freePort } from '@chain/testkit';
-import { Downstream, type ClientEvents, type Transport } from '../src';
-import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport';
+import { Downstream, type ClientEvents, type Transport } from '../src/index.js';
+import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport.js';
 import {
   closeClients,
   httpsServer,
   send,
   testClient,
   type TestServer,
-} from './support/https-server';
+} from './support/https-server.js';
 
 let server: TestServer;
 let answer: (res: http.ServerResponse) => void;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import util from 'node:util';
 import { EmbeddedJWK, calculateJwkThumbprint, decodeProtectedHeader, jwtVerify } from 'jose';
-import { DpopKey } from '../src';
+import { DpopKey } from '../src/index.js';
 
 const NOW = 1_700_000_000_123;
 const URL_OF_CALL = new URL('https://api-b:7442/v1/data?id=1#part');

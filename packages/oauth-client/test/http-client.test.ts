@@ -6,9 +6,9 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { CERTS, freePort } from '@chain/testkit';
-import { TransportError, type TransportRequest } from '../src/transport';
-import { failureOf } from '../src/http-client';
-import { closeClients, httpsServer, send, testClient } from './support/https-server';
+import { TransportError, type TransportRequest } from '../src/transport.js';
+import { failureOf } from '../src/http-client.js';
+import { closeClients, httpsServer, send, testClient } from './support/https-server.js';
 
 const TLS = {
   key: fs.readFileSync(path.join(CERTS, 'server.key')),

@@ -7,15 +7,15 @@ import {
   createIntrospectionClient,
   introspectionEndpoint,
   IntrospectionFetchError,
-} from '../src/introspection-client';
-import type { ClientConfig, ClientFiles, SecretConfig } from '../src/client-config';
+} from '../src/introspection-client.js';
+import type { ClientConfig, ClientFiles, SecretConfig } from '../src/client-config.js';
 import {
   closeClients,
   httpsServer,
   testClient,
   type SeenRequest,
   type TestServer,
-} from './support/https-server';
+} from './support/https-server.js';
 
 // The answers of oidc-provider 8.8.1's introspection endpoint (lib/actions/introspection.js), as
 // the local token server gives them (services/token-server/test/introspection.test.ts checks the

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createSigningKey, startKeyServer, type KeyServer } from '@chain/testkit';
 import type { KeySource } from '@chain/security';
-import { createKeyClient, KeyFetchError } from '../src/key-client';
-import type { KeyClientOptions } from '../src/key-client';
-import { closeClients, testClient } from './support/https-server';
+import { createKeyClient, KeyFetchError } from '../src/key-client.js';
+import type { KeyClientOptions } from '../src/key-client.js';
+import { closeClients, testClient } from './support/https-server.js';
 
-const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');
+const CERTS = path.resolve(import.meta.dirname, '..', '..', '..', 'certs');
 const TLS = {
   key: fs.readFileSync(path.join(CERTS, 'server.key')),
   cert: fs.readFileSync(path.join(CERTS, 'server.crt')),

@@ -1,8 +1,8 @@
-import { isNoSuchKid, keyServiceAnswer, type ClientCheck } from '../src/light-oauth2-key';
+import { isNoSuchKid, keyServiceAnswer, type ClientCheck } from '../src/light-oauth2-key.js';
 
 const options = (client: ClientCheck = { ok: true }, providerId?: string) => ({
   providerId,
-  authenticate: jest.fn(() => client),
+  authenticate: vi.fn(() => client),
   certificate: (keyId: string) => (keyId === '100' ? 'PEM-100' : undefined),
 });
 

@@ -1,6 +1,6 @@
-import { TokenFetchError } from '../src';
-import { RenewableToken } from '../src/renewable-token';
-import type { AccessToken } from '../src/token-request';
+import { TokenFetchError } from '../src/index.js';
+import { RenewableToken } from '../src/renewable-token.js';
+import type { AccessToken } from '../src/token-request.js';
 
 const POLICY = {
   tokenRenewBeforeExpired: 60000,

@@ -2,15 +2,15 @@ import fs from 'node:fs';
 import tls from 'node:tls';
 import path from 'node:path';
 import { CERTS } from '@chain/testkit';
-import { Downstream, type ClientConfig } from '../src';
-import { tlsOptions } from '../src/http-client';
+import { Downstream, type ClientConfig } from '../src/index.js';
+import { tlsOptions } from '../src/http-client.js';
 import {
   closeClients,
   httpsServer,
   send,
   testClient,
   type TestServer,
-} from './support/https-server';
+} from './support/https-server.js';
 
 const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
 

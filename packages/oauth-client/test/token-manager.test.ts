@@ -14,14 +14,14 @@ import {
   type ClientConfig,
   type ClientEvents,
   type SecretConfig,
-} from '../src';
+} from '../src/index.js';
 import {
   closeClients,
   httpsServer,
   send,
   testClient,
   type TestServer,
-} from './support/https-server';
+} from './support/https-server.js';
 
 let server: TestServer;
 let answer: (body: string, res: import('node:http').ServerResponse) => void;
@@ -30,7 +30,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(closeClients);
-beforeEach(() => server.seen.splice(0));
+beforeEach(() => {
+  server.seen.splice(0);
+});
 
 const okToken = (res: import('node:http').ServerResponse, n = server.seen.length) =>
   send(res, 200, { access_token: `jwt-${n}`, token_type: 'bearer', expires_in: 600 });
@@ -239,7 +241,7 @@ describe('TokenManager', () => {
 
   it('reads the bundled client.yml of a chain service', () => {
     const loader = new ConfigLoader({
-      bundledDir: path.resolve(__dirname, '../../../services/api-a/config'),
+      bundledDir: path.resolve(import.meta.dirname, '../../../services/api-a/config'),
       overrideDir: '/nonexistent',
       env: {},
     });
@@ -254,7 +256,7 @@ describe('TokenManager', () => {
 });
 
 describe('TokenManager: sender-constrained own tokens', () => {
-  const KEY_STORE = path.resolve(__dirname, '../../../certs/clients/api-a.pem');
+  const KEY_STORE = path.resolve(import.meta.dirname, '../../../certs/clients/api-a.pem');
   const withKeyStore = {
     root: { tls: { loadTrustStore: false, loadKeyStore: true, keyStore: KEY_STORE } },
   };

@@ -1,8 +1,8 @@
 import util from 'node:util';
 import { EmbeddedJWK, jwtVerify } from 'jose';
 import { freePort } from '@chain/testkit';
-import { DpopKey, TokenFetchError } from '../src';
-import { TokenRequester } from '../src/token-request';
+import { DpopKey, TokenFetchError } from '../src/index.js';
+import { TokenRequester } from '../src/token-request.js';
 import {
   closeClients,
   fakeJwt,
@@ -10,7 +10,7 @@ import {
   send,
   testClient,
   type TestServer,
-} from './support/https-server';
+} from './support/https-server.js';
 
 const SECRET = 'api-a-secret';
 const NOW = 1_700_000_000_000;
@@ -22,7 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 afterEach(closeClients);
-beforeEach(() => server.seen.splice(0));
+beforeEach(() => {
+  server.seen.splice(0);
+});
 
 const requester = (overrides: Partial<ConstructorParameters<typeof TokenRequester>[0]> = {}) =>
   new TokenRequester({

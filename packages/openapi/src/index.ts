@@ -1,2 +1,2 @@
-export { OpenApiSpec, type Operation } from './spec';
-export { coerceParams, type ParamValue } from './params';
+export { OpenApiSpec, type Operation } from './spec.js';
+export { coerceParams, type ParamValue } from './params.js';

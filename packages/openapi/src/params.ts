@@ -1,5 +1,5 @@
 import { StatusError } from '@chain/errors';
-import type { PathParam } from './spec';
+import type { PathParam } from './spec.js';
 
 const INTEGER = /^-?\d{1,15}$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;

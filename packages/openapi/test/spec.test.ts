@@ -1,6 +1,6 @@
 import { ConfigError } from '@chain/errors';
 import { StatusError } from '@chain/errors';
-import { coerceParams, OpenApiSpec } from '../src';
+import { coerceParams, OpenApiSpec } from '../src/index.js';
 
 const doc = {
   openapi: '3.0.3',

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { StatusError, toStatusError } from '@chain/errors';
-import type { Exchange } from './exchange';
-import { sendError } from './respond';
+import type { Exchange } from './exchange.js';
+import { sendError } from './respond.js';
 
 /** A 4xx `status` (thrown by Express middleware a service adds) becomes our row for it. */
 export function asStatusError(err: unknown): StatusError {

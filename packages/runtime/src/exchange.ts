@@ -1,8 +1,8 @@
 import type http from 'node:http';
 import type { Operation, ParamValue } from '@chain/openapi';
 import type { AuthInfo } from '@chain/security';
-import { clientCertThumbprint } from './client-certificate';
-import { readTrace, type Trace } from './correlation';
+import { clientCertThumbprint } from './client-certificate.js';
+import { readTrace, type Trace } from './correlation.js';
 
 /** Each field has one writer, named here. */
 export interface RequestContext {

@@ -4,11 +4,11 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
-import { watchClientCertificates } from './client-certificate';
-import { readTrace } from './correlation';
-import { ERROR_TYPE, isHttp2, sendError } from './respond';
-import type { ServerConfig } from './server-config';
-import { echoPath } from './stages/routing';
+import { watchClientCertificates } from './client-certificate.js';
+import { readTrace } from './correlation.js';
+import { ERROR_TYPE, isHttp2, sendError } from './respond.js';
+import type { ServerConfig } from './server-config.js';
+import { echoPath } from './stages/routing.js';
 
 const LINGER_MS = 1000;
 

@@ -1,14 +1,14 @@
-export { type Framework } from './server-config';
-export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger';
-export { readTrace } from './correlation';
+export { type Framework } from './server-config.js';
+export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger.js';
+export { readTrace } from './correlation.js';
 export {
   type DownstreamTarget,
   type ServiceClient,
   type ServiceDownstream,
-} from './service-client';
-export { type Exchange, type Handler, type RequestContext } from './exchange';
-export { type ReadinessCheck } from './readiness';
-export { loadServiceConfig, type ServiceConfig } from './service-config';
+} from './service-client.js';
+export { type Exchange, type Handler, type RequestContext } from './exchange.js';
+export { type ReadinessCheck } from './readiness.js';
+export { loadServiceConfig, type ServiceConfig } from './service-config.js';
 export {
   createServiceApp,
   createExpressApp,
@@ -16,6 +16,6 @@ export {
   type ServiceApp,
   type ServiceAppOptions,
   type ServiceTools,
-} from './service-app';
-export { contextOf, type ExpressExtensions } from './hosts/express';
-export { startService, type RunningService, type ServiceDefinition } from './start-service';
+} from './service-app.js';
+export { contextOf, type ExpressExtensions } from './hosts/express.js';
+export { startService, type RunningService, type ServiceDefinition } from './start-service.js';

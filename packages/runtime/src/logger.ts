@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { flushLogDestination, openLogDestination } from './log-destination';
-import { workerNumber } from './workers';
+import { flushLogDestination, openLogDestination } from './log-destination.js';
+import { workerNumber } from './workers.js';
 
 const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
 const SECRETS = ['client_secret', 'password', 'influxdbPass'];

@@ -17,25 +17,25 @@ import {
   type KeySource,
 } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
-import { clientFiles, createServiceClient, type ServiceClient } from './service-client';
-import { createErrorRenderer } from './error-renderer';
-import type { Handler, Stage } from './exchange';
-import { expressApplication, type ExpressExtensions } from './hosts/express';
-import { nativeListener } from './hosts/native';
-import type { Framework } from './server-config';
-import type { ServiceConfig } from './service-config';
-import { dispatchStage } from './stages/dispatch';
-import { metricsStage } from './stages/metrics';
-import { mockTokenStage } from './stages/mock-token';
-import { notFoundStage } from './stages/not-found';
-import { probesStage } from './stages/probes';
-import { createReadiness, type ReadinessCheck } from './readiness';
-import { routingStage } from './stages/routing';
-import { securityStage } from './stages/security';
-import { tracingStage } from './stages/tracing';
-import { validationStage } from './stages/validation';
-import { SpanExporter } from './telemetry/span-exporter';
-import { workerMetricsLink } from './workers';
+import { clientFiles, createServiceClient, type ServiceClient } from './service-client.js';
+import { createErrorRenderer } from './error-renderer.js';
+import type { Handler, Stage } from './exchange.js';
+import { expressApplication, type ExpressExtensions } from './hosts/express.js';
+import { nativeListener } from './hosts/native.js';
+import type { Framework } from './server-config.js';
+import type { ServiceConfig } from './service-config.js';
+import { dispatchStage } from './stages/dispatch.js';
+import { metricsStage } from './stages/metrics.js';
+import { mockTokenStage } from './stages/mock-token.js';
+import { notFoundStage } from './stages/not-found.js';
+import { probesStage } from './stages/probes.js';
+import { createReadiness, type ReadinessCheck } from './readiness.js';
+import { routingStage } from './stages/routing.js';
+import { securityStage } from './stages/security.js';
+import { tracingStage } from './stages/tracing.js';
+import { validationStage } from './stages/validation.js';
+import { SpanExporter } from './telemetry/span-exporter.js';
+import { workerMetricsLink } from './workers.js';
 
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 

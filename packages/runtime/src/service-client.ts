@@ -12,12 +12,12 @@ import {
   type HttpClient,
   type TokenSource,
 } from '@chain/oauth-client';
-import type { Trace } from './correlation';
-import type { Exchange } from './exchange';
-import type { ReadinessCheck } from './readiness';
-import type { ServiceConfig } from './service-config';
-import type { SpanRecord } from './telemetry/otlp-json';
-import type { SpanExporter } from './telemetry/span-exporter';
+import type { Trace } from './correlation.js';
+import type { Exchange } from './exchange.js';
+import type { ReadinessCheck } from './readiness.js';
+import type { ServiceConfig } from './service-config.js';
+import type { SpanRecord } from './telemetry/otlp-json.js';
+import type { SpanExporter } from './telemetry/span-exporter.js';
 
 export interface DownstreamTarget {
   /** Its name in error descriptions and logs, e.g. `api-b` (never its URL). */

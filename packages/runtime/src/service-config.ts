@@ -4,8 +4,8 @@ import { OpenApiSpec } from '@chain/openapi';
 import { clientConfigSchema, secretConfigSchema } from '@chain/oauth-client';
 import { metricsConfigSchema, prometheusConfigSchema } from '@chain/metrics';
 import { securityConfigSchema } from '@chain/security';
-import { serverConfigSchema } from './server-config';
-import { telemetryConfigSchema } from './telemetry/telemetry-config';
+import { serverConfigSchema } from './server-config.js';
+import { telemetryConfigSchema } from './telemetry/telemetry-config.js';
 
 export type ServiceConfig = ReturnType<typeof loadServiceConfig>;
 

@@ -7,11 +7,11 @@ import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { createHttpServer, probesOnly, ShutdownGate } from './http-server';
-import { createLogger, exitOnFatalError, flushLogger } from './logger';
-import { ownOrigins } from './own-origins';
-import type { ServiceApp } from './service-app';
-import { loadServiceConfig, type ServiceConfig } from './service-config';
+import { createHttpServer, probesOnly, ShutdownGate } from './http-server.js';
+import { createLogger, exitOnFatalError, flushLogger } from './logger.js';
+import { ownOrigins } from './own-origins.js';
+import type { ServiceApp } from './service-app.js';
+import { loadServiceConfig, type ServiceConfig } from './service-config.js';
 import {
   onStopRequest,
   reportCannotStart,
@@ -21,7 +21,7 @@ import {
   watchForStop,
   workerNumber,
   type ListeningPort,
-} from './workers';
+} from './workers.js';
 
 export interface ServiceDefinition {
   bundledDir: string;

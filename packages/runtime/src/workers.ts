@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { createMetricsMerger, type WorkerLink, type WorkerSnapshot } from '@chain/metrics';
-import type { ServiceConfig } from './service-config';
+import type { ServiceConfig } from './service-config.js';
 
 /** README "Workers". Messages carry `chain` so that prom-client's own on the channel pass by. */
 const WORKER_ENV = 'CHAIN_WORKER';

@@ -4,7 +4,7 @@ import {
   parseTraceparent,
   parseTracestate,
   readTrace,
-} from '../src/correlation';
+} from '../src/correlation.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';

@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StatusError } from '@chain/errors';
-import { asStatusError, createErrorRenderer, reasonOf } from '../src/error-renderer';
-import { createExchange } from '../src/exchange';
-import { captureLogger } from './support';
+import { asStatusError, createErrorRenderer, reasonOf } from '../src/error-renderer.js';
+import { createExchange } from '../src/exchange.js';
+import { captureLogger } from './support.js';
 
 describe('asStatusError', () => {
   it.each([

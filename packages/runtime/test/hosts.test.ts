@@ -1,11 +1,11 @@
 import request from 'supertest';
 import { StatusError } from '@chain/errors';
-import { createErrorRenderer } from '../src/error-renderer';
-import type { Stage } from '../src/exchange';
-import { expressApplication } from '../src/hosts/express';
-import { nativeListener } from '../src/hosts/native';
-import { sendJson } from '../src/respond';
-import { captureLogger } from './support';
+import { createErrorRenderer } from '../src/error-renderer.js';
+import type { Stage } from '../src/exchange.js';
+import { expressApplication } from '../src/hosts/express.js';
+import { nativeListener } from '../src/hosts/native.js';
+import { sendJson } from '../src/respond.js';
+import { captureLogger } from './support.js';
 
 /**
  * The two hosts run the same stages the same way: in order; a stage that answers ends the run;

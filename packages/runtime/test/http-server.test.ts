@@ -3,10 +3,10 @@ import type http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createHttpServer, ShutdownGate } from '../src/http-server';
-import type { ServerConfig } from '../src/server-config';
+import { createHttpServer, ShutdownGate } from '../src/http-server.js';
+import type { ServerConfig } from '../src/server-config.js';
 import { rawRequest, CERTS } from '@chain/testkit';
-import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
+import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support.js';
 
 const tlsFiles = {
   key: fs.readFileSync(path.join(CERTS, 'server.key')),

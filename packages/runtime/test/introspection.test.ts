@@ -5,8 +5,8 @@ import path from 'node:path';
 import request from 'supertest';
 import { ConfigError } from '@chain/errors';
 import { CERTS } from '@chain/testkit';
-import { createServiceApp } from '../src';
-import { captureLogger, fixtureConfig, FRAMEWORKS } from './support';
+import { createServiceApp } from '../src/index.js';
+import { captureLogger, fixtureConfig, FRAMEWORKS } from './support.js';
 
 // security.yml enableVerifySwt wired by the runtime: client.yml's introspection server over the
 // service's HTTP client, the headers that may bring the introspection client, and the start-up
@@ -52,7 +52,9 @@ beforeAll(async () => {
   serverUrl = `https://localhost:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
-beforeEach(() => seen.splice(0));
+beforeEach(() => {
+  seen.splice(0);
+});
 
 const CLIENT = () => `tls:
   trustStore: ${CERTS}/ca.crt

@@ -3,7 +3,8 @@ import cluster from 'node:cluster';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger, exitOnFatalError, flushLogger, type Logger } from '../src';
+import { createLogger, exitOnFatalError, flushLogger, type Logger } from '../src/index.js';
+import { replaceProperty } from './support.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'runtime-logger-'));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -75,7 +76,7 @@ const parse = (text: string) =>
 function recordWrites() {
   const writes: string[] = [];
   const original = fs.writeSync.bind(fs);
-  const spy = jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: unknown) => {
+  const spy = vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: unknown) => {
     const n = original(fd, data as string);
     if (n > 0) writes.push(String(data));
     return n;
@@ -92,7 +93,7 @@ async function until(done: () => boolean, ms = 2000): Promise<void> {
   }
 }
 
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => vi.restoreAllMocks());
 
 describe('createLogger on a file descriptor', () => {
   it('writes one JSON line per event: level, ISO time, service, the fields, msg', () => {
@@ -118,8 +119,8 @@ describe('createLogger on a file descriptor', () => {
   });
 
   it('names the worker in every line of a worker process', () => {
-    jest.replaceProperty(cluster, 'isWorker', true);
-    jest.replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
+    replaceProperty(cluster, 'isWorker', true);
+    replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
     const log = fileLogger();
     log.logger.info('from a worker');
     flushLogger(log.logger);
@@ -131,7 +132,7 @@ describe('createLogger on a file descriptor', () => {
 
   it('writes a line after a quiet spell at the end of its turn; one right after a write within 50 ms or so', async () => {
     // The clock of the quiet spell stands still: the second line comes right after the write.
-    jest.spyOn(performance, 'now').mockReturnValue(1000);
+    vi.spyOn(performance, 'now').mockReturnValue(1000);
     const log = fileLogger();
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     log.logger.info('after a quiet spell');
@@ -154,8 +155,8 @@ describe('createLogger on a file descriptor', () => {
     ['in a process alone on its output, at most 32 KB', false, 32768, 16384],
   ])('writes a burst in few writes of whole lines %s', (_, worker, max, min) => {
     if (worker) {
-      jest.replaceProperty(cluster, 'isWorker', true);
-      jest.replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '1' });
+      replaceProperty(cluster, 'isWorker', true);
+      replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '1' });
     }
     const log = fileLogger();
     const recorded = recordWrites();
@@ -177,7 +178,7 @@ describe('createLogger on a file descriptor', () => {
   it('a full pipe is not tried again at every line, only at the next flush', () => {
     const pipe = fifo();
     const logger = createLogger('svc', 'info', pipe.writer);
-    const attempts = jest.spyOn(fs, 'writeSync');
+    const attempts = vi.spyOn(fs, 'writeSync');
     // Far more than a pipe holds (64 KB): the pipe fills, then 1,000 lines more wait.
     for (let i = 0; i < 1200; i++) logger.info({ n: i, pad: 'x'.repeat(300) }, 'line');
     const before = attempts.mock.calls.length;
@@ -250,12 +251,12 @@ describe('createLogger on a file descriptor', () => {
     const started = Date.now();
     flushLogger(logger, 5000); // EPIPE: returns at once, does not wait for a reader
     expect(Date.now() - started).toBeLessThan(1000);
-    const attempts = jest.mocked(fs.writeSync).mock.calls.length;
+    const attempts = vi.mocked(fs.writeSync).mock.calls.length;
     expect(attempts).toBeGreaterThan(0);
     // Logging has ended: a line is not even tried.
     for (let i = 0; i < 10_000; i++) logger.info({ pad: 'x'.repeat(100) }, 'more');
     flushLogger(logger);
-    expect(jest.mocked(fs.writeSync).mock.calls.length).toBe(attempts);
+    expect(vi.mocked(fs.writeSync).mock.calls.length).toBe(attempts);
     expect(recorded.writes).toEqual([]);
     recorded.restore();
     fs.closeSync(pipe.writer);
@@ -367,7 +368,7 @@ describe('exitOnFatalError', () => {
     exitOnFatalError(logger);
     const added = process.listeners('uncaughtException').filter((l) => !before.includes(l));
     expect(added).toHaveLength(1);
-    const exit = jest.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
     try {
       added[0](new Error('boom'), 'uncaughtException');
       added[0](new Error('rejected'), 'unhandledRejection');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CERTS } from '@chain/testkit';
-import { ownOrigins } from '../src/own-origins';
+import { ownOrigins } from '../src/own-origins.js';
 
 // The origins a DPoP proof's htu may name when security.yml dpop.origins is empty: read from the
 // service's own certificate and server.yml, on the port it listens on.

@@ -2,18 +2,18 @@ import cluster from 'node:cluster';
 import net from 'node:net';
 import path from 'node:path';
 import { CERTS, configDir, deferred, httpsRequest, waitFor } from '@chain/testkit';
-import { loadServiceConfig } from '../src';
-import { runPrimary } from '../src/workers';
-import { captureLogger } from './support';
+import { loadServiceConfig } from '../src/index.js';
+import { runPrimary } from '../src/workers.js';
+import { captureLogger } from './support.js';
 
 // The primary of server.yml `workers` run in this process, so that its code counts in the
 // coverage: its workers are real processes of the built petstore (cluster.setupPrimary's exec:
 // test/fixture/primary-worker.js), with the config folder the primary read. test/e2e/workers.test.ts runs the same as a whole
 // service; here the test stands in for what ends the process: its signals and process.exit.
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const PETSTORE = path.resolve(__dirname, '..', '..', '..', 'services', 'petstore');
+const PETSTORE = path.resolve(import.meta.dirname, '..', '..', '..', 'services', 'petstore');
 
 const serverYml = (port = 0) =>
   `serviceId: com.networknt.petstore-1.0.0\nhttpsPort: ${port}\nip: 127.0.0.1\nworkers: 2\n` +
@@ -36,7 +36,7 @@ afterEach(async () => {
     Object.keys(cluster.workers ?? {}).length === 0 ? true : undefined,
   );
   while (cleanups.length) cleanups.pop()!();
-  jest.restoreAllMocks();
+  vi.restoreAllMocks();
 });
 
 function startPrimary(port = 0): Primary {
@@ -46,17 +46,17 @@ function startPrimary(port = 0): Primary {
     overrideDir: dir,
   });
   cluster.setupPrimary({
-    exec: path.join(__dirname, 'fixture', 'primary-worker.js'),
+    exec: path.join(import.meta.dirname, 'fixture', 'primary-worker.js'),
     args: [dir],
     silent: true,
   });
   const exited = deferred<number>();
-  jest.spyOn(process, 'exit').mockImplementation(((code: number) => {
+  vi.spyOn(process, 'exit').mockImplementation(((code: number) => {
     exited.resolve(code);
   }) as never);
   const stderr: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
-  jest.spyOn(process.stderr, 'write').mockImplementation(((chunk: string, ...rest: never[]) => {
+  vi.spyOn(process.stderr, 'write').mockImplementation(((chunk: string, ...rest: never[]) => {
     if (String(chunk).startsWith('Cannot start') || String(chunk).startsWith('Stopping')) {
       stderr.push(String(chunk));
       return true;

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import request from 'supertest';
 import { StatusError } from '@chain/errors';
-import { createServiceApp, type ReadinessCheck } from '../src';
-import { createReadiness } from '../src/readiness';
+import { createServiceApp, type ReadinessCheck } from '../src/index.js';
+import { createReadiness } from '../src/readiness.js';
 import { CERTS } from '@chain/testkit';
-import { captureLogger, deferred, fixtureConfig, FRAMEWORKS } from './support';
+import { captureLogger, deferred, fixtureConfig, FRAMEWORKS } from './support.js';
 
 // GET /ready, the Kubernetes readiness probe: 200 while every readiness check of the service
 // holds, 503 naming the failed ones otherwise; never behind a token, never a secret in it.

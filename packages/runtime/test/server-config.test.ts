@@ -4,13 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { loadServiceConfig } from '../src';
-import { loadTls } from '../src/start-service';
-import { serverConfigSchema } from '../src/server-config';
+import { loadServiceConfig } from '../src/index.js';
+import { loadTls } from '../src/start-service.js';
+import { serverConfigSchema } from '../src/server-config.js';
 import { configDir } from '@chain/testkit';
-import { FIXTURE } from './support';
+import { FIXTURE } from './support.js';
 
-const CERTS = path.resolve(__dirname, '..', '..', '..', 'certs');
+const CERTS = path.resolve(import.meta.dirname, '..', '..', '..', 'certs');
 
 function folder(files: Record<string, string | Buffer>) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'server-yml-'));

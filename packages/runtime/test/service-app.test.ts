@@ -2,8 +2,8 @@ import http from 'node:http';
 import express from 'express';
 import request from 'supertest';
 import { devSigningKey, mintToken, CERTS } from '@chain/testkit';
-import { contextOf, createExpressApp, createServiceApp } from '../src';
-import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support';
+import { contextOf, createExpressApp, createServiceApp } from '../src/index.js';
+import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from './support.js';
 
 const primary = devSigningKey('100');
 const SECURITY_ON = `enableVerifyJwt: true

@@ -1,8 +1,13 @@
-import { encodeSpan, exportTraceBody, unixNano, type SpanRecord } from '../src/telemetry/otlp-json';
-import { SpanExporter } from '../src/telemetry/span-exporter';
+import {
+  encodeSpan,
+  exportTraceBody,
+  unixNano,
+  type SpanRecord,
+} from '../src/telemetry/otlp-json.js';
+import { SpanExporter } from '../src/telemetry/span-exporter.js';
 import { HttpClient } from '@chain/oauth-client';
 import { startOtlpCollector, type OtlpCollector } from '@chain/testkit';
-import { captureLogger } from './support';
+import { captureLogger } from './support.js';
 
 const span = (n: number, overrides: Partial<SpanRecord> = {}): SpanRecord => ({
   traceId: '4bf92f3577b34da6a3ce929d0e0e4736',

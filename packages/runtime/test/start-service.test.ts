@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { loadServiceConfig, startService, type RunningService } from '../src';
-import { loadTls } from '../src/start-service';
+import { loadServiceConfig, startService, type RunningService } from '../src/index.js';
+import { loadTls } from '../src/start-service.js';
 import { configDir, CERTS } from '@chain/testkit';
-import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support';
+import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support.js';
 
 /** A keep-alive GET on its own agent (one connection), resolved with status, headers and body. */
 function get(port: number, path: string, agent: http.Agent) {
@@ -138,10 +138,10 @@ describe('startService when it cannot start, and on SIGTERM', () => {
   /** process.exit and stderr, caught: the process under test is Jest's. */
   function trap() {
     const stderr: string[] = [];
-    const exit = jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
       throw Object.assign(new Error('exit'), { exitCode: code });
     }) as never);
-    const write = jest
+    const write = vi
       .spyOn(process.stderr, 'write')
       .mockImplementation(((chunk: string) => stderr.push(chunk)) as never);
     return {
@@ -243,7 +243,7 @@ describe('startService when it cannot start, and on SIGTERM', () => {
         fixtureService(config, undefined, { logger, lines: () => [], text: () => '' }).app,
     });
     const exited = new Promise<number | undefined>((resolve) => {
-      const exit = jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
         exit.mockRestore();
         resolve(code);
       }) as never);

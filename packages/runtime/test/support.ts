@@ -7,8 +7,8 @@ import {
   type Framework,
   type ServiceApp,
   type ServiceConfig,
-} from '../src';
-import { readBody } from '../src/read-body';
+} from '../src/index.js';
+import { readBody } from '../src/read-body.js';
 import { configDir, deferred } from '@chain/testkit';
 
 export { deferred };
@@ -16,7 +16,7 @@ export { deferred };
 /** Both hosts: every suite of the runtime runs on each. */
 export const FRAMEWORKS: readonly Framework[] = ['native', 'express'];
 
-export const FIXTURE = path.join(__dirname, 'fixture');
+export const FIXTURE = path.join(import.meta.dirname, 'fixture');
 
 /** The fixture service's config (test/fixture) overridden by `files`, on the given host. */
 export function fixtureConfig(
@@ -90,4 +90,18 @@ export function fixtureService(
     },
   });
   return { app, log, slowArrived, releaseSlow };
+}
+
+/** Sets `object[key]` for the running test only (Jest's replaceProperty). */
+export function replaceProperty<T extends object, K extends keyof T>(
+  object: T,
+  key: K,
+  value: T[K],
+): void {
+  const before = Object.getOwnPropertyDescriptor(object, key);
+  Object.defineProperty(object, key, { value, configurable: true, writable: true });
+  onTestFinished(() => {
+    if (before) Object.defineProperty(object, key, before);
+    else delete object[key];
+  });
 }

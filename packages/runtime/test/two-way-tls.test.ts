@@ -12,9 +12,9 @@ import {
   type Framework,
   type RunningService,
   type ServiceConfig,
-} from '../src';
+} from '../src/index.js';
 import { CERTS, configDir, httpsOutcome, type Outcome } from '@chain/testkit';
-import { FIXTURE, FRAMEWORKS } from './support';
+import { FIXTURE, FRAMEWORKS } from './support.js';
 
 // server.yml enableTwoWayTls over real sockets: what a client without a certificate, with one of
 // another CA, with an expired one and with a good one gets; the probe port; the thumbprint in
@@ -226,7 +226,7 @@ describe.each(FRAMEWORKS)('server.yml enableTwoWayTls on the %s host', (framewor
   });
 
   it('the thumbprint is computed once per connection, not per request', async () => {
-    const peer = jest.spyOn(tls.TLSSocket.prototype, 'getPeerX509Certificate');
+    const peer = vi.spyOn(tls.TLSSocket.prototype, 'getPeerX509Certificate');
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const answers = [];
@@ -343,7 +343,7 @@ describe('enableTwoWayTls with enableHttp2 (native host)', () => {
   afterAll(() => running.close());
 
   it('h2 with a good certificate: 200 and the thumbprint, computed once for the session', async () => {
-    const peer = jest.spyOn(tls.TLSSocket.prototype, 'getPeerX509Certificate');
+    const peer = vi.spyOn(tls.TLSSocket.prototype, 'getPeerX509Certificate');
     try {
       const body = JSON.stringify({ thumbprint: GOOD_THUMBPRINT() });
       expect(await h2Get(running.ports.https!, ['/v1/open', '/v1/open', '/v1/open'], GOOD)).toEqual(

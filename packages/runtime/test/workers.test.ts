@@ -6,14 +6,15 @@ import {
   watchForStop,
   workerMetricsLink,
   workerNumber,
-} from '../src/workers';
+} from '../src/workers.js';
+import { replaceProperty } from './support.js';
 
 // The worker's side of the channel to the primary, in this process: cluster.isWorker, the worker
 // number and process.send stand in for what cluster.fork sets up (the whole cluster runs as real
 // processes in test/e2e/workers.test.ts).
 /**
  * Runs `install` and returns a function that hands a message from "the primary" to the 'message'
- * listeners it added (never to the Jest worker's own listener on the same channel).
+ * listeners it added (never to the test worker's own listener on the same channel).
  */
 function fromPrimary(install: () => void): (message: unknown) => void {
   const before = new Set(process.listeners('message'));
@@ -27,7 +28,7 @@ function fromPrimary(install: () => void): (message: unknown) => void {
 describe('a worker and its primary: the messages', () => {
   const sent: unknown[] = [];
   let sendError: Error | null = null;
-  // A Jest worker has an IPC channel of its own (process.send, process.connected): kept aside.
+  // A test worker has an IPC channel of its own (process.send, process.connected): kept aside.
   const saved = {
     send: Object.getOwnPropertyDescriptor(process, 'send'),
     connected: Object.getOwnPropertyDescriptor(process, 'connected'),
@@ -37,18 +38,22 @@ describe('a worker and its primary: the messages', () => {
   beforeEach(() => {
     sent.length = 0;
     sendError = null;
-    jest.replaceProperty(cluster, 'isWorker', true);
-    jest.replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
+    replaceProperty(cluster, 'isWorker', true);
+    replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
     setConnected(true);
     Object.defineProperty(process, 'send', {
       configurable: true,
       writable: true,
       value: ((
         message: unknown,
-        _handle: unknown,
-        _options: unknown,
+        handle: unknown,
+        options: unknown,
         callback: (err: Error | null) => void,
       ) => {
+        // The test runner's own messages go on through its channel.
+        const chain = typeof message === 'object' && message !== null && 'chain' in message;
+        const own = saved.send!.value as (...args: unknown[]) => boolean;
+        if (!chain) return own.call(process, message, handle, options, callback);
         sent.push(message);
         setImmediate(() => callback(sendError));
         return true;
@@ -56,7 +61,7 @@ describe('a worker and its primary: the messages', () => {
     });
   });
   afterEach(() => {
-    jest.restoreAllMocks();
+    vi.restoreAllMocks();
     for (const key of ['send', 'connected'] as const) {
       const descriptor = saved[key];
       if (descriptor) Object.defineProperty(process, key, descriptor);
@@ -66,10 +71,10 @@ describe('a worker and its primary: the messages', () => {
 
   it('knows its number only inside a cluster, from CHAIN_WORKER', () => {
     expect(workerNumber()).toBe(2);
-    jest.replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: 'x' });
+    replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: 'x' });
     expect(workerNumber()).toBeUndefined();
-    jest.replaceProperty(cluster, 'isWorker', false);
-    jest.replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
+    replaceProperty(cluster, 'isWorker', false);
+    replaceProperty(process, 'env', { ...process.env, CHAIN_WORKER: '2' });
     expect(workerNumber()).toBeUndefined();
     expect(workerMetricsLink()).toBeUndefined();
   });
@@ -88,7 +93,7 @@ describe('a worker and its primary: the messages', () => {
       { chain: 'listening', ports: [port] },
       { chain: 'cannot-start', message: 'server.yml is wrong', file: 'server.yml', key: 'workers' },
     ]);
-    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     setConnected(false);
     await reportCannotStart('port taken');
     expect(stderr).toHaveBeenCalledWith('Cannot start: port taken\n');
@@ -96,7 +101,7 @@ describe('a worker and its primary: the messages', () => {
   });
 
   it('stops when the primary says stop', () => {
-    const stop = jest.fn();
+    const stop = vi.fn();
     onStopRequest(stop);
     const deliver = fromPrimary(watchForStop);
     deliver({ chain: 'metrics' });

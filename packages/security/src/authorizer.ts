@@ -1,12 +1,12 @@
 import { errorBody, StatusError, type StatusCode } from '@chain/errors';
-import { parseBearer, parseDpop } from './bearer';
-import { bindingChallenge, type Scheme } from './challenge';
-import type { JwtClaims, VerifiedCaller } from './claims';
-import type { IntrospectionRequest } from './introspection';
-import { isSkippedPath, passThroughHeaders } from './request-rules';
-import type { SecurityConfig } from './security-config';
-import type { createTokenBinding, Presentation, RequestFacts } from './token-binding';
-import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error';
+import { parseBearer, parseDpop } from './bearer.js';
+import { bindingChallenge, type Scheme } from './challenge.js';
+import type { JwtClaims, VerifiedCaller } from './claims.js';
+import type { IntrospectionRequest } from './introspection.js';
+import { isSkippedPath, passThroughHeaders } from './request-rules.js';
+import type { SecurityConfig } from './security-config.js';
+import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
+import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error.js';
 
 export interface AuthInfo {
   clientId?: string;

@@ -1,4 +1,4 @@
-import { invalidToken, TokenError } from './token-error';
+import { invalidToken, TokenError } from './token-error.js';
 
 export type JwtClaims = Record<string, unknown>;
 

@@ -8,11 +8,11 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
-import { isCanonicalCompactJws } from './compact-jws';
-import { setBounded } from './key-policy';
-import type { Clock } from './key-source';
-import type { SecurityConfig } from './security-config';
-import { TokenError } from './token-error';
+import { isCanonicalCompactJws } from './compact-jws.js';
+import { setBounded } from './key-policy.js';
+import type { Clock } from './key-source.js';
+import type { SecurityConfig } from './security-config.js';
+import { TokenError } from './token-error.js';
 
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 128;

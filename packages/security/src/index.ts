@@ -1,12 +1,12 @@
-export { securityConfigSchema, type SecurityConfig } from './security-config';
-export { type FetchedKey, type KeySource } from './key-source';
+export { securityConfigSchema, type SecurityConfig } from './security-config.js';
+export { type FetchedKey, type KeySource } from './key-source.js';
 export {
   RefusedIntrospectionClient,
   type Introspected,
   type IntrospectionClient,
   type IntrospectionSource,
-} from './introspection-source';
-export { applyPassThrough } from './request-rules';
-export { verifiedCallerOf, type AuthInfo } from './authorizer';
-export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt';
-export { createRequestGuard, type RequestGuard } from './request-guard';
+} from './introspection-source.js';
+export { applyPassThrough } from './request-rules.js';
+export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
+export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
+export { createRequestGuard, type RequestGuard } from './request-guard.js';

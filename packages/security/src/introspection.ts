@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
 import { LRUCache } from 'lru-cache';
-import { callerOf, checkAudienceAndIssuer, type ClaimChecks, type VerifiedCaller } from './claims';
-import type { Clock } from './key-source';
+import {
+  callerOf,
+  checkAudienceAndIssuer,
+  type ClaimChecks,
+  type VerifiedCaller,
+} from './claims.js';
+import type { Clock } from './key-source.js';
 import {
   RefusedIntrospectionClient,
   type IntrospectionClient,
   type IntrospectionSource,
-} from './introspection-source';
-import { MAX_TOKEN_LENGTH } from './jwt-verifier';
-import type { SecurityConfig } from './security-config';
-import { invalidToken, TokenError } from './token-error';
+} from './introspection-source.js';
+import { MAX_TOKEN_LENGTH } from './jwt-verifier.js';
+import type { SecurityConfig } from './security-config.js';
+import { invalidToken, TokenError } from './token-error.js';
 
 export interface IntrospectionRequest {
   swtClientId?: string | string[];

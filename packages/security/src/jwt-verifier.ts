@@ -1,5 +1,5 @@
 import { compactVerify, decodeJwt, type CompactVerifyGetKey, type JWSHeaderParameters } from 'jose';
-import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
+import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
 import {
   callerOf,
   checkClaims,
@@ -7,13 +7,13 @@ import {
   type ClaimChecks,
   type JwtClaims,
   type VerifiedCaller,
-} from './claims';
-import { isCanonicalCompactJws } from './compact-jws';
-import type { Clock } from './key-source';
-import type { KeyStore } from './key-store';
-import { setBounded } from './key-policy';
-import type { VerificationKey } from './public-key';
-import { invalidToken, refusalOf, TokenError } from './token-error';
+} from './claims.js';
+import { isCanonicalCompactJws } from './compact-jws.js';
+import type { Clock } from './key-source.js';
+import type { KeyStore } from './key-store.js';
+import { setBounded } from './key-policy.js';
+import type { VerificationKey } from './public-key.js';
+import { invalidToken, refusalOf, TokenError } from './token-error.js';
 
 export interface VerifiedToken extends VerifiedCaller {
   exp: number;

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StatusError } from '@chain/errors';
-import type { Algorithm } from './algorithms';
-import type { Clock, Logger } from './key-source';
+import type { Algorithm } from './algorithms.js';
+import type { Clock, Logger } from './key-source.js';
 import {
   importPublicKey,
   verificationKey,
   type KeyMaterial,
   type VerificationKey,
-} from './public-key';
-import { invalidToken, type TokenError } from './token-error';
+} from './public-key.js';
+import { invalidToken, type TokenError } from './token-error.js';
 
 export interface KeyPolicy {
   /** client.yml `request.timeout`. */

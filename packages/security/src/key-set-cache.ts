@@ -11,9 +11,9 @@ import {
   unknownKid,
   usable,
   type FetchedKeysOptions,
-} from './key-policy';
-import type { KeySource } from './key-source';
-import type { VerificationKey } from './public-key';
+} from './key-policy.js';
+import type { KeySource } from './key-source.js';
+import type { VerificationKey } from './public-key.js';
 
 export class KeySetCache {
   private keys = new Map<string, VerificationKey>();

@@ -1,4 +1,4 @@
-import type { KeyMaterial } from './public-key';
+import type { KeyMaterial } from './public-key.js';
 
 /** Milliseconds since the epoch; injected so tests freeze or move time. */
 export type Clock = () => number;

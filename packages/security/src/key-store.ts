@@ -1,9 +1,9 @@
-import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
-import { DEFAULT_KEY_POLICY, unknownKid, type KeyPolicy } from './key-policy';
-import type { Clock, Logger, KeySource } from './key-source';
-import { KeySetCache } from './key-set-cache';
-import { KidLookups } from './kid-lookups';
-import type { VerificationKey } from './public-key';
+import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
+import { DEFAULT_KEY_POLICY, unknownKid, type KeyPolicy } from './key-policy.js';
+import type { Clock, Logger, KeySource } from './key-source.js';
+import { KeySetCache } from './key-set-cache.js';
+import { KidLookups } from './kid-lookups.js';
+import type { VerificationKey } from './public-key.js';
 
 export class KeyStore {
   private readonly fetched?: KidLookups | KeySetCache;

@@ -13,9 +13,9 @@ import {
   unknownKid,
   usable,
   type FetchedKeysOptions,
-} from './key-policy';
-import type { KeySource } from './key-source';
-import { importPublicKey, type VerificationKey } from './public-key';
+} from './key-policy.js';
+import type { KeySource } from './key-source.js';
+import { importPublicKey, type VerificationKey } from './public-key.js';
 
 interface Entry {
   key: VerificationKey;

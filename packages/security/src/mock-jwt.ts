@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
-import type { Clock } from './key-source';
+import type { Clock } from './key-source.js';
 
 const EXPIRES_IN = 600;
 

@@ -2,7 +2,7 @@ import crypto, { KeyObject, type JsonWebKey } from 'node:crypto';
 import fs from 'node:fs';
 import { ConfigError } from '@chain/errors';
 import { importJWK, type JWK } from 'jose';
-import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms';
+import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms.js';
 
 export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
 

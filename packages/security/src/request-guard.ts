@@ -6,18 +6,18 @@ import {
   type AuthInfo,
   type AuthRequest,
   type TokenVerifier,
-} from './authorizer';
-import type { ClaimChecks } from './claims';
-import { createIntrospectionVerifier } from './introspection';
-import type { IntrospectionSource } from './introspection-source';
-import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier';
-import type { KeyPolicy } from './key-policy';
-import type { Clock, KeySource, Logger } from './key-source';
-import { KeyStore } from './key-store';
-import { MockTokenIssuer } from './mock-jwt';
-import { loadCertificates, verificationKey, type VerificationKey } from './public-key';
-import type { SecurityConfig } from './security-config';
-import { createTokenBinding } from './token-binding';
+} from './authorizer.js';
+import type { ClaimChecks } from './claims.js';
+import { createIntrospectionVerifier } from './introspection.js';
+import type { IntrospectionSource } from './introspection-source.js';
+import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier.js';
+import type { KeyPolicy } from './key-policy.js';
+import type { Clock, KeySource, Logger } from './key-source.js';
+import { KeyStore } from './key-store.js';
+import { MockTokenIssuer } from './mock-jwt.js';
+import { loadCertificates, verificationKey, type VerificationKey } from './public-key.js';
+import type { SecurityConfig } from './security-config.js';
+import { createTokenBinding } from './token-binding.js';
 
 export interface RequestGuardOptions {
   config: SecurityConfig;

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { JwtClaims } from './claims';
+import type { JwtClaims } from './claims.js';
 
 /** By whole segments: light-4j's string prefix turns a typo into an open endpoint. */
 export function isSkippedPath(path: string, prefixes: readonly string[]): boolean {

@@ -1,6 +1,6 @@
 import { configFile, listOf, mapOf, z, type SchemaHelpers } from '@chain/config';
-import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms';
-import { readCertificate } from './public-key';
+import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
+import { readCertificate } from './public-key.js';
 
 const RESERVED_HEADERS = new Set([
   'authorization',

@@ -1,10 +1,10 @@
-import type { Scheme } from './challenge';
-import type { Binding } from './claims';
-import type { Clock } from './key-source';
-import { createDpopProofVerifier, normalizeHtu } from './dpop-proof';
-import { DpopReplayCache } from './dpop-replay-cache';
-import type { SecurityConfig } from './security-config';
-import { TokenError } from './token-error';
+import type { Scheme } from './challenge.js';
+import type { Binding } from './claims.js';
+import type { Clock } from './key-source.js';
+import { createDpopProofVerifier, normalizeHtu } from './dpop-proof.js';
+import { DpopReplayCache } from './dpop-replay-cache.js';
+import type { SecurityConfig } from './security-config.js';
+import { TokenError } from './token-error.js';
 
 export interface Presentation {
   scheme: Scheme;

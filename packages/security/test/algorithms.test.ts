@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { algorithmProblem, algorithmsOfKey, describeKey, isAlgorithm } from '../src/algorithms';
+import { algorithmProblem, algorithmsOfKey, describeKey, isAlgorithm } from '../src/algorithms.js';
 
 const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rsaShort = crypto.generateKeyPairSync('rsa', { modulusLength: 1024 });

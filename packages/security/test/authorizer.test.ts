@@ -1,9 +1,9 @@
 import { createSigningKey, mintToken } from '@chain/testkit';
-import { createAuthorizer } from '../src/authorizer';
-import { createJwtVerifier } from '../src/jwt-verifier';
-import { KeyStore } from '../src/key-store';
+import { createAuthorizer } from '../src/authorizer.js';
+import { createJwtVerifier } from '../src/jwt-verifier.js';
+import { KeyStore } from '../src/key-store.js';
 import { StatusError } from '@chain/errors';
-import { keyMap, manualClock } from './helpers';
+import { keyMap, manualClock } from './helpers.js';
 
 const primary = createSigningKey('100');
 const stranger = createSigningKey('100');

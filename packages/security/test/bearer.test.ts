@@ -1,4 +1,4 @@
-import { parseBearer, parseDpop } from '../src/bearer';
+import { parseBearer, parseDpop } from '../src/bearer.js';
 
 describe('parseBearer', () => {
   it.each([

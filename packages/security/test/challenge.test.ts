@@ -1,5 +1,5 @@
 import { errorBody } from '@chain/errors';
-import { bindingChallenge } from '../src/challenge';
+import { bindingChallenge } from '../src/challenge.js';
 
 const ALGS = ['ES256', 'PS256'];
 

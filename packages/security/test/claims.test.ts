@@ -1,5 +1,5 @@
-import { checkClaims, isExpired, tokenScopes } from '../src/claims';
-import { TokenError } from '../src/token-error';
+import { checkClaims, isExpired, tokenScopes } from '../src/claims.js';
+import { TokenError } from '../src/token-error.js';
 
 const EXP = 1_700_000_000;
 const SKEW = 60;

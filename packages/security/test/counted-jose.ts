@@ -1,9 +1,14 @@
+import type * as Jose from 'jose';
+
 /**
- * jose with `compactVerify` counted (a jest.fn around the real one), for
- * `jest.mock('jose', () => jest.requireActual('./counted-jose').countedJose())`: this module
- * imports nothing, so the real jose is what it wraps.
+ * jose with `compactVerify` and `EmbeddedJWK` counted (a vi.fn around each real one), for
+ * `vi.mock('jose', async (original) => (await import('./counted-jose.js')).countedJose(original))`.
  */
-export function countedJose() {
-  const actual = jest.requireActual<typeof import('jose')>('jose');
-  return { ...actual, compactVerify: jest.fn(actual.compactVerify) };
+export async function countedJose(original: <T>() => Promise<T>) {
+  const actual = await original<typeof Jose>();
+  return {
+    ...actual,
+    compactVerify: vi.fn(actual.compactVerify),
+    EmbeddedJWK: vi.fn(actual.EmbeddedJWK),
+  };
 }

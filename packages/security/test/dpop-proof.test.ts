@@ -1,10 +1,19 @@
 import * as jose from 'jose';
+import type { Mock } from 'vitest';
 import { createDpopKey, dpopProof, jwkThumbprint } from '@chain/testkit';
-import type { Algorithm } from '../src/algorithms';
-import { createDpopProofVerifier, normalizeHtu } from '../src/dpop-proof';
-import { TokenError } from '../src/token-error';
-import { HTU, KEYS, METHOD, PROOF_CASES } from './dpop-cases';
-import { manualClock } from './helpers';
+import type { Algorithm } from '../src/algorithms.js';
+import { createDpopProofVerifier, normalizeHtu } from '../src/dpop-proof.js';
+import { TokenError } from '../src/token-error.js';
+import { HTU, KEYS, METHOD, PROOF_CASES } from './dpop-cases.js';
+import { manualClock } from './helpers.js';
+
+// jose's EmbeddedJWK, counted: how often a proof's key is imported.
+vi.mock('jose', async (original) => (await import('./counted-jose.js')).countedJose(original));
+const importsCounted = () => {
+  const imports = jose.EmbeddedJWK as unknown as Mock;
+  imports.mockClear();
+  return imports;
+};
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJjbmYiOnt9fQ.c2ln';
 const clock = manualClock();
@@ -116,18 +125,14 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
           }).split('.')[2],
         )
         .join('.');
-    const imports = jest.spyOn(jose, 'EmbeddedJWK');
-    try {
-      await expect(fresh(proof(), target)).resolves.toBeDefined();
-      await expect(fresh(proof(KEYS.ec, 'k'), target)).resolves.toBeDefined();
-      expect(imports).toHaveBeenCalledTimes(1);
-      // The same header, signed by another key: its signature is still checked.
-      expect(await refusedWith(fresh(proof(KEYS.rsa), target))).toBe(
-        'signature does not verify with the jwk of the proof',
-      );
-    } finally {
-      imports.mockRestore();
-    }
+    const imports = importsCounted();
+    await expect(fresh(proof(), target)).resolves.toBeDefined();
+    await expect(fresh(proof(KEYS.ec, 'k'), target)).resolves.toBeDefined();
+    expect(imports).toHaveBeenCalledTimes(1);
+    // The same header, signed by another key: its signature is still checked.
+    expect(await refusedWith(fresh(proof(KEYS.rsa), target))).toBe(
+      'signature does not verify with the jwk of the proof',
+    );
   });
 
   it('keeps at most 256 keys: the oldest is imported again', async () => {
@@ -136,15 +141,11 @@ describe('createDpopProofVerifier (RFC 9449 section 4.3)', () => {
     const proofOf = (key: (typeof keys)[number]) =>
       dpopProof(key, { htm: METHOD, htu: HTU, accessToken: TOKEN, now: clock.now() });
     for (const key of keys) await fresh(proofOf(key), target);
-    const imports = jest.spyOn(jose, 'EmbeddedJWK');
-    try {
-      await fresh(proofOf(keys[256]), target);
-      expect(imports).toHaveBeenCalledTimes(0);
-      await fresh(proofOf(keys[0]), target);
-      expect(imports).toHaveBeenCalledTimes(1);
-    } finally {
-      imports.mockRestore();
-    }
+    const imports = importsCounted();
+    await fresh(proofOf(keys[256]), target);
+    expect(imports).toHaveBeenCalledTimes(0);
+    await fresh(proofOf(keys[0]), target);
+    expect(imports).toHaveBeenCalledTimes(1);
   });
 
   it('passes through what is not a refusal of the proof', async () => {

@@ -1,4 +1,4 @@
-import { DpopReplayCache } from '../src/dpop-replay-cache';
+import { DpopReplayCache } from '../src/dpop-replay-cache.js';
 
 describe('DpopReplayCache', () => {
   it('a jti is fresh once, replayed until its proof expires, and free again after', () => {

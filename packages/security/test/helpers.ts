@@ -1,10 +1,10 @@
 import type { SigningKey } from '@chain/testkit';
 import { StatusError } from '@chain/errors';
-import { DEFAULT_ALGORITHMS, type Algorithm } from '../src/algorithms';
-import type { KeyStore } from '../src/key-store';
-import { verificationKey, type VerificationKey } from '../src/public-key';
-import type { SecurityConfig } from '../src/security-config';
-import { TokenError } from '../src/token-error';
+import { DEFAULT_ALGORITHMS, type Algorithm } from '../src/algorithms.js';
+import type { KeyStore } from '../src/key-store.js';
+import { verificationKey, type VerificationKey } from '../src/public-key.js';
+import type { SecurityConfig } from '../src/security-config.js';
+import { TokenError } from '../src/token-error.js';
 
 /** A security.yml as loaded, with verification on, for tests. */
 export function securityConfig(

@@ -1,5 +1,5 @@
-import { IntrospectionCache } from '../src/introspection';
-import { deferred, manualClock } from './helpers';
+import { IntrospectionCache } from '../src/introspection.js';
+import { deferred, manualClock } from './helpers.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -69,7 +69,7 @@ describe('IntrospectionCache', () => {
   it('single flight: concurrent requests with one key share one call, and its failure', async () => {
     const { cache } = setup();
     const pending = deferred<Answer>();
-    const ask = jest.fn(() => pending.promise);
+    const ask = vi.fn(() => pending.promise);
     const all = [1, 2, 3].map(() => cache.answer('k', ask, lifeOf));
     const other = cache.answer('other', async () => ({ name: 'o' }), lifeOf);
     expect(ask).toHaveBeenCalledTimes(1);
@@ -112,7 +112,7 @@ describe('IntrospectionCache', () => {
       await answer('k');
       expect([cache.size, calls.length]).toEqual([0, 2]);
       const pending = deferred<Answer>();
-      const ask = jest.fn(() => pending.promise);
+      const ask = vi.fn(() => pending.promise);
       const both = [cache.answer('j', ask, lifeOf), cache.answer('j', ask, lifeOf)];
       pending.resolve({ name: 'j', until: Infinity });
       await Promise.all(both);

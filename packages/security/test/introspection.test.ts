@@ -1,14 +1,14 @@
 import { StatusError } from '@chain/errors';
-import type { ClaimChecks } from '../src/claims';
-import { createIntrospectionVerifier } from '../src/introspection';
+import type { ClaimChecks } from '../src/claims.js';
+import { createIntrospectionVerifier } from '../src/introspection.js';
 import {
   RefusedIntrospectionClient,
   type Introspected,
   type IntrospectionClient,
   type IntrospectionSource,
-} from '../src/introspection-source';
-import { TokenError } from '../src/token-error';
-import { deferred, manualClock } from './helpers';
+} from '../src/introspection-source.js';
+import { TokenError } from '../src/token-error.js';
+import { deferred, manualClock } from './helpers.js';
 
 const T0 = 1_700_000_000_000;
 const EXP = T0 / 1000 + 600;

@@ -1,3 +1,4 @@
+import type { Mock } from 'vitest';
 import crypto from 'node:crypto';
 import * as jose from 'jose';
 import {
@@ -9,17 +10,15 @@ import {
   signWith,
   standardClaims,
 } from '@chain/testkit';
-import { createJwtVerifier, MAX_TOKEN_LENGTH } from '../src/jwt-verifier';
-import { KeyStore } from '../src/key-store';
+import { createJwtVerifier, MAX_TOKEN_LENGTH } from '../src/jwt-verifier.js';
+import { KeyStore } from '../src/key-store.js';
 import { StatusError } from '@chain/errors';
-import { TokenError } from '../src/token-error';
-import { keyMap, manualClock } from './helpers';
+import { TokenError } from '../src/token-error.js';
+import { keyMap, manualClock } from './helpers.js';
 
 // jose's compactVerify, counted: the signature is checked by it and nowhere else.
-jest.mock('jose', () =>
-  jest.requireActual<typeof import('./counted-jose')>('./counted-jose').countedJose(),
-);
-const compactVerify = jose.compactVerify as jest.Mock;
+vi.mock('jose', async (original) => (await import('./counted-jose.js')).countedJose(original));
+const compactVerify = jose.compactVerify as Mock;
 
 const primary = createSigningKey('100');
 const secondary = createSigningKey('101');
@@ -268,7 +267,7 @@ describe('createJwtVerifier: keys of the key server', () => {
 
   function withServer(keys: Record<string, string>) {
     const clock = manualClock(T0);
-    const fetch = jest.fn(async (kid: string) => keys[kid]);
+    const fetch = vi.fn(async (kid: string) => keys[kid]);
     const store = new KeyStore(keyMap([primary]), {
       now: clock.now,
       source: { kind: 'kid', fetch },
@@ -432,7 +431,7 @@ describe('createJwtVerifier: the claims come before the key (light-4j order)', (
   const expiredToken = (key = primary) => mintToken(key, { now: T0 - 3_600_000, expiresIn: 600 });
 
   it('an expired token is ERR10001 whatever its kid or signature, and costs no look-up', async () => {
-    const fetch = jest.fn(async () => undefined);
+    const fetch = vi.fn(async () => undefined);
     const { verify } = setup({ resolver: fetch });
     expect(await outcome(verify(expiredToken(createSigningKey('300'))))).toBe(
       'expired: token expired',
@@ -442,7 +441,7 @@ describe('createJwtVerifier: the claims come before the key (light-4j order)', (
   });
 
   it('a token refused for its claims is ERR10000 even while the key server is down', async () => {
-    const fetch = jest.fn(() => Promise.reject(new Error('down')));
+    const fetch = vi.fn(() => Promise.reject(new Error('down')));
     const clock = manualClock(T0);
     const keys = new KeyStore(keyMap([primary]), {
       now: clock.now,

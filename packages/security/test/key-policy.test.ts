@@ -1,6 +1,12 @@
 import { StatusError } from '@chain/errors';
-import { answerWithin, keyUnavailable, MAX_KIDS, setBounded, unknownKid } from '../src/key-policy';
-import { TokenError } from '../src/token-error';
+import {
+  answerWithin,
+  keyUnavailable,
+  MAX_KIDS,
+  setBounded,
+  unknownKid,
+} from '../src/key-policy.js';
+import { TokenError } from '../src/token-error.js';
 
 describe('key policy helpers', () => {
   it('an unknown kid is an invalid token; a key server that cannot answer is ERR20005 with its cause', () => {

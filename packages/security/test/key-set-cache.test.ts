@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { createSigningKey } from '@chain/testkit';
-import { FAILURE_TTL_MS, SET_COOLDOWN_MS, type KeyPolicy } from '../src/key-policy';
-import type { FetchedKey, KeySource } from '../src/key-source';
-import { KeyStore } from '../src/key-store';
-import { deferred, flush, keyMap, manualClock, outcome, recordedEvents } from './helpers';
+import { FAILURE_TTL_MS, SET_COOLDOWN_MS, type KeyPolicy } from '../src/key-policy.js';
+import type { FetchedKey, KeySource } from '../src/key-source.js';
+import { KeyStore } from '../src/key-store.js';
+import { deferred, flush, keyMap, manualClock, outcome, recordedEvents } from './helpers.js';
 
 const primary = createSigningKey('100');
 const a = createSigningKey('a');
@@ -72,7 +72,7 @@ describe('KeyStore with a JWKS (KeySetCache)', () => {
 
   it('shares one fetch between every caller', async () => {
     const answer = deferred<ReadonlyMap<string, FetchedKey>>();
-    const fetch = jest.fn(() => answer.promise);
+    const fetch = vi.fn(() => answer.promise);
     const { store } = storeWith(fetch);
     const all = Promise.all(['a', 'b', 'x', 'a'].map((kid) => outcome(store, kid)));
     answer.resolve(

@@ -10,12 +10,12 @@ import {
   REFETCH_COOLDOWN_MS,
   SET_COOLDOWN_MS,
   type KeyPolicy,
-} from '../src/key-policy';
-import type { KeySource } from '../src/key-source';
-import { KeyStore } from '../src/key-store';
-import type { KeyMaterial } from '../src/public-key';
+} from '../src/key-policy.js';
+import type { KeySource } from '../src/key-source.js';
+import { KeyStore } from '../src/key-store.js';
+import type { KeyMaterial } from '../src/public-key.js';
 import { StatusError } from '@chain/errors';
-import { deferred, flush, keyMap, manualClock, outcome, recordedEvents } from './helpers';
+import { deferred, flush, keyMap, manualClock, outcome, recordedEvents } from './helpers.js';
 
 const primary = createSigningKey('100');
 const rotated = createSigningKey('200');
@@ -110,7 +110,7 @@ describe('KeyStore', () => {
 
   it('shares one look-up between concurrent requests of one kid', async () => {
     const answer = deferred<KeyMaterial | undefined>();
-    const fetch = jest.fn(() => answer.promise);
+    const fetch = vi.fn(() => answer.promise);
     const { store } = storeWith(fetch);
     const all = Promise.all(Array.from({ length: 50 }, () => store.resolve('200')));
     answer.resolve(rotated.certificatePem);
@@ -342,7 +342,7 @@ describe('KeyStore', () => {
   });
 
   it('bounds the fetched keys: past MAX_KIDS the oldest goes', async () => {
-    const fetch = jest.fn(async () => rotated.certificatePem);
+    const fetch = vi.fn(async () => rotated.certificatePem);
     const { store, clock } = storeWith(fetch, { maxAgeMs: 10_000_000 });
     for (let i = 0; i <= MAX_KIDS; i++) {
       await store.resolve(`real-${i}`);

@@ -1,5 +1,5 @@
-import { LOOKUP_BURST, LOOKUP_INTERVAL_MS, MAX_KIDS } from '../src/key-policy';
-import { LookupBudget } from '../src/kid-lookups';
+import { LOOKUP_BURST, LOOKUP_INTERVAL_MS, MAX_KIDS } from '../src/key-policy.js';
+import { LookupBudget } from '../src/kid-lookups.js';
 
 /** As the key store does: a kid looked up waits no more. */
 function lookups(budget: LookupBudget) {

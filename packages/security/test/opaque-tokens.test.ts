@@ -1,4 +1,4 @@
-import type { ClaimChecks } from '../src/claims';
+import type { ClaimChecks } from '../src/claims.js';
 import { StatusError } from '@chain/errors';
 import {
   createDpopKey,
@@ -8,11 +8,11 @@ import {
   mintToken,
   writeCertificate,
 } from '@chain/testkit';
-import { verifiedCallerOf } from '../src/authorizer';
-import type { Introspected, IntrospectionSource } from '../src/introspection-source';
-import { createRequestGuard, type GuardRequest } from '../src/request-guard';
-import type { SecurityConfig } from '../src/security-config';
-import { securityConfig } from './helpers';
+import { verifiedCallerOf } from '../src/authorizer.js';
+import type { Introspected, IntrospectionSource } from '../src/introspection-source.js';
+import { createRequestGuard, type GuardRequest } from '../src/request-guard.js';
+import type { SecurityConfig } from '../src/security-config.js';
+import { securityConfig } from './helpers.js';
 
 // security.yml enableVerifySwt: opaque tokens by introspection, beside JWTs or alone, through
 // the request guard (the source is scripted: the real protocol is

@@ -10,7 +10,7 @@ import {
   loadCertificates,
   toPublicKey,
   verificationKey,
-} from '../src/public-key';
+} from '../src/public-key.js';
 
 const rsa = createSigningKey('100');
 const ec = createSigningKey('ec', { type: 'ec' });

@@ -1,17 +1,16 @@
+import type { Mock } from 'vitest';
 import * as jose from 'jose';
 import { createSigningKey, mintToken, writeCertificate } from '@chain/testkit';
-import { createRequestGuard, type GuardRequest, type RequestGuard } from '../src/request-guard';
-import { verifiedCallerOf } from '../src/authorizer';
-import { MockTokenIssuer, mockTokenResponse } from '../src/mock-jwt';
+import { createRequestGuard, type GuardRequest, type RequestGuard } from '../src/request-guard.js';
+import { verifiedCallerOf } from '../src/authorizer.js';
+import { MockTokenIssuer, mockTokenResponse } from '../src/mock-jwt.js';
 import { StatusError } from '@chain/errors';
-import type { SecurityConfig } from '../src/security-config';
-import { recordedEvents, securityConfig } from './helpers';
+import type { SecurityConfig } from '../src/security-config.js';
+import { recordedEvents, securityConfig } from './helpers.js';
 
 // jose's compactVerify, counted: one call per token that is not served from the cache.
-jest.mock('jose', () =>
-  jest.requireActual<typeof import('./counted-jose')>('./counted-jose').countedJose(),
-);
-const compactVerify = jose.compactVerify as jest.Mock;
+vi.mock('jose', async (original) => (await import('./counted-jose.js')).countedJose(original));
+const compactVerify = jose.compactVerify as Mock;
 
 const primary = createSigningKey('100');
 const certificate = { '100': writeCertificate(primary) };
@@ -239,7 +238,9 @@ const authorize = (guard: RequestGuard, token: string, requiredScopes: string[] 
   guard.check!({ authorization: `Bearer ${token}`, scopeToken: undefined, requiredScopes });
 
 describe('createRequestGuard: what security.yml builds', () => {
-  beforeEach(() => compactVerify.mockClear());
+  beforeEach(() => {
+    compactVerify.mockClear();
+  });
 
   it('builds nothing but the mock issuer when verification is off', () => {
     const guard = createRequestGuard({
@@ -309,7 +310,7 @@ describe('createRequestGuard: what security.yml builds', () => {
 
   it('with bootstrapFromKeyService reads no certificate and fetches a JWKS at start', async () => {
     const k = createSigningKey('k');
-    const fetch = jest.fn(
+    const fetch = vi.fn(
       async () => new Map([['k', { material: k.publicKey.export({ format: 'jwk' }) }]]),
     );
     const guard = createRequestGuard({
@@ -325,7 +326,7 @@ describe('createRequestGuard: what security.yml builds', () => {
   });
 
   it('fetches nothing at start from a key server by kid (light-oauth2 cannot list its keys)', () => {
-    const fetch = jest.fn(async () => undefined);
+    const fetch = vi.fn(async () => undefined);
     createRequestGuard({
       config: securityConfig({}, { bootstrapFromKeyService: true }),
       keySource: { kind: 'kid', fetch },

@@ -1,4 +1,4 @@
-import { applyPassThrough, isSkippedPath, passThroughHeaders } from '../src/request-rules';
+import { applyPassThrough, isSkippedPath, passThroughHeaders } from '../src/request-rules.js';
 
 describe('isSkippedPath', () => {
   it.each([

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { configDir, createSigningKey } from '@chain/testkit';
-import { securityConfigSchema } from '../src/security-config';
+import { securityConfigSchema } from '../src/security-config.js';
 
 const rsa = createSigningKey('100');
 const ec = createSigningKey('ec', { type: 'ec' });

@@ -1,6 +1,6 @@
 import crypto, { type KeyObject } from 'node:crypto';
-import type { KeyType, SigningAlgorithm } from './signing-key';
-import { signWith, type Claims } from './token';
+import type { KeyType, SigningAlgorithm } from './signing-key.js';
+import { signWith, type Claims } from './token.js';
 
 // Sender-constrained tokens for tests: a DPoP key pair, DPoP proofs (RFC 9449), and the `cnf`
 // claims of tokens bound to a client certificate (RFC 8705) or a DPoP key. The thumbprints are

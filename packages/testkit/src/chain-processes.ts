@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { configDir } from './config-dir';
-import { httpsRequest, type Answer } from './https-request';
-import type { TokenServerProcess } from './local-token-server';
-import { CERTS } from './paths';
-import { jwtSecurityYml } from './security-yml';
-import { serverYml } from './server-yml';
-import { startService, type ServiceProcess } from './service-process';
+import { configDir } from './config-dir.js';
+import { httpsRequest, type Answer } from './https-request.js';
+import type { TokenServerProcess } from './local-token-server.js';
+import { CERTS } from './paths.js';
+import { jwtSecurityYml } from './security-yml.js';
+import { serverYml } from './server-yml.js';
+import { startService, type ServiceProcess } from './service-process.js';
 
 export type Letter = 'a' | 'b' | 'c' | 'd';
 export const LETTERS: readonly Letter[] = ['a', 'b', 'c', 'd'];

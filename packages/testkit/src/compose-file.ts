@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as YAML from 'yaml';
-import { ROOT } from './paths';
+import { ROOT } from './paths.js';
 
 // The compose files, read as plain data for the compose tests.
 

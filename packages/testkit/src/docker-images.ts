@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { docker } from './docker';
+import { docker } from './docker.js';
 
 // The images a build made, as `docker save` writes them: their configs and layers, for the
 // container test's checks of what an image holds.

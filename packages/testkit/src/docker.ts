@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { ROOT } from './paths';
-import { GiveUp, waitFor } from './wait-for';
+import { ROOT } from './paths.js';
+import { GiveUp, waitFor } from './wait-for.js';
 
 // The Docker client and Compose as a test drives them, on the engine that DOCKER_HOST names
 // (scripts/docker-engine.sh start; eval "$(scripts/docker-engine.sh env)").

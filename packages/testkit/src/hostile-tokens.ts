@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { SigningKey } from './signing-key';
-import { b64url, signWith, standardClaims, type Claims } from './token';
+import type { SigningKey } from './signing-key.js';
+import { b64url, signWith, standardClaims, type Claims } from './token.js';
 
 export interface HostileToken {
   name: string;

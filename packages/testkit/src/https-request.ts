@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { CERTS } from './paths';
+import { CERTS } from './paths.js';
 
 export interface Answer {
   status: number;

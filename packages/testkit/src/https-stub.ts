@@ -3,7 +3,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { CERTS } from './paths';
+import { CERTS } from './paths.js';
 
 export interface Stub extends HttpsServer {
   /** Request headers of every request so far. */

@@ -11,7 +11,7 @@ export {
   type KeyType,
   type SigningAlgorithm,
   type SigningKey,
-} from './signing-key';
+} from './signing-key.js';
 export {
   b64url,
   LOCAL_ISSUER,
@@ -23,12 +23,17 @@ export {
   claimsOf,
   type Claims,
   type ClaimOptions,
-} from './token';
-export { hostileTokens, type HostileToken } from './hostile-tokens';
-export { KeyServer, startKeyServer, type KeyServerOptions, type KeyServerMode } from './key-server';
+} from './token.js';
+export { hostileTokens, type HostileToken } from './hostile-tokens.js';
+export {
+  KeyServer,
+  startKeyServer,
+  type KeyServerOptions,
+  type KeyServerMode,
+} from './key-server.js';
 
 // Where things are, processes, HTTPS.
-export { ROOT, CERTS, DEV_KEYS, serviceEntry, type DevKid } from './paths';
+export { ROOT, CERTS, DEV_KEYS, serviceEntry, type DevKid } from './paths.js';
 export {
   spawnNode,
   startProcess,
@@ -37,8 +42,8 @@ export {
   type StartOptions,
   type ChildHandle,
   type RunningProcess,
-} from './processes';
-export { freePort } from './free-port';
+} from './processes.js';
+export { freePort } from './free-port.js';
 export {
   httpsOutcome,
   httpsRequest,
@@ -46,8 +51,8 @@ export {
   type Answer,
   type Outcome,
   type RequestOptions,
-} from './https-request';
-export { rawRequest, type RawAnswer } from './raw-http';
+} from './https-request.js';
+export { rawRequest, type RawAnswer } from './raw-http.js';
 export {
   httpsStub,
   json,
@@ -55,20 +60,20 @@ export {
   tokenEndpointStub,
   type HttpsServer,
   type Stub,
-} from './https-stub';
-export { deferred } from './signals';
-export { GiveUp, waitFor } from './wait-for';
+} from './https-stub.js';
+export { deferred } from './signals.js';
+export { GiveUp, waitFor } from './wait-for.js';
 
 // The services and their config.
-export { configDir } from './config-dir';
+export { configDir } from './config-dir.js';
 export {
   startService,
   startExpectingFailure,
   type ServiceProcess,
   type ServiceOptions,
-} from './service-process';
-export { serverYml } from './server-yml';
-export { jwtSecurityYml, SECURITY_ON, type JwtSecurityOptions } from './security-yml';
+} from './service-process.js';
+export { serverYml } from './server-yml.js';
+export { jwtSecurityYml, SECURITY_ON, type JwtSecurityOptions } from './security-yml.js';
 export {
   tokenServerYml,
   startTokenServer,
@@ -76,7 +81,7 @@ export {
   clientCredentialsToken,
   tokenRequestCounts,
   type TokenServerProcess,
-} from './local-token-server';
+} from './local-token-server.js';
 export {
   LETTERS,
   EIGHT,
@@ -89,10 +94,10 @@ export {
   type ChainOptions,
   type RunningChain,
   type LogLine,
-} from './chain-processes';
+} from './chain-processes.js';
 
 // Servers the tests talk to.
-export { metricsYml, pointLine, startInfluxd, type Influxd, type InfluxSeries } from './influxd';
+export { metricsYml, pointLine, startInfluxd, type Influxd, type InfluxSeries } from './influxd.js';
 export {
   requireProgram,
   promtoolCheckMetrics,
@@ -101,13 +106,13 @@ export {
   type Sample,
   type Target,
   type PrometheusServer,
-} from './prometheus';
+} from './prometheus.js';
 export {
   startOtlpCollector,
   type ReceivedSpan,
   type CollectorMode,
   type OtlpCollector,
-} from './otlp-collector';
+} from './otlp-collector.js';
 
 // Compose, Docker and Dockerfiles.
 export {
@@ -120,7 +125,7 @@ export {
   YAML,
   type ComposeService,
   type ComposeFile,
-} from './compose-file';
+} from './compose-file.js';
 export {
   COMPOSE_SPEC_SCHEMA_FILE,
   composeSpecSchema,
@@ -129,8 +134,8 @@ export {
   composeV1ConfigOf,
   type ComposeSpecSchema,
   type ComposeV1Result,
-} from './compose-spec';
-export { readDockerfile, args, type Dockerfile } from './dockerfile';
+} from './compose-spec.js';
+export { readDockerfile, args, type Dockerfile } from './dockerfile.js';
 export {
   docker,
   composeCommand,
@@ -139,8 +144,8 @@ export {
   projectContainers,
   waitHealthy,
   type ContainerState,
-} from './docker';
-export { saveImages, layerIds, type SavedLayer, type SavedImage } from './docker-images';
+} from './docker.js';
+export { saveImages, layerIds, type SavedLayer, type SavedImage } from './docker-images.js';
 
 // Kubernetes.
 export {
@@ -151,7 +156,7 @@ export {
   parseObjects,
   render,
   scriptSecrets,
-} from './kubernetes/render';
+} from './kubernetes/render.js';
 export {
   idOf,
   workloads,
@@ -170,7 +175,7 @@ export {
   type PodSpec,
   type Workload,
   type ServiceObject,
-} from './kubernetes/objects';
+} from './kubernetes/objects.js';
 export {
   selects,
   volumeFiles,
@@ -179,24 +184,24 @@ export {
   configFiles,
   writeVolume,
   type VolumeFile,
-} from './kubernetes/pods';
-export { schemaProblems, unknownFieldProblems } from './kubernetes/api-schemas';
+} from './kubernetes/pods.js';
+export { schemaProblems, unknownFieldProblems } from './kubernetes/api-schemas.js';
 export {
   portProblems,
   expand,
   referenceProblems,
   selectorProblems,
-} from './kubernetes/wiring-checks';
-export { OUTSIDE, reachability } from './kubernetes/network-policies';
-export { secretInConfigMapProblems } from './kubernetes/secret-checks';
-export { shutdownProblems, podSecurityProblems } from './kubernetes/pod-checks';
-export { allProblems } from './kubernetes/all-problems';
+} from './kubernetes/wiring-checks.js';
+export { OUTSIDE, reachability } from './kubernetes/network-policies.js';
+export { secretInConfigMapProblems } from './kubernetes/secret-checks.js';
+export { shutdownProblems, podSecurityProblems } from './kubernetes/pod-checks.js';
+export { allProblems } from './kubernetes/all-problems.js';
 export {
   SIM_LABEL,
   ClusterSimulation,
   type ProbeResult,
   type SimPod,
-} from './kubernetes/cluster-simulation';
+} from './kubernetes/cluster-simulation.js';
 export {
   accessTokenHash,
   certificateBound,
@@ -207,4 +212,4 @@ export {
   jwkThumbprint,
   type DpopKey,
   type ProofOptions,
-} from './bound-tokens';
+} from './bound-tokens.js';

@@ -2,8 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './free-port';
-import { ROOT } from './paths';
+import { freePort } from './free-port.js';
+import { ROOT } from './paths.js';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'influxdb.sh');
 

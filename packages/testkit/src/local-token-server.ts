@@ -1,8 +1,8 @@
-import { configDir } from './config-dir';
-import { freePort } from './free-port';
-import { httpsRequest } from './https-request';
-import { CERTS } from './paths';
-import { startService, type ServiceProcess } from './service-process';
+import { configDir } from './config-dir.js';
+import { freePort } from './free-port.js';
+import { httpsRequest } from './https-request.js';
+import { CERTS } from './paths.js';
+import { startService, type ServiceProcess } from './service-process.js';
 
 export interface TokenServerProcess extends ServiceProcess {
   tokenUrl: string;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 /** The repository's root (this file is two folders below packages/testkit, in src or dist). */
-export const ROOT = path.resolve(__dirname, '..', '..', '..');
+export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 
 /** The development certificates (scripts/gen-certs.sh): $CERTS_DIR, or certs/ of the root. */
 export const CERTS = process.env.CERTS_DIR ?? path.join(ROOT, 'certs');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './free-port';
+import { freePort } from './free-port.js';
 
 // Debian's Prometheus for the tests (scripts/test-infra.sh installs the `prometheus` package):
 // `promtool check metrics` on an exposition text, and a `prometheus` server of the test's own,

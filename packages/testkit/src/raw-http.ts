@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
-import { CERTS } from './paths';
+import { CERTS } from './paths.js';
 
 export interface RawAnswer {
   status: number;

@@ -1,4 +1,4 @@
-import { CERTS, DEV_KEYS, type DevKid } from './paths';
+import { CERTS, DEV_KEYS, type DevKid } from './paths.js';
 
 export interface JwtSecurityOptions {
   /** `enableVerifyScope: true` after `enableVerifyJwt: true`. */

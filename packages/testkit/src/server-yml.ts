@@ -1,4 +1,4 @@
-import { CERTS } from './paths';
+import { CERTS } from './paths.js';
 
 /**
  * server.yml of a service under test: its id, loopback, any free port (httpsPort 0), the

@@ -1,5 +1,5 @@
-import { CERTS, serviceEntry } from './paths';
-import { runToExit, startProcess, type RunningProcess } from './processes';
+import { CERTS, serviceEntry } from './paths.js';
+import { runToExit, startProcess, type RunningProcess } from './processes.js';
 
 /** A built service running as a real process. */
 export type ServiceProcess = RunningProcess;

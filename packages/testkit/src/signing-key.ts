@@ -3,7 +3,7 @@ import crypto, { type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CERTS, DEV_KEYS, type DevKid } from './paths';
+import { CERTS, DEV_KEYS, type DevKid } from './paths.js';
 
 /** The key types a test signs with, and the JWS algorithm each signs by default. */
 export type KeyType = 'rsa' | 'ec' | 'ed25519';

@@ -1,5 +1,5 @@
 import crypto, { type KeyObject } from 'node:crypto';
-import type { SigningKey } from './signing-key';
+import type { SigningKey } from './signing-key.js';
 
 export type Claims = Record<string, unknown>;
 

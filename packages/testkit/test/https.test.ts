@@ -7,7 +7,7 @@ import {
   serveHttps,
   tokenEndpointStub,
   type HttpsServer,
-} from '../src';
+} from '../src/index.js';
 
 describe('freePort', () => {
   it('is a loopback port nothing listens on, which a server can then take', async () => {
@@ -35,7 +35,9 @@ describe('serveHttps and the request helpers', () => {
     });
   });
   afterAll(() => server.close());
-  beforeEach(() => seen.splice(0));
+  beforeEach(() => {
+    seen.splice(0);
+  });
 
   it('serves HTTPS as localhost with the development certificate, trusted by httpsRequest', async () => {
     expect(server.url).toBe(`https://localhost:${server.port}`);

@@ -10,7 +10,7 @@ import {
   mintToken,
   pointLine,
   writeKeyPair,
-} from '../src';
+} from '../src/index.js';
 
 describe('devSigningKey', () => {
   it('is certs/primary.key and primary.crt for kid 100, loaded once', () => {

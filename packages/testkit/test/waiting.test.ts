@@ -1,4 +1,4 @@
-import { GiveUp, deferred, waitFor } from '../src';
+import { GiveUp, deferred, waitFor } from '../src/index.js';
 
 describe('waitFor', () => {
   it('resolves with the first value the probe returns other than undefined', async () => {

@@ -1,9 +1,9 @@
 import type http from 'node:http';
 import pino from 'pino';
 import { mintToken, httpsStub, json, tokenEndpointStub, type Stub, CERTS } from '@chain/testkit';
-import { createApp } from '../src/app';
-import { serviceConfig } from '../../../test/support/service-config';
-import { describeSecurity, primary } from '../../../test/support/security-suite';
+import { createApp } from '../src/app.js';
+import { serviceConfig } from '../../../test/support/service-config.js';
+import { describeSecurity, primary } from '../../../test/support/security-suite.js';
 
 const DOWNSTREAM = [
   'API D: Message 1',

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import request from 'supertest';
 import { mintToken, httpsStub, json, tokenEndpointStub, type Stub, CERTS } from '@chain/testkit';
-import { createApp } from '../src/app';
-import { serviceConfig } from '../../../test/support/service-config';
-import { primary } from '../../../test/support/security-suite';
-import { describeVerificationRules, securityOn } from '../../../test/support/verification-rules';
+import { createApp } from '../src/app.js';
+import { serviceConfig } from '../../../test/support/service-config.js';
+import { primary } from '../../../test/support/security-suite.js';
+import { describeVerificationRules, securityOn } from '../../../test/support/verification-rules.js';
 
 const DOWNSTREAM = ['API D: Message 1', 'API D: Message 2'];
 

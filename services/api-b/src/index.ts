@@ -1,5 +1,5 @@
 import path from 'node:path';
 import { startService } from '@chain/runtime';
-import { createApp } from './app';
+import { createApp } from './app.js';
 
-void startService({ bundledDir: path.join(__dirname, '..', 'config'), createApp });
+void startService({ bundledDir: path.join(import.meta.dirname, '..', 'config'), createApp });

@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { createApp } from '../src/app';
-import { serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { createApp } from '../src/app.js';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 import { httpsStub, json, type Stub, CERTS } from '@chain/testkit';
 
 describe('api-c', () => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { createApp } from '../src/app';
+import { createApp } from '../src/app.js';
 import { SECURITY_ON } from '@chain/testkit';
-import { serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 
 const app = (files: Record<string, string> = {}) =>
   createApp(serviceConfig('api-d', files), silentLogger()).listener;

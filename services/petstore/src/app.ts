@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createServiceApp, type ServiceApp, type ServiceConfig } from '@chain/runtime';
 import { StatusError } from '@chain/errors';
-import { PetStore } from './pet-store';
+import { PetStore } from './pet-store.js';
 
 /** The petstore: `GET /v2/pet/{petId}`; routing, parameter types and scopes come from openapi.yaml. */
 export function createApp(

@@ -1,8 +1,8 @@
 import request from 'supertest';
-import { createApp } from '../src/app';
-import { PetStore } from '../src/pet-store';
+import { createApp } from '../src/app.js';
+import { PetStore } from '../src/pet-store.js';
 import { SECURITY_ON, PET_1 } from '@chain/testkit';
-import { serviceConfig, silentLogger } from '../../../test/support/service-config';
+import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 
 const app = (files: Record<string, string> = {}) =>
   createApp(serviceConfig('petstore', files), silentLogger()).listener;

@@ -16,8 +16,8 @@ import {
   mintToken,
   PET_1,
 } from '@chain/testkit';
-import { createApp } from '../src/app';
-import { TEST_FRAMEWORK } from '../../../test/support/service-config';
+import { createApp } from '../src/app.js';
+import { TEST_FRAMEWORK } from '../../../test/support/service-config.js';
 
 // Sender-constrained tokens at the petstore over real sockets, with two-way TLS on: a token bound
 // to a client certificate (RFC 8705) or to a DPoP key (RFC 9449), presented with and without

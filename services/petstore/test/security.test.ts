@@ -1,8 +1,8 @@
 import pino from 'pino';
 import request from 'supertest';
 import { ConfigError } from '@chain/errors';
-import { createApp } from '../src/app';
-import { serviceConfig } from '../../../test/support/service-config';
+import { createApp } from '../src/app.js';
+import { serviceConfig } from '../../../test/support/service-config.js';
 import {
   hostileTokens,
   mintToken,
@@ -13,7 +13,7 @@ import {
   startService,
   PET_1,
 } from '@chain/testkit';
-import { describeSecurity, primary, securityYml } from '../../../test/support/security-suite';
+import { describeSecurity, primary, securityYml } from '../../../test/support/security-suite.js';
 
 const clientYml = (keyServerUrl: string) => `tls:
   trustStore: ${CERTS}/ca.crt

@@ -1,8 +1,8 @@
 import pino from 'pino';
-import { createApp } from '../src/app';
-import { serviceConfig } from '../../../test/support/service-config';
+import { createApp } from '../src/app.js';
+import { serviceConfig } from '../../../test/support/service-config.js';
 import { CERTS, PET_1 } from '@chain/testkit';
-import { describeVerificationRules } from '../../../test/support/verification-rules';
+import { describeVerificationRules } from '../../../test/support/verification-rules.js';
 
 describeVerificationRules({
   name: 'petstore',

@@ -1,8 +1,8 @@
 import type { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import type { TLSSocket } from 'node:tls';
-import { subjectMatches } from './distinguished-name';
-import type { ClientRegistration, TokenServerConfig } from './token-server-config';
+import { subjectMatches } from './distinguished-name.js';
+import type { ClientRegistration, TokenServerConfig } from './token-server-config.js';
 
 type TlsContext = { req: { socket: TLSSocket } };
 

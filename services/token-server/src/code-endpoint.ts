@@ -1,7 +1,7 @@
 import type http from 'node:http';
-import { authenticatedId } from './client-auth';
-import { sendJson } from './key-endpoints';
-import type { Clients, Users } from './token-server-config';
+import { authenticatedId } from './client-auth.js';
+import { sendJson } from './key-endpoints.js';
+import type { Clients, Users } from './token-server-config.js';
 
 export interface CodeRequest {
   userId: string;

@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { exitOnFatalError } from '@chain/runtime';
-import { startTokenServer } from './token-server';
+import { startTokenServer } from './token-server.js';
 
 async function main() {
   try {
-    const server = await startTokenServer({ bundledDir: path.join(__dirname, '..', 'config') });
+    const server = await startTokenServer({
+      bundledDir: path.join(import.meta.dirname, '..', 'config'),
+    });
     exitOnFatalError(server.logger);
     const onSignal = (signal: NodeJS.Signals) => {
       server.logger.info({ signal }, 'signal received');

@@ -1,6 +1,6 @@
 import type { Logger } from '@chain/runtime';
-import type { ProviderContext } from './metadata';
-import type { TokenStats } from './token-stats';
+import type { ProviderContext } from './metadata.js';
+import type { TokenStats } from './token-stats.js';
 
 /**
  * oidc-provider middleware: counts and logs each introspection and revocation, never the token.

@@ -2,8 +2,8 @@ import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import { keyServiceAnswer, type ClientCheck } from '@chain/oauth-client';
-import { authenticatedId, basicCredentials } from './client-auth';
-import type { Clients } from './token-server-config';
+import { authenticatedId, basicCredentials } from './client-auth.js';
+import type { Clients } from './token-server-config.js';
 
 export function loadKeySet(certificates: Record<string, string>) {
   const pems: Record<string, string> = {};

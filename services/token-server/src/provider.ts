@@ -1,10 +1,11 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
-import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens';
-import { CODE_ENDPOINT, type CodeRequest } from './code-endpoint';
-import { metadataMiddleware, type ProviderContext } from './metadata';
-import type { Clients, TokenServerConfig, Users } from './token-server-config';
+import OidcProviderClass from 'oidc-provider';
+import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens.js';
+import { CODE_ENDPOINT, type CodeRequest } from './code-endpoint.js';
+import { metadataMiddleware, type ProviderContext } from './metadata.js';
+import type { Clients, TokenServerConfig, Users } from './token-server-config.js';
 
 /** What this server uses of oidc-provider's Provider (it ships no types). */
 interface OidcProvider {
@@ -69,12 +70,10 @@ class MemoryAdapter {
   }
 }
 
-/** oidc-provider 8 at light-oauth2's paths; it is ESM-only: a dynamic import from CommonJS. */
+const Provider = OidcProviderClass as new (issuer: string, configuration: object) => OidcProvider;
+
+/** oidc-provider at light-oauth2's paths. */
 export async function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
-  const specifier = 'oidc-provider';
-  const { default: Provider } = (await import(specifier)) as {
-    default: new (issuer: string, configuration: object) => OidcProvider;
-  };
   const signingJwk = {
     ...createPrivateKey(fs.readFileSync(server.signing.keyFile, 'utf8')).export({ format: 'jwk' }),
     kid: server.signing.kid,

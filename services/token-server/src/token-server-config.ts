@@ -1,6 +1,6 @@
 import { ConfigLoader, listOf, text, z, type SchemaHelpers } from '@chain/config';
 import { ConfigError } from '@chain/errors';
-import { parseDn } from './distinguished-name';
+import { parseDn } from './distinguished-name.js';
 
 const port = z.number().int().min(0).max(65535);
 const lifetime = z.number().int().positive();

@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import util from 'node:util';
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
-import { tokenPortTls } from './bound-tokens';
-import { basicCredentials } from './client-auth';
-import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint';
-import { introspectionAudit } from './introspection';
-import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints';
-import { createProvider } from './provider';
-import { loadTokenServerConfig } from './token-server-config';
-import { tokenStats, type TokenStats } from './token-stats';
+import { tokenPortTls } from './bound-tokens.js';
+import { basicCredentials } from './client-auth.js';
+import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint.js';
+import { introspectionAudit } from './introspection.js';
+import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints.js';
+import { createProvider } from './provider.js';
+import { loadTokenServerConfig } from './token-server-config.js';
+import { tokenStats, type TokenStats } from './token-stats.js';
 
 const MAX_BODY = 64 * 1024;
 

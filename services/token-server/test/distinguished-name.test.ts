@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDn, subjectMatches } from '../src/distinguished-name';
+import { parseDn, subjectMatches } from '../src/distinguished-name.js';
 import { CERTS } from '@chain/testkit';
 
 /** What subjectMatches reads of a certificate: Node's subject text. */

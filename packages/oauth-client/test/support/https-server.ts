@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type https from 'node:https';
 import path from 'node:path';
 import { CERTS, serveHttps, type HttpsServer } from '@chain/testkit';
-import { HttpClient, type ClientConfig } from '../../src';
+import { HttpClient, type ClientConfig } from '../../src/index.js';
 
 export interface SeenRequest {
   method?: string;

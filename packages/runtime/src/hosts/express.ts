@@ -6,8 +6,8 @@ import {
   type Exchange,
   type RequestContext,
   type Stage,
-} from '../exchange';
-import type { RenderError } from './native';
+} from '../exchange.js';
+import type { RenderError } from './native.js';
 
 const exchanges = new WeakMap<http.IncomingMessage, Exchange>();
 

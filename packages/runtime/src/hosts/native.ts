@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { answered, createExchange, type Exchange, type Stage } from '../exchange';
+import { answered, createExchange, type Exchange, type Stage } from '../exchange.js';
 
 export type RenderError = (x: Exchange, err: unknown) => void;
 

@@ -1,6 +1,6 @@
-import type { Exchange, Handler, Stage } from '../exchange';
-import { answered } from '../exchange';
-import { sendJson } from '../respond';
+import type { Exchange, Handler, Stage } from '../exchange.js';
+import { answered } from '../exchange.js';
+import { sendJson } from '../respond.js';
 
 /** An operation without a handler passes on (to the service's own Express routes, if any). */
 export function dispatchStage(handlers: ReadonlyMap<string, Handler>): Stage {

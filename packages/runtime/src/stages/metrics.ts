@@ -1,5 +1,5 @@
 import type { Metrics } from '@chain/metrics';
-import type { Stage } from '../exchange';
+import type { Stage } from '../exchange.js';
 
 /** Mounted before anything that can refuse, so refused requests count too. */
 export function metricsStage(metrics: Metrics): Stage {

@@ -1,7 +1,7 @@
 import { mockTokenResponse, type MockTokenIssuer } from '@chain/security';
-import type { Stage } from '../exchange';
-import { sendJson } from '../respond';
-import { readBody } from '../read-body';
+import type { Stage } from '../exchange.js';
+import { sendJson } from '../respond.js';
+import { readBody } from '../read-body.js';
 
 const MAX_FORM_BYTES = 4096;
 

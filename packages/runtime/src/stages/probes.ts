@@ -1,8 +1,8 @@
 import type { Metrics } from '@chain/metrics';
 import { StatusError } from '@chain/errors';
-import type { Stage } from '../exchange';
-import type { ReadinessState } from '../readiness';
-import { JSON_TYPE, send, sendEmpty } from '../respond';
+import type { Stage } from '../exchange.js';
+import type { ReadinessState } from '../readiness.js';
+import { JSON_TYPE, send, sendEmpty } from '../respond.js';
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 

@@ -1,7 +1,7 @@
 import type { OpenApiSpec } from '@chain/openapi';
 import { StatusError } from '@chain/errors';
-import type { Stage } from '../exchange';
-import { sendEmpty } from '../respond';
+import type { Stage } from '../exchange.js';
+import { sendEmpty } from '../respond.js';
 
 const MAX_ECHOED_PATH = 200;
 

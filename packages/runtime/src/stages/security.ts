@@ -4,7 +4,7 @@ import {
   type RequestGuard,
   type SecurityConfig,
 } from '@chain/security';
-import type { Stage } from '../exchange';
+import type { Stage } from '../exchange.js';
 
 /**
  * light-4j's JWT verify handler, after routing (it needs the scopes). A 403 keeps its caller, so

@@ -1,5 +1,5 @@
-import type { Stage } from '../exchange';
-import type { SpanExporter } from '../telemetry/span-exporter';
+import type { Stage } from '../exchange.js';
+import type { SpanExporter } from '../telemetry/span-exporter.js';
 
 /** A caller's trace is exported when it sampled it (OpenTelemetry's parent-based sampler). */
 export function tracingStage(exporter: SpanExporter, now: () => number): Stage {

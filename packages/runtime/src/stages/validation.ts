@@ -1,5 +1,5 @@
 import { coerceParams } from '@chain/openapi';
-import type { Stage } from '../exchange';
+import type { Stage } from '../exchange.js';
 
 export const validationStage: Stage = (x) => {
   const operation = x.context.operation;

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Transport } from '@chain/oauth-client';
-import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json';
-import type { TelemetryConfig } from './telemetry-config';
+import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json.js';
+import type { TelemetryConfig } from './telemetry-config.js';
 
 export interface SpanExporterOptions {
   config: TelemetryConfig;

@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as TypeScript from 'typescript';
-import { idOf, type K8sObject } from './objects';
+import { idOf, type K8sObject } from './objects.js';
 
 // The Kubernetes API schemas, offline: kubernetes-models' classes for the OpenAPI schema of
 // each kind, and its TypeScript types for the fields the API does not know. Both are loaded
 // when first used (the TypeScript compiler is large).
 
-const load = createRequire(__filename);
+const load = createRequire(import.meta.filename);
 
 /** kubernetes-models' class and TypeScript type for each kind the manifests use. */
 const MODELS: Record<string, { module: string; kind: string }> = {
@@ -66,7 +66,7 @@ interface Validatable {
  */
 export function unknownFieldProblems(objects: K8sObject[]): string[] {
   // A file that exists only in memory, where the models' types resolve as they do for this one.
-  const file = path.join(__dirname, '__objects__.ts');
+  const file = path.join(import.meta.dirname, '__objects__.ts');
   const entries: { object: K8sObject; text: string }[] = [];
   const imports = new Map<string, string>();
   objects.forEach((o, i) => {

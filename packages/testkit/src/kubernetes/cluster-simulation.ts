@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import path from 'node:path';
-import { docker } from '../docker';
+import { docker } from '../docker.js';
 import {
   idOf,
   services,
@@ -12,8 +12,8 @@ import {
   type K8sObject,
   type Probe,
   type Workload,
-} from './objects';
-import { containerEnv, containerMounts, selects, writeVolume } from './pods';
+} from './objects.js';
+import { containerEnv, containerMounts, selects, writeVolume } from './pods.js';
 
 // A simulation of what a cluster does with the rendered manifests, on a Docker engine: each pod
 // of a Deployment or StatefulSet becomes one container with exactly the pod's image,

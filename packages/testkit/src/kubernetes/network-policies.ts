@@ -1,5 +1,5 @@
-import { byKind, workloads, type K8sObject, type NetworkPolicyObject } from './objects';
-import { isEmptySelector, podLabels, selects } from './pods';
+import { byKind, workloads, type K8sObject, type NetworkPolicyObject } from './objects.js';
+import { isEmptySelector, podLabels, selects } from './pods.js';
 
 export const OUTSIDE = 'outside';
 

@@ -1,5 +1,5 @@
-import { idOf, workloads, type K8sObject } from './objects';
-import { configFiles } from './pods';
+import { idOf, workloads, type K8sObject } from './objects.js';
+import { configFiles } from './pods.js';
 
 /**
  * A rolling update drops no request: each pod with a preStop delay keeps serving for it, then

@@ -11,7 +11,7 @@ import {
   type LabelSelector,
   type Volume,
   type Workload,
-} from './objects';
+} from './objects.js';
 
 // Pods as the kubelet makes them from the objects: which pods a selector selects, the files of
 // their volumes, their environment, their config files.

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { ROOT } from '../paths';
-import type { K8sObject } from './objects';
+import { ROOT } from '../paths.js';
+import type { K8sObject } from './objects.js';
 
 // The Kubernetes manifests as data: rendered by kubectl's kustomize, and the Secrets
 // scripts/kubernetes-secrets.mjs makes. The checks (api-schemas.ts, wiring-checks.ts,

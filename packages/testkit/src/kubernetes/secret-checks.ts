@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
-import { byKind, idOf, type DataObject, type K8sObject } from './objects';
-import { decode, keysOf } from './pods';
+import { byKind, idOf, type DataObject, type K8sObject } from './objects.js';
+import { decode, keysOf } from './pods.js';
 
 const PEM_PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
 const SECRET_KEY_NAME = /secret|pass(word)?$|private|credential/i;

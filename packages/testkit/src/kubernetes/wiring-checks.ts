@@ -8,7 +8,7 @@ import {
   type K8sObject,
   type LabelSelector,
   type NetworkPolicyObject,
-} from './objects';
+} from './objects.js';
 import {
   configFiles,
   containerEnv,
@@ -16,7 +16,7 @@ import {
   isEmptySelector,
   podLabels,
   selects,
-} from './pods';
+} from './pods.js';
 
 // The checks that tie the objects to each other and to the services: ports, the URLs of the
 // config files, ConfigMap and Secret references, selectors.

@@ -2,11 +2,10 @@
 // Files a script generates and keeps in the repository (the Dockerfiles, the Kubernetes
 // workloads, the config trees): written by the script, or checked by `pnpm lint` (`--check`),
 // which names every file that is not what the script makes.
-'use strict';
-const fs = require('node:fs');
-const path = require('node:path');
+import fs from 'node:fs';
+import path from 'node:path';
 
-const root = path.join(__dirname, '..', '..');
+const root = path.join(import.meta.dirname, '..', '..');
 
 /**
  * Writes each file whose text differs, or with `check` only reports them: exits 1 naming them
@@ -16,7 +15,7 @@ const root = path.join(__dirname, '..', '..');
  *   the generator's path from the root; `what`: what the generated files are, and `source`:
  *   where to change them (default: the template in the script), for the message
  */
-function writeGenerated(files, { check, script, what, source = 'the template there' }) {
+export function writeGenerated(files, { check, script, what, source = 'the template there' }) {
   /** @type {string[]} */
   const stale = [];
   for (const [file, text] of files) {
@@ -33,5 +32,3 @@ function writeGenerated(files, { check, script, what, source = 'the template the
     process.exit(1);
   }
 }
-
-module.exports = { writeGenerated };
