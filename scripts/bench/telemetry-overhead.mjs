@@ -83,7 +83,7 @@ const systems = [off, control, on];
 const runs = new Map(systems.map((s) => [s, []]));
 const cpu = (s) => s.pids.reduce((sum, pid) => sum + readCpuMs(pid), 0);
 let onRequests = 0;
-let missingSpans = 0;
+let missingSpans;
 const peakMb = new Map();
 try {
   for (const s of systems) await load(s.c.port, 1); // warm-up: JIT, TLS sessions

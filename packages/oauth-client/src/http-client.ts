@@ -121,22 +121,16 @@ export function failureOf(
   return new TransportError('network', cause.message || nodeCode, { cause });
 }
 
-/** An HTTP/2 stream the server refused before processing it (RFC 9113 8.7: safe to resend). */
-const isRefusedStream = (err: Error) =>
-  (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_STREAM_ERROR' &&
-  err.message.endsWith('NGHTTP2_REFUSED_STREAM');
-
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
   reused = false;
   readonly fresh: boolean;
   readonly connectTimeoutMs: number;
-  private abort?: (err: Error) => void;
+  private controller?: Dispatcher.DispatchController;
   private settled = false;
-  private resent = false;
   private status = 0;
-  private rawHeaders: Buffer[] = [];
+  private headers: Buffer[] | IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
   private size = 0;
 
@@ -170,37 +164,40 @@ class Call implements Dispatcher.DispatchHandler {
     this.settled = true;
     clearTimeout(this.timer);
     this.reject(err);
-    this.abort?.(err);
+    if (this.controller && !this.controller.aborted) this.controller.abort(err);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    this.abort = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
     this.reused = !this.client.newConnection;
     // Timed out while waiting for its connection: cut off before it is sent.
-    if (this.settled) abort(timedOut(this.r));
+    if (this.settled) controller.abort(timedOut(this.r));
   }
 
-  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    headers: IncomingHttpHeaders,
+  ): void {
     this.answered = true;
     this.status = status;
-    // A new array per answer from undici, which nothing writes again: kept as it is.
-    this.rawHeaders = rawHeaders;
-    return true;
+    // The raw lines when undici keeps them (HTTP/1.1): Node's shape is made from them if read.
+    const raw = controller.rawHeaders;
+    this.headers = Array.isArray(raw) && Buffer.isBuffer(raw[0]) ? (raw as Buffer[]) : headers;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.size += chunk.length;
     if (this.size > this.r.maxBodyBytes) {
       this.fail(
         new TransportError('body_too_large', `a body larger than ${this.r.maxBodyBytes} bytes`),
       );
-      return false;
+      return;
     }
     this.chunks.push(chunk);
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
@@ -208,19 +205,13 @@ class Call implements Dispatcher.DispatchHandler {
       this.chunks.length === 1
         ? this.chunks[0].toString('utf8')
         : Buffer.concat(this.chunks).toString('utf8');
-    this.resolve(new Answer(this.status, this.rawHeaders, body));
+    this.resolve(new Answer(this.status, this.headers, body));
   }
 
-  onError(err: Error): void {
-    if (this.settled) return;
-    if (!this.resent && !this.answered && isRefusedStream(err)) {
-      this.resent = true;
-      this.chunks = [];
-      this.size = 0;
-      queueMicrotask(() => this.dispatch());
-      return;
-    }
-    this.fail(failureOf(err, this));
+  // undici sends a stream the server refused unprocessed once more itself (RFC 9113 section
+  // 8.7), and lets a stream a GOAWAY covers finish.
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (!this.settled) this.fail(failureOf(err, this));
   }
 }
 
@@ -230,12 +221,12 @@ class Answer implements TransportResponse {
 
   constructor(
     readonly status: number,
-    private readonly raw: Buffer[],
+    private readonly raw: Buffer[] | IncomingHttpHeaders,
     readonly body: string,
   ) {}
 
   get headers(): IncomingHttpHeaders {
-    return (this.nodeShaped ??= nodeHeaders(this.raw));
+    return (this.nodeShaped ??= Array.isArray(this.raw) ? nodeHeaders(this.raw) : this.raw);
   }
 }
 

@@ -94,6 +94,10 @@ export function createIntrospectionClient(options: {
           throw new IntrospectionFetchError(`${server} ${noAnswer(err, request)}`, { cause: err });
         });
       const body = jsonObject(answer.body);
+      // RFC 7662 section 2.2: a token the server does not vouch for is not active; oidc-provider
+      // 9 says so of a JWT with 400 unsupported_token_type.
+      if (answer.status === 400 && body?.error === 'unsupported_token_type')
+        return { active: false };
       if (answer.status !== 200) {
         const error =
           typeof body?.error === 'string' && OAUTH_ERROR.test(body.error) ? ` ${body.error}` : '';

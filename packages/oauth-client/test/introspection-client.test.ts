@@ -79,6 +79,15 @@ function oidcProviderAnswer(req: SeenRequest, res: http.ServerResponse) {
     });
     return;
   }
+  // oidc-provider 9 (lib/shared/reject_structured_tokens.js): a JWT is not introspected.
+  if (/^eyJ[^.]*\.[^.]*\.[^.]*$/.test(form.get('token')!)) {
+    json(400, {
+      error: 'unsupported_token_type',
+      error_description:
+        'Structured JWT Tokens cannot be introspected via the introspection_endpoint',
+    });
+    return;
+  }
   json(200, form.get('token') === TOKEN ? ACTIVE : { active: false });
 }
 
@@ -142,6 +151,12 @@ describe('createIntrospectionClient (RFC 7662, as oidc-provider answers)', () =>
 
   it('{"active":false} is an answer: not active', async () => {
     await expect(client().introspect('revoked-or-unknown')).resolves.toEqual({ active: false });
+  });
+
+  it("oidc-provider 9's 400 unsupported_token_type (a JWT) is an answer: not active (RFC 7662 2.2)", async () => {
+    await expect(client().introspect('eyJhbGciOiJub25lIn0.e30.')).resolves.toEqual({
+      active: false,
+    });
   });
 
   it("a request's own client asks instead (form-encoded, RFC 6749 2.3.1); refused, it is RefusedIntrospectionClient", async () => {

@@ -29,7 +29,7 @@ function fifo() {
   let taken = 0;
   const readNow = () => {
     for (;;) {
-      let n = 0;
+      let n: number;
       try {
         n = fs.readSync(reader, buf);
       } catch (err) {

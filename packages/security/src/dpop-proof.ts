@@ -76,7 +76,7 @@ export function createDpopProofVerifier(
     target: { method: string; uris: readonly string[]; accessToken: string },
   ) => {
     const proof = singleProof(header);
-    let nowMs = 0;
+    let nowMs: number;
     let thumbprint = '';
     const getKey = async (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => {
       const entry = await keyOf(protectedHeader, token);

@@ -1,7 +1,6 @@
 import crypto, { KeyObject, type JsonWebKey } from 'node:crypto';
 import fs from 'node:fs';
 import { ConfigError } from '@chain/errors';
-import { importJWK, type JWK } from 'jose';
 import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms.js';
 
 export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
@@ -32,11 +31,40 @@ export async function importPublicKey(material: KeyMaterial): Promise<KeyObject>
   if (typeof material === 'string' || Buffer.isBuffer(material) || material instanceof KeyObject) {
     return toPublicKey(material);
   }
-  const key = await importJWK(material as JWK);
-  if (!(key instanceof KeyObject) || key.type !== 'public') {
-    throw new TypeError('a private or secret JWK');
+  // node:crypto would take the public half of a private JWK: refused first.
+  if ('d' in material || material.kty === 'oct') throw new TypeError('a private or secret JWK');
+  try {
+    return crypto.createPublicKey({ key: material, format: 'jwk' });
+  } catch {
+    throw new TypeError('not a public JWK of RSA, EC or OKP');
   }
-  return key;
+}
+
+/**
+ * The same key as plain RSA (rsaEncryption): jose 6 verifies through WebCrypto, which cannot
+ * import an RSASSA-PSS SubjectPublicKeyInfo; what the key allows is read from the original
+ * (`algorithmsOfKey`: its hash pinned). The RSAPublicKey is the SPKI's last BIT STRING.
+ */
+function asRsa(key: KeyObject): KeyObject {
+  if (key.asymmetricKeyType !== 'rsa-pss') return key;
+  const der = key.export({ type: 'spki', format: 'der' });
+  let at = 0;
+  const header = () => {
+    at += 1; // tag
+    let length = der[at++];
+    if (length & 0x80) {
+      const bytes = length & 0x7f;
+      length = der.readUIntBE(at, bytes);
+      at += bytes;
+    }
+    return length;
+  };
+  header(); // SubjectPublicKeyInfo
+  const algorithm = header(); // AlgorithmIdentifier, skipped
+  at += algorithm;
+  const length = header(); // BIT STRING: an unused-bits byte, then RSAPublicKey
+  const pkcs1 = der.subarray(at + 1, at + length);
+  return crypto.createPublicKey({ key: pkcs1, format: 'der', type: 'pkcs1' });
 }
 
 /** `pinned`: a JWK's `alg`. A TypeError saying why when nothing is left. */
@@ -58,7 +86,7 @@ export function verificationKey(
       `a ${describeKey(key)} key (${what}); jwt.algorithms allows ${allowed.join(', ')}`,
     );
   }
-  return { key, algorithms };
+  return { key: asRsa(key), algorithms };
 }
 
 export function readCertificate(

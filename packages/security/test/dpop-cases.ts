@@ -150,7 +150,7 @@ export const PROOF_CASES: ProofCase[] = [
   {
     name: '6: a jwk that is not a key of its alg (EC key, PS256)',
     header: (t, now) => proof(t, now, { header: { alg: 'PS256' }, signingAlg: 'ES256' }),
-    reason: 'jwk does not fit the alg',
+    reason: 'jwk is not a public key of the alg',
   },
   {
     name: '6: a jwk that is not a key (an EC point off the curve)',

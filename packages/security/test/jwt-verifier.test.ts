@@ -12,6 +12,7 @@ import {
 } from '@chain/testkit';
 import { createJwtVerifier, MAX_TOKEN_LENGTH } from '../src/jwt-verifier.js';
 import { KeyStore } from '../src/key-store.js';
+import { verificationKey } from '../src/public-key.js';
 import { StatusError } from '@chain/errors';
 import { TokenError } from '../src/token-error.js';
 import { keyMap, manualClock } from './helpers.js';
@@ -515,10 +516,10 @@ describe('createJwtVerifier: signatures as JWS carries them', () => {
     // (@types/node types saltLength as a string; Node takes a number)
     const params: object = { hashAlgorithm: 'sha256', mgf1HashAlgorithm: 'sha256', saltLength: 32 };
     const pair = crypto.generateKeyPairSync('rsa-pss', { modulusLength: 2048, ...params });
-    const pssKeys = new KeyStore(
-      new Map([['pss', { key: pair.publicKey, algorithms: ['PS256'] as const }]]),
-      { now: clock.now, algorithms: ['PS256'] },
-    );
+    const pssKeys = new KeyStore(new Map([['pss', verificationKey(pair.publicKey, ['PS256'])]]), {
+      now: clock.now,
+      algorithms: ['PS256'],
+    });
     const pssVerify = createJwtVerifier({
       keys: pssKeys,
       clockSkewInSeconds: 60,

@@ -78,6 +78,25 @@ describe('toPublicKey and importPublicKey', () => {
 });
 
 describe('verificationKey', () => {
+  it('an RSASSA-PSS key is verified as the plain RSA key it is, allowed only what its parameters pin', () => {
+    const params: object = { hashAlgorithm: 'sha256', mgf1HashAlgorithm: 'sha256', saltLength: 32 };
+    const pss = crypto.generateKeyPairSync('rsa-pss', { modulusLength: 2048, ...params });
+    const { key, algorithms } = verificationKey(pss.publicKey, ['RS256', 'PS256']);
+    expect(algorithms).toEqual(['PS256']);
+    expect(key.asymmetricKeyType).toBe('rsa');
+    const data = Buffer.from('signed');
+    const signature = crypto.sign('sha256', data, {
+      key: pss.privateKey,
+      padding: crypto.constants.RSA_PKCS1_PSS_PADDING,
+      saltLength: 32,
+    });
+    const pssVerify = { padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 };
+    expect(crypto.verify('sha256', data, { key, ...pssVerify }, signature)).toBe(true);
+    const sha384: object = { hashAlgorithm: 'sha384', mgf1HashAlgorithm: 'sha384', saltLength: 48 };
+    const other = crypto.generateKeyPairSync('rsa-pss', { modulusLength: 2048, ...sha384 });
+    expect(() => verificationKey(other.publicKey, ['PS256'])).toThrow(TypeError);
+  });
+
   it('allows what the key type can do and security.yml allows', () => {
     expect(verificationKey(rsa.publicKey, ['RS256', 'PS256', 'ES256']).algorithms).toEqual([
       'RS256',

@@ -19,7 +19,7 @@ export async function waitFor<T>(
       if (value !== undefined) return value;
       last = undefined;
     } catch (err) {
-      if (err instanceof GiveUp) throw new Error(`${what}: ${err.message}`);
+      if (err instanceof GiveUp) throw new Error(`${what}: ${err.message}`, { cause: err });
       last = err;
     }
     if (Date.now() > deadline) {

@@ -18,7 +18,7 @@ export function readRows(name, file) {
   try {
     rows = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${name}.mjs wrote rows that are not JSON: ${err.message}`);
+    throw new Error(`${name}.mjs wrote rows that are not JSON: ${err.message}`, { cause: err });
   }
   const bad = (row) => !row || typeof row !== 'object' || typeof row.case !== 'string';
   if (!Array.isArray(rows) || rows.length === 0 || rows.some(bad)) {

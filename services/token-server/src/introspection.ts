@@ -13,9 +13,15 @@ export function introspectionAudit(stats: TokenStats, logger: Logger) {
     await next();
     const route = ctx.oidc?.route;
     if (route !== 'introspection' && route !== 'revocation') return;
-    const answer = ctx.body as { active?: unknown; token_type?: unknown } | undefined;
+    const answer = ctx.body as { active?: unknown; token_type?: unknown; error?: unknown };
     if (route === 'introspection' && answer?.active === true && answer.token_type === undefined) {
       answer.token_type = 'refresh_token';
+    }
+    // oidc-provider 9 answers 400 unsupported_token_type for a JWT; RFC 7662 section 2.2 says a
+    // token the server does not vouch for is {"active":false}.
+    if (route === 'introspection' && answer?.error === 'unsupported_token_type') {
+      ctx.status = 200;
+      ctx.body = { active: false };
     }
     const clientId = ctx.oidc?.client?.clientId ?? 'unknown';
     if (route === 'revocation') {

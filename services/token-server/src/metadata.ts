@@ -21,7 +21,16 @@ export interface ProviderContext {
   oidc?: { route?: string; client?: { clientId: string } };
 }
 
-/** oidc-provider middleware: the metadata (RFC 8414) at both well-known paths, one document. */
+/** oidc-provider 8's answer to a route it does not serve (9 sends no body): kept for every one. */
+export const unknownRoute = (method: string, path: string) => ({
+  error: 'invalid_request',
+  error_description: `unrecognized route or not allowed method (${method} on ${path})`,
+});
+
+/**
+ * oidc-provider middleware: the metadata (RFC 8414) at both well-known paths, one document, and
+ * what is not served answered as an unknown route.
+ */
 export function metadataMiddleware(scopes: string[], responseModes: string[]) {
   return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
     if (ctx.path === '/.well-known/oauth-authorization-server' && READS.has(ctx.method)) {
@@ -36,6 +45,10 @@ export function metadataMiddleware(scopes: string[], responseModes: string[]) {
       };
       for (const member of NOT_SERVED) delete metadata[member];
       ctx.body = metadata;
+    }
+    if (ctx.status === 404 && ctx.body === undefined) {
+      ctx.body = unknownRoute(ctx.method, ctx.path);
+      ctx.status = 404; // koa makes it 200 when a body is set
     }
   };
 }

@@ -139,6 +139,8 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
       ClientCredentials: tokenLifetime,
     },
     pkce: { methods: [...CODE_ENDPOINT.pkceMethods], required: () => false },
+    // oidc-provider 9 adds Ed25519 (RFC 9864's name); EdDSA is the name resource servers know.
+    enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
       devInteractions: { enabled: false },
       userinfo: { enabled: false },

@@ -11,6 +11,7 @@ import { basicCredentials } from './client-auth.js';
 import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint.js';
 import { introspectionAudit } from './introspection.js';
 import { keyEndpoints, loadKeySet, sendJson } from './key-endpoints.js';
+import { unknownRoute } from './metadata.js';
 import { createProvider } from './provider.js';
 import { loadTokenServerConfig } from './token-server-config.js';
 import { tokenStats, type TokenStats } from './token-stats.js';
@@ -45,8 +46,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
       codeRequest(req, res, state, stats, logger);
     } else if (path.startsWith(`${CODE_ENDPOINT.path}/`)) {
       // oidc-provider's resume route of its interactive authorization endpoint, unused here.
-      const description = `unrecognized route or not allowed method (${req.method} on ${path})`;
-      sendJson(res, 404, { error: 'invalid_request', error_description: description });
+      sendJson(res, 404, unknownRoute(req.method ?? '', path));
     } else {
       state.oidc(req, res);
     }

@@ -140,7 +140,10 @@ describe('introspection, revocation and opaque tokens (a real process over HTTPS
     const foreign = await post('/oauth2/revocation', RS, { token: opaque });
     expect(of(foreign)).toEqual({
       status: 400,
-      body: { error: 'invalid_request', error_description: 'this token does not belong to you' },
+      body: {
+        error: 'invalid_request',
+        error_description: 'client is not authorized to revoke the presented token',
+      },
     });
     expect((await introspect(opaque)).body).toMatchObject({ active: true });
     const revoked = await post('/oauth2/revocation', basic('opaque-app', 'opaque-secret'), {

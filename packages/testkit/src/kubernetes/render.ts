@@ -28,7 +28,9 @@ export function kubectl(args: string[]): string {
     });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')}: ${(e.stderr || e.message).trim()}`);
+    throw new Error(`kubectl ${args.join(' ')}: ${(e.stderr || e.message).trim()}`, {
+      cause: err,
+    });
   }
 }
 
