@@ -12,6 +12,8 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: { ...globals.node },
+      // Type information for the rules that need it: one program of every file linted.
+      parserOptions: { project: './tsconfig.eslint.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': [
@@ -19,10 +21,14 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
       'no-console': ['error', { allow: ['error', 'warn'] }],
+      // A promise nobody awaits or catches: in a server an unhandled rejection ends the process.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
     },
   },
   {
-    files: ['**/test/**', 'scripts/**', '**/*.test.ts', 'jest.config.js'],
+    files: ['**/test/**', 'scripts/**', '**/*.test.ts', '*.config.ts'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
 );

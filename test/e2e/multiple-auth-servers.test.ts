@@ -80,7 +80,7 @@ describe('multipleAuthServers: two downstreams, two token servers (real processe
       }),
     ]);
     fanout = await startService('fanout', {
-      script: path.join(ROOT, 'test', 'fixtures', 'fanout', 'index.cjs'),
+      script: path.join(ROOT, 'test', 'fixtures', 'fanout', 'index.mjs'),
       configDir: configDir({
         'client.yml': `tls:
   trustStore: ${CERTS}/ca.crt

@@ -283,5 +283,5 @@ export async function runToExit(
 
 /** Stops every process, in parallel, ignoring the ones already gone. */
 export async function stopAll(processes: (ChildHandle | undefined)[]): Promise<void> {
-  await Promise.all(processes.map((p) => p?.stop()));
+  await Promise.all(processes.flatMap((p) => (p ? [p.stop()] : [])));
 }

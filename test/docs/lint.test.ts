@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { ROOT } from '@chain/testkit';
+
+// The lint is type-aware: a promise nobody awaits or catches, or one handed where nothing waits
+// for it, fails `pnpm lint` (in a server an unhandled rejection ends the process).
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const PROBE = path.join(ROOT, 'test', 'docs', 'lint-probe');
+
+async function findings(code: string): Promise<string[]> {
+  fs.mkdirSync(PROBE, { recursive: true });
+  const file = path.join(PROBE, 'probe.ts');
+  fs.writeFileSync(file, code);
+  try {
+    const [result] = await new ESLint({ cwd: ROOT }).lintFiles([file]);
+    return result.messages.map((m) => `${m.line}: ${m.ruleId ?? m.message}`);
+  } finally {
+    fs.rmSync(PROBE, { recursive: true, force: true });
+  }
+}
+
+const ASYNC = 'export async function send(): Promise<number> {\n  return 1;\n}\n';
+
+describe('pnpm lint: promises', () => {
+  it('a floating promise is an error; awaited, returned, caught or voided it is not', async () => {
+    expect(
+      await findings(
+        `${ASYNC}export function forget(): void {\n  send();\n}\n` +
+          'export async function kept(): Promise<void> {\n  await send();\n  void send();\n' +
+          '  send().catch(() => undefined);\n}\n',
+      ),
+    ).toEqual(['5: @typescript-eslint/no-floating-promises']);
+  });
+
+  it('a promise where a callback returns nothing (a listener, forEach) is an error', async () => {
+    expect(
+      await findings(
+        `${ASYNC}export function each(items: number[]): void {\n` +
+          '  items.forEach(async () => {\n    await send();\n  });\n}\n',
+      ),
+    ).toEqual(['5: @typescript-eslint/no-misused-promises']);
+  });
+});
