@@ -26,6 +26,21 @@ const project = (
   test: { name, include: [`${folder}/**/*.test.ts`], env },
 });
 
+/**
+ * After every unit and service suite, one file at a time: the end-to-end suites start whole
+ * chains of processes, InfluxDB and Prometheus, and time what they do; two at once on two cores
+ * starve each other's time-outs.
+ */
+const alone = (name: string, folder: string): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: {
+    name,
+    include: [`${folder}/**/*.test.ts`],
+    fileParallelism: false,
+    sequence: { groupOrder: 1 },
+  },
+});
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -44,9 +59,9 @@ export default defineConfig({
       ...onBothHosts.map((f) =>
         project(`${f.split('/')[1]} (express)`, `${f}/test`, { TEST_FRAMEWORK: 'express' }),
       ),
-      project('e2e', 'test/e2e'),
-      project('docs', 'test/docs'),
-      project('kubernetes', 'test/kubernetes'),
+      alone('e2e', 'test/e2e'),
+      alone('docs', 'test/docs'),
+      alone('kubernetes', 'test/kubernetes'),
     ],
     coverage: {
       provider: 'v8',
