@@ -41,13 +41,14 @@ describe("api-b with security on: the caller's token passed on, its own as X-Sco
       });
   });
 
+  // request.timeout: long enough that 50 calls at once on a busy machine are not cut short
   const files = (client: Partial<{ serverUrl: string; timeout: number; cc: boolean }> = {}) => ({
     'security.yml': SECURITY_ON,
     'api_b.yml': `api_c_host: ${downstream.url}\napi_c_path: /v1/data\n`,
     'client.yml': `tls:
   trustStore: ${CERTS}/ca.crt
 request:
-  timeout: ${client.timeout ?? 1000}
+  timeout: ${client.timeout ?? 5000}
 oauth:
   token:
 ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenServer.url}\n`}${
