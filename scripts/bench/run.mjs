@@ -229,7 +229,15 @@ const missed = goals.filter((g) => g.verdict === 'MISS');
 if (failures) console.log(`\n${failures} case(s) failed or had failed requests`);
 if (!opts.quick && missed.length) {
   console.log(
-    `\nMISSED target(s):\n${missed.map((g) => `- ${g.what}: ${g.value?.toFixed(2)} (target ${g.target})`).join('\n')}`,
+    `\nMISSED target(s):\n${missed
+      .map(
+        (g) =>
+          `- ${g.what}: ${g.value?.toFixed(2)} (target ${g.target})` +
+          (g.cpuTarget
+            ? `; in CPU per request ${g.cpuRatio?.toFixed(2) ?? '–'} (target ${g.cpuTarget})`
+            : ''),
+      )
+      .join('\n')}`,
   );
 }
 // Quick figures mean nothing, so a quick run fails only when something did not work.

@@ -79,4 +79,39 @@ describe('bench report ratios', () => {
       cpuRatio: 0.9,
     });
   });
+
+  it('judges shipped / peer-full in req/s and in CPU per request alike', () => {
+    const peerFull = (rounds: number[], cpuRounds: number[]) => ({
+      case: 'peer-full',
+      rps: rounds[1],
+      rounds,
+      cpuUsPerRequest: cpuRounds[1],
+      cpuRounds,
+    });
+    const verdict = (row: object) =>
+      evaluate(
+        `r.targets(${JSON.stringify([shipped, row])}).find((t) => t.what.includes('peer-full'))`,
+      );
+    // req/s 1.25 and CPU 1.25 (base / row): both reach 1.1.
+    expect(verdict(peerFull([800, 1600, 2400], [1250, 1000, 625]))).toEqual({
+      what: 'shipped configuration / peer-full (the peer doing all our hops do)',
+      value: 1.25,
+      target: '>= 1.1',
+      verdict: 'PASS',
+      cpuRatio: 1.25,
+      cpuTarget: '>= 1.1',
+    });
+    // req/s 1.25 but CPU 1.0: missed.
+    expect(verdict(peerFull([800, 1600, 2400], [1000, 800, 500]))).toMatchObject({
+      value: 1.25,
+      verdict: 'MISS',
+      cpuRatio: 1,
+    });
+    // CPU 1.25 but req/s 1.0: missed.
+    expect(verdict(peerFull([1000, 2000, 3000], [1250, 1000, 625]))).toMatchObject({
+      value: 1,
+      verdict: 'MISS',
+      cpuRatio: 1.25,
+    });
+  });
 });

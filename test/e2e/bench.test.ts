@@ -92,6 +92,24 @@ describe('pnpm bench --quick', () => {
     expect(result.rows.map((r) => [r.case, r.failed])).toEqual([['shipped-mtls', 0]]);
   });
 
+  it('runs the peer doing all our hops do (peer-full) beside the peer', async () => {
+    const { code, stdout, stderr } = await run(['--quick', '--only', 'peer,peer-full']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(
+      /^\| peer-full \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \| a \d+, b \d+, c \d+, d \d+ \| baseline \| – \|/m,
+    );
+    expect(stdout).toContain(
+      'shipped configuration / peer-full (the peer doing all our hops do): – (target >= 1.1); in CPU per request – (target >= 1.1)',
+    );
+    const result = writtenResult<{
+      rows: { case: string; failed: number }[];
+    }>(stdout);
+    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([
+      ['peer', 0],
+      ['peer-full', 0],
+    ]);
+  });
+
   it("runs another checkout's services as shipped-base with --base", async () => {
     // This checkout as its own base: the case starts the services under the folder given.
     const { code, stdout, stderr } = await run([

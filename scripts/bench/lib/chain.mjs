@@ -60,18 +60,26 @@ export function startBareChain({ nodeArgs = [] } = {}) {
   );
 }
 
-/** The peer chain: four hops of peer-hop.mjs (Fastify 5, fast-jwt, undici); `h2` between hops. */
-export function startPeerChain({ tokenServer, h2 = false, nodeArgs = [] }) {
+/**
+ * The peer chain: four hops of peer-hop.mjs (Fastify 5, fast-jwt, undici); `h2` between hops.
+ * `full`: each hop also writes an audit line per request, counts metrics and carries the trace
+ * (peer-hop.mjs --full), its stdout appended to `<logDir>/peer-<letter>.log` as the services'
+ * output is (startBenchService).
+ */
+export function startPeerChain({ tokenServer, h2 = false, full = false, logDir, nodeArgs = [] }) {
+  if (full && !logDir) throw new Error('the full peer needs a logDir for its audit lines');
   return startHops((letter, downstreamPort) =>
     startProcess(`peer-${letter}`, path.join(BENCH_DIR, 'peer-hop.mjs'), {
       nodeArgs,
       env: ENV,
+      logFile: full ? path.join(logDir, `peer-${letter}.log`) : undefined,
       args: [
         '--letter',
         letter.toUpperCase(),
         '--token-url',
         tokenServer.tokenUrl,
         ...(h2 ? ['--h2'] : []),
+        ...(full ? ['--full'] : []),
         ...(downstreamPort ? ['--downstream', url(downstreamPort)] : []),
       ],
     }),

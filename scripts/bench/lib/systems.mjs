@@ -61,6 +61,14 @@ export const SYSTEMS = {
     baseline: 'baseline',
     needs: TOKENS,
   },
+  // The peer doing all a shipped hop does: both tokens verified, an audit line per request
+  // through pino into a log file, prom-client metrics and /metrics, correlation and trace ids.
+  // Listed just before `shipped`, so that the table has it between the peer and ours.
+  'peer-full': {
+    start: (env) => startPeerChain({ ...env, full: true }),
+    baseline: 'baseline',
+    needs: TOKENS,
+  },
   // What `pnpm start` and the compose folders run: security on with the cache, an audit line per
   // verified request at every hop, metrics to a real InfluxDB and /metrics, logs through a pipe
   // into files; HTTP between hops as the defaults have it. Then each feature off in turn.
