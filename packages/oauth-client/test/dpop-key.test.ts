@@ -31,9 +31,9 @@ describe('DpopKey (RFC 9449 proofs)', () => {
     });
   });
 
-  it('a token request’s proof has no ath; a nonce when the server gave one', async () => {
+  it('a proof without a token has no ath', async () => {
     const { payload } = await jwtVerify(
-      await key.proof('POST', new URL('https://localhost:6882/oauth2/token'), undefined, 'n-1'),
+      await key.proof('POST', new URL('https://localhost:6882/oauth2/token')),
       EmbeddedJWK,
       { currentDate: new Date(NOW) },
     );
@@ -42,7 +42,6 @@ describe('DpopKey (RFC 9449 proofs)', () => {
       htu: 'https://localhost:6882/oauth2/token',
       iat: Math.floor(NOW / 1000),
       jti: expect.any(String),
-      nonce: 'n-1',
     });
   });
 
