@@ -39,7 +39,7 @@ export class TokenManager {
     );
     const { token, multipleAuthServers } = client.oauth;
     if (token.client_credentials?.tokenBinding === 'dpop') {
-      this.dpopKey = new DpopKey({ now: options.now });
+      this.dpopKey = new DpopKey();
     }
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');

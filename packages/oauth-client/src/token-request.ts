@@ -1,7 +1,8 @@
+import * as oauth from 'oauth4webapi';
 import type { GrantSettings } from './client-config.js';
 import type { DpopKey } from './dpop-key.js';
 import { TokenFetchError } from './token-fetch-error.js';
-import { jsonObject, type Transport, type TransportError } from './transport.js';
+import { fetchOver, type Transport, type TransportError } from './transport.js';
 
 export interface AccessToken {
   value: string;
@@ -39,114 +40,105 @@ export function basicAuth(id: string, secret: string): string {
 }
 
 /**
- * A token request: Basic client auth, or `client_id` in the form (RFC 8705 `tls_client_auth`);
- * when bound, a DPoP proof, once more with the server's nonce when it asks (RFC 9449 8).
+ * A token request by oauth4webapi over the service's transport: the grant's form, the client's
+ * authentication (Basic by `basicAuth`, or RFC 8705 `tls_client_auth`: `client_id` in the form),
+ * the answer's checks and, when bound, the DPoP proof, once more with the nonce the server asks
+ * for (RFC 9449 8).
  */
 export class TokenRequester {
   readonly url: string;
-  private readonly target: URL;
+  readonly clientId: string;
+  private readonly server: oauth.AuthorizationServer;
+  private readonly client: oauth.Client;
+  private readonly auth: oauth.ClientAuth;
+  private readonly options: oauth.TokenEndpointRequestOptions;
 
   constructor(private readonly endpoint: TokenEndpoint) {
-    this.url = endpoint.serverUrl.replace(/\/+$/, '') + endpoint.uri;
-    this.target = new URL(this.url);
-  }
-
-  get clientId(): string {
-    return this.endpoint.clientId;
+    const { serverUrl, clientId, clientSecret = '', dpop, http, timeoutMs } = endpoint;
+    this.url = serverUrl.replace(/\/+$/, '') + endpoint.uri;
+    // Only its token endpoint is used: no metadata, no ID token.
+    this.server = { issuer: serverUrl, token_endpoint: this.url };
+    this.clientId = clientId;
+    this.client = { client_id: clientId };
+    this.auth =
+      endpoint.authMethod === 'tls_client_auth'
+        ? oauth.TlsClientAuth()
+        : (_as, _client, _form, headers) =>
+            headers.set('authorization', basicAuth(clientId, clientSecret));
+    this.options = {
+      DPoP: dpop?.handle,
+      [oauth.customFetch]: fetchOver(http, timeoutMs, MAX_ANSWER),
+      // client.yml may name an http:// token server, as light-4j's does.
+      [oauth.allowInsecureRequests]: true,
+    };
   }
 
   async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {
-    const { clientId, dpop } = this.endpoint;
-    const now = this.endpoint.now ?? Date.now;
+    const { server, client, auth, endpoint } = this;
+    const { dpop, now = Date.now } = endpoint;
+    // grant_type first: oauth4webapi sets it where it is.
     const form = new URLSearchParams();
     for (const [key, value] of Object.entries(grant)) {
       if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
       form.set(key, Array.isArray(value) ? value.join(' ') : String(value));
     }
-    const sent: Record<string, string> = {
-      ...headers,
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Accept: 'application/json',
-    };
-    if (this.endpoint.authMethod === 'tls_client_auth') form.set('client_id', clientId);
-    else sent.Authorization = basicAuth(clientId, this.endpoint.clientSecret ?? '');
     const startedAt = now();
-    let response = await this.send(sent, form);
-    let body = jsonObject(response.body);
-    const nonce = response.headers['dpop-nonce'];
-    if (
-      dpop &&
-      response.status === 400 &&
-      body?.error === 'use_dpop_nonce' &&
-      typeof nonce === 'string'
-    ) {
-      response = await this.send(sent, form, nonce);
-      body = jsonObject(response.body);
-    }
-    const details = { clientId, url: this.url, status: response.status };
-    if (response.status < 200 || response.status > 299) {
-      const oauthError = typeof body?.error === 'string' ? body.error : undefined;
-      // The server's own error answer: it knows no secret.
-      const cause = {
-        status: response.status,
-        error: oauthError,
-        description: body?.error_description,
-      };
-      const code =
-        response.status === 401
-          ? 'unauthorized'
-          : oauthError === 'invalid_grant'
-            ? 'invalid_grant'
-            : 'rejected';
-      throw new TokenFetchError(code, { ...details, oauthError, cause });
-    }
-    const bad = (why: string) =>
-      new TokenFetchError('bad_response', { ...details, cause: new Error(why) });
-    const token = body?.access_token;
-    if (typeof token !== 'string' || token === '') throw bad('no access_token');
+    let answer: Response | undefined;
+    const exchange = async () => {
+      answer = undefined;
+      const options = { ...this.options, headers };
+      const type = grant.grant_type;
+      answer = await oauth.genericTokenEndpointRequest(server, client, auth, type, form, options);
+      return oauth.processGenericTokenEndpointResponse(server, client, answer);
+    };
+    const token = await exchange()
+      // The DPoP handle keeps the server's nonce for the next proof.
+      .catch((err: unknown) =>
+        dpop && oauth.isDPoPNonceError(err) && answer?.headers.has('dpop-nonce')
+          ? exchange()
+          : Promise.reject(err),
+      )
+      .catch((err: unknown) => {
+        throw this.failure(err, answer?.status);
+      });
     // Counted from when the request was sent: the token is never kept past its real end.
-    const lifetimeMs = lifetimeOf(body?.expires_in);
-    if (lifetimeMs === undefined) throw bad('no expires_in');
-    if (dpop && String(body?.token_type).toLowerCase() !== 'dpop') {
+    const lifetime = token.expires_in ?? 0;
+    if (lifetime <= 0) throw this.failure(new Error('no expires_in'), 200);
+    if (dpop && token.token_type !== 'dpop') {
       // RFC 9449 5: a token not bound to the key is never used as one.
-      throw bad(`token_type ${String(body?.token_type)}, not DPoP: the token is not bound`);
+      const why = `token_type ${token.token_type}, not DPoP: the token is not bound`;
+      throw this.failure(new Error(why), 200);
     }
-    const refreshToken = body?.refresh_token;
+    const { access_token: value, refresh_token: refreshToken, scope } = token;
     return {
-      value: token,
-      expiresAt: startedAt + lifetimeMs,
-      scope: typeof body?.scope === 'string' ? body.scope.split(/\s+/).filter(Boolean) : undefined,
-      ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
+      value,
+      expiresAt: startedAt + lifetime * 1000,
+      scope: scope?.split(/\s+/).filter(Boolean),
+      ...(refreshToken ? { refreshToken } : {}),
     };
   }
 
-  private async send(headers: Record<string, string>, form: URLSearchParams, nonce?: string) {
-    const { clientId, dpop } = this.endpoint;
-    const sent = dpop
-      ? { ...headers, DPoP: await dpop.proof('POST', this.target, undefined, nonce) }
-      : headers;
-    try {
-      return await this.endpoint.http.request({
-        method: 'POST',
-        url: this.target,
-        headers: sent,
-        body: form.toString(),
-        timeoutMs: this.endpoint.timeoutMs,
-        maxBodyBytes: MAX_ANSWER,
-      });
-    } catch (err) {
-      const kind = (err as TransportError).kind;
+  /** With the transport's failure or the server's error answer as its cause: no secret. */
+  private failure(err: unknown, status: number | undefined): TokenFetchError {
+    const details = { clientId: this.clientId, url: this.url, status };
+    if (status === undefined) {
+      const { kind } = err as TransportError;
       const code =
         kind === 'timeout' ? 'timeout' : kind === 'body_too_large' ? 'bad_response' : 'unreachable';
-      throw new TokenFetchError(code, { clientId, url: this.url, cause: err });
+      return new TokenFetchError(code, { ...details, cause: err });
     }
+    if (status === 200) {
+      // oauth4webapi's errors hold the answer (a token, maybe): only the reason is kept.
+      const cause = new Error((err as Error).message);
+      return new TokenFetchError('bad_response', { ...details, cause });
+    }
+    // The error in the body, or in oidc-provider's WWW-Authenticate challenge of a 401.
+    const challenge = err instanceof oauth.WWWAuthenticateChallengeError && err.cause[0].parameters;
+    const said = challenge || (err instanceof oauth.ResponseBodyError ? err : {});
+    const oauthError = said.error;
+    const cause = { status, error: oauthError, description: said.error_description };
+    const code =
+      status === 401 ? 'unauthorized' : oauthError === 'invalid_grant' ? oauthError : 'rejected';
+    return new TokenFetchError(code, { ...details, oauthError, cause });
   }
-}
-
-/** `expires_in` (light-oauth2 and oidc-provider always send it) in ms. */
-function lifetimeOf(expiresIn: unknown): number | undefined {
-  const seconds = typeof expiresIn === 'string' ? Number(expiresIn) : expiresIn;
-  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0
-    ? seconds * 1000
-    : undefined;
 }

@@ -49,6 +49,20 @@ export function noAnswer(err: TransportError, request: TransportRequest): string
   return `could not be reached (${err.code ?? err.kind})`;
 }
 
+/** The transport as fetch (oauth4webapi's): its time-out, answer cap, TLS and failures. */
+export function fetchOver(http: Transport, timeoutMs: number, maxBodyBytes: number) {
+  type Init = { method: string; headers: Record<string, string>; body?: URLSearchParams | null };
+  return async (url: string, { method, headers, body }: Init): Promise<Response> => {
+    const request = { method, url: new URL(url), headers, body: body?.toString() };
+    const answer = await http.request({ ...request, timeoutMs, maxBodyBytes });
+    const fields = Object.entries(answer.headers).flatMap(([name, value = []]) =>
+      [value].flat().map((one): [string, string] => [name, one]),
+    );
+    // An empty body as none: a 204 or 304 may have no other.
+    return new Response(answer.body || null, { status: answer.status, headers: fields });
+  };
+}
+
 export function jsonObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);

@@ -479,7 +479,11 @@ describe('TokenManager: multipleAuthServers', () => {
   let second: TestServer;
   beforeAll(async () => {
     second = await httpsServer((_req, res) =>
-      send(res, 200, { access_token: `second-${second.seen.length}`, expires_in: 600 }),
+      send(res, 200, {
+        access_token: `second-${second.seen.length}`,
+        token_type: 'bearer',
+        expires_in: 600,
+      }),
     );
   });
   afterAll(() => second.close());

@@ -76,7 +76,7 @@ describe('TokenRequester', () => {
     const [req] = server.seen;
     expect(req.method).toBe('POST');
     expect(req.url).toBe('/oauth2/token');
-    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded;charset=UTF-8');
     expect(req.headers.authorization).toBe(
       'Basic ' + Buffer.from('api-a-client:api-a-secret').toString('base64'),
     );
@@ -113,20 +113,45 @@ describe('TokenRequester', () => {
     // light-oauth2 and oidc-provider always send expires_in; a JWT's own exp is not read.
     [
       'no expires_in, an exp in the JWT',
-      { access_token: fakeJwt({ exp: NOW / 1000 + 300 }) },
+      { access_token: fakeJwt({ exp: NOW / 1000 + 300 }), token_type: 'bearer' },
       'no expires_in',
     ],
-    ['expires_in 0', { access_token: 'opaque', expires_in: 0 }, 'no expires_in'],
-    ['expires_in not a number', { access_token: 'opaque', expires_in: 'soon' }, 'no expires_in'],
-    ['no access_token', { token_type: 'bearer', expires_in: 600 }, 'no access_token'],
-    ['not JSON', '<html>hello</html>', 'no access_token'],
-    ['a JSON array', [1, 2], 'no access_token'],
+    [
+      'expires_in 0',
+      { access_token: 'opaque', token_type: 'bearer', expires_in: 0 },
+      'no expires_in',
+    ],
+    [
+      'expires_in not a number',
+      { access_token: 'opaque', token_type: 'bearer', expires_in: 'soon' },
+      '"response" body "expires_in" property must be a number',
+    ],
+    [
+      'no access_token',
+      { token_type: 'bearer', expires_in: 600 },
+      '"response" body "access_token" property must be a string',
+    ],
+    // RFC 6749 5.1: token_type is required, and only Bearer and DPoP are known.
+    [
+      'no token_type',
+      { access_token: 'opaque', expires_in: 600 },
+      '"response" body "token_type" property must be a string',
+    ],
+    [
+      'an unknown token_type',
+      { access_token: 'opaque', token_type: 'mac', expires_in: 600 },
+      'unsupported `token_type` value',
+    ],
+    ['not JSON', '<html>hello</html>', 'failed to parse "response" body as JSON'],
+    ['no body', '', 'failed to parse "response" body as JSON'],
+    ['a JSON array', [1, 2], '"response" body must be a top level object'],
   ])('a 200 with %s is bad_response', async (_what, body, cause) => {
     answer = (res) => send(res, 200, body);
     const err = await failure(requester().request({ grant_type: 'client_credentials' }));
     expect(err.code).toBe('bad_response');
     expect(err.status).toBe(200);
     expect((err.cause as Error).message).toBe(cause);
+    expect(util.inspect(err, { depth: 10 })).not.toContain('opaque');
   });
 
   it('401 (wrong secret, unknown client) is unauthorized, with the server answer as cause', async () => {
@@ -152,6 +177,26 @@ describe('TokenRequester', () => {
     });
   });
 
+  it("401 with oidc-provider's Basic challenge is unauthorized, the challenge's error its detail", async () => {
+    answer = (res) => {
+      res.setHeader(
+        'WWW-Authenticate',
+        'Basic realm="https://localhost:6882", error="invalid_client", error_description="client authentication failed"',
+      );
+      send(res, 401, {
+        error: 'invalid_client',
+        error_description: 'client authentication failed',
+      });
+    };
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err).toMatchObject({ code: 'unauthorized', status: 401, oauthError: 'invalid_client' });
+    expect(err.cause).toEqual({
+      status: 401,
+      error: 'invalid_client',
+      description: 'client authentication failed',
+    });
+  });
+
   it('another error answer is rejected; a non-JSON error body is kept as no detail', async () => {
     answer = (res) => send(res, 400, { error: 'invalid_scope' });
     const err = await failure(requester().request({ grant_type: 'client_credentials' }));
@@ -160,6 +205,15 @@ describe('TokenRequester', () => {
     const err2 = await failure(requester().request({ grant_type: 'client_credentials' }));
     expect(err2).toMatchObject({ code: 'rejected', status: 503, oauthError: undefined });
     expect(err2.message).toMatch(/\(HTTP 503\)$/);
+  });
+
+  it('a 204 (no token, no body) is rejected', async () => {
+    answer = (res) => {
+      res.writeHead(204);
+      res.end();
+    };
+    const err = await failure(requester().request({ grant_type: 'client_credentials' }));
+    expect(err).toMatchObject({ code: 'rejected', status: 204, oauthError: undefined });
   });
 
   it('no answer within the time-out is timeout', async () => {
@@ -231,21 +285,25 @@ describe('TokenRequester: sender-constrained tokens', () => {
 
   it('DPoP: each request carries a new proof of the key (htm POST, htu the token endpoint, no ath)', async () => {
     answer = dpopAnswer;
-    const key = new DpopKey({ now: () => NOW });
+    const key = new DpopKey();
     const r = requester({ dpop: key });
+    const before = Math.floor(Date.now() / 1000);
     await r.request({ grant_type: 'client_credentials' });
     await r.request({ grant_type: 'client_credentials' });
+    const after = Math.floor(Date.now() / 1000);
     const proofs = server.seen.map((req) => req.headers.dpop as string);
     const [first, second] = await Promise.all(
-      proofs.map((p) => jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', currentDate: new Date(NOW) })),
+      proofs.map((p) => jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['ES256'] })),
     );
+    expect(first.protectedHeader).toEqual({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk });
     expect(first.payload).toEqual({
       htm: 'POST',
       htu: `${server.url}/oauth2/token`,
-      iat: Math.floor(NOW / 1000),
+      iat: expect.any(Number),
       jti: expect.any(String),
     });
-    expect(first.protectedHeader.jwk).toEqual(key.jwk);
+    expect(first.payload.iat).toBeGreaterThanOrEqual(before);
+    expect(first.payload.iat).toBeLessThanOrEqual(after);
     expect(second.payload.jti).not.toBe(first.payload.jti);
     // The client is still authenticated as configured.
     expect(server.seen[0].headers.authorization).toMatch(/^Basic /);
@@ -259,7 +317,7 @@ describe('TokenRequester: sender-constrained tokens', () => {
     );
     expect(err.code).toBe('bad_response');
     expect((err.cause as Error).message).toBe(
-      'token_type Bearer, not DPoP: the token is not bound',
+      'token_type bearer, not DPoP: the token is not bound',
     );
     expect(util.inspect(err, { depth: 10 })).not.toContain('jwt-1');
   });
