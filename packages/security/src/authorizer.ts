@@ -1,21 +1,19 @@
 import { errorBody, StatusError, type StatusCode } from '@chain/errors';
-import { parseBearer, parseDpop } from './bearer.js';
+import { parseCredentials } from './bearer.js';
 import { bindingChallenge, type Scheme } from './challenge.js';
-import type { JwtClaims, VerifiedCaller } from './claims.js';
+import type { VerifiedCaller } from './claims.js';
 import type { IntrospectionRequest } from './introspection.js';
 import { isSkippedPath, passThroughHeaders } from './request-rules.js';
 import type { SecurityConfig } from './security-config.js';
-import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
+import type { createTokenBinding, RequestFacts } from './token-binding.js';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error.js';
 
-export interface AuthInfo {
-  clientId?: string;
-  userId?: string;
-  scopes: string[];
-  claims: JwtClaims;
-  scopeToken?: { clientId?: string; scopes: string[] };
+export interface AuthInfo extends Pick<
+  VerifiedCaller,
+  'clientId' | 'userId' | 'scopes' | 'claims' | 'introspected'
+> {
+  scopeToken?: Pick<VerifiedCaller, 'clientId' | 'scopes'>;
   passThrough: Record<string, string>;
-  introspected?: true;
 }
 
 export type TokenVerifier = (token: string, request: AuthRequest) => Promise<VerifiedCaller>;
@@ -55,7 +53,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     skipVerifyScopeWithoutSpec = false,
     skipPathPrefixes = [],
     passThroughClaims = {},
-    confirm,
+    confirm = () => Promise.reject(new TokenError('unbound', 'token binding is not checked here')),
   } = options;
   const dpopAlgorithms = options.dpop?.algorithms ?? [];
 
@@ -78,21 +76,6 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
   };
 
-  // Called only for a token with `cnf` or sent as DPoP: a plain bearer token costs no await.
-  const prove = async (
-    verified: VerifiedCaller,
-    presented: Presentation,
-    which: TokenHeader,
-    request: AuthRequest,
-  ): Promise<void> => {
-    try {
-      if (!confirm) throw new TokenError('unbound', 'token binding is not checked here');
-      await confirm(verified.binding, presented, request);
-    } catch (err) {
-      throw refused(err, which, presented.scheme, verified);
-    }
-  };
-
   const mismatch = (
     code: StatusCode,
     held: readonly string[],
@@ -110,21 +93,18 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
-    let scheme: Scheme = 'bearer';
-    let token = parseBearer(authorization);
-    if (token === undefined) {
-      scheme = 'dpop';
-      token = parseDpop(authorization);
-      if (token === undefined) throw new StatusError('ERR10002');
-    }
-    let main: VerifiedCaller;
+    const presented = parseCredentials(authorization);
+    if (presented === undefined) throw new StatusError('ERR10002');
+    const { scheme, token } = presented;
+    let main: VerifiedCaller | undefined;
     try {
       main = await verify(token, request);
+      // Only a token with `cnf` or sent as DPoP: a plain bearer token costs no await.
+      if (main.binding !== undefined || scheme === 'dpop') {
+        await confirm(main.binding, { ...presented, proof: request.dpop }, request);
+      }
     } catch (err) {
-      throw refused(err, 'auth', scheme);
-    }
-    if (main.binding !== undefined || scheme === 'dpop') {
-      await prove(main, { scheme, token, proof: request.dpop }, 'auth', request);
+      throw refused(err, 'auth', scheme, main);
     }
     const auth: AuthInfo = {
       clientId: main.clientId,
@@ -141,29 +121,24 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
 
     if (scopeToken !== undefined && enableExtractScopeToken) {
-      let scopeScheme: Scheme = 'bearer';
-      let scopeJwt = parseBearer(scopeToken);
-      if (scopeJwt === undefined) {
-        scopeScheme = 'dpop';
-        scopeJwt = parseDpop(scopeToken);
-      }
-      if (scopeJwt === undefined) {
+      const presentedScope = parseCredentials(scopeToken);
+      if (presentedScope === undefined) {
         const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
         throw refused(new TokenError('invalid', reason), 'scope', 'bearer');
       }
-      let scoped: VerifiedCaller;
+      let scoped: VerifiedCaller | undefined;
       try {
-        scoped = await verify(scopeJwt, request);
+        scoped = await verify(presentedScope.token, request);
+        if (scoped.binding !== undefined || presentedScope.scheme === 'dpop') {
+          const proof = request.scopeTokenDpop;
+          await confirm(scoped.binding, { ...presentedScope, proof }, request);
+        }
       } catch (err) {
-        throw refused(err, 'scope', scopeScheme);
-      }
-      if (scoped.binding !== undefined || scopeScheme === 'dpop') {
-        const presented = { scheme: scopeScheme, token: scopeJwt, proof: request.scopeTokenDpop };
-        await prove(scoped, presented, 'scope', request);
+        throw refused(err, 'scope', presentedScope.scheme, scoped);
       }
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
-        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, scopeScheme);
+        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, presentedScope.scheme);
       }
     } else if (!hasAnyScope(main.scopes, requiredScopes)) {
       throw mismatch('ERR10005', main.scopes, requiredScopes, auth, scheme);

@@ -1,14 +1,16 @@
-/** The scheme in any case, exactly two parts (light-4j's MISSING_AUTH_TOKEN otherwise). */
-const parser =
-  (plain: RegExp, scheme: string) =>
-  (header: string | string[] | undefined): string | undefined => {
-    if (typeof header !== 'string') return undefined;
-    // The usual header, read without a split (a split scans and copies a long token).
-    if (plain.test(header)) return header.slice(scheme.length + 1);
-    const parts = header.trim().split(/\s+/);
-    const fits = parts.length === 2 && parts[0].toLowerCase() === scheme && parts[1] !== '';
-    return fits ? parts[1] : undefined;
-  };
+import type { Scheme } from './challenge.js';
 
-export const parseBearer = parser(/^[Bb][Ee][Aa][Rr][Ee][Rr] [\x21-\x7e]+$/, 'bearer');
-export const parseDpop = parser(/^[Dd][Pp][Oo][Pp] [\x21-\x7e]+$/, 'dpop');
+// The usual header, read without a split (a split scans and copies a long token).
+const PLAIN = /^(bearer|dpop) ([\x21-\x7e]+)$/i;
+
+/** `Bearer` or `DPoP` in any case, exactly two parts (light-4j's MISSING_AUTH_TOKEN otherwise). */
+export function parseCredentials(
+  header: string | string[] | undefined,
+): { scheme: Scheme; token: string } | undefined {
+  if (typeof header !== 'string') return undefined;
+  const plain = PLAIN.exec(header);
+  const [name, token, ...more] = plain ? plain.slice(1) : header.trim().split(/\s+/);
+  const scheme = name.toLowerCase();
+  if (more.length > 0 || !token || (scheme !== 'bearer' && scheme !== 'dpop')) return undefined;
+  return { scheme, token };
+}

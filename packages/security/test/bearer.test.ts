@@ -1,6 +1,15 @@
-import { parseBearer, parseDpop } from '../src/bearer.js';
+import { parseCredentials } from '../src/bearer.js';
 
-describe('parseBearer', () => {
+const parseBearer = (header: string | string[] | undefined) => {
+  const found = parseCredentials(header);
+  return found?.scheme === 'bearer' ? found.token : undefined;
+};
+const parseDpop = (header: string | string[] | undefined) => {
+  const found = parseCredentials(header);
+  return found?.scheme === 'dpop' ? found.token : undefined;
+};
+
+describe('parseCredentials: Bearer', () => {
   it.each([
     ['Bearer abc', 'abc'],
     ['bearer abc', 'abc'],
@@ -20,7 +29,7 @@ describe('parseBearer', () => {
   });
 });
 
-describe('parseDpop (RFC 9449 section 7.1)', () => {
+describe('parseCredentials: DPoP (RFC 9449 section 7.1)', () => {
   it.each([
     ['DPoP abc', 'abc'],
     ['dpop abc', 'abc'],
@@ -42,13 +51,14 @@ describe('parseDpop (RFC 9449 section 7.1)', () => {
   });
 });
 
-describe('parseBearer reads every header as the general rule does', () => {
-  // The rule, written plainly: the trimmed header split at white space is `bearer` (any case)
-  // and one non-empty token. parseBearer reads the usual header without the split.
-  const rule = (header: string): string | undefined => {
+describe('parseCredentials reads every header as the general rule does', () => {
+  // The rule, written plainly: the trimmed header split at white space is `bearer` or `dpop` (any
+  // case) and one non-empty token. parseCredentials reads the usual header without the split.
+  const rule = (header: string) => {
     const parts = header.trim().split(/\s+/);
-    return parts.length === 2 && parts[0].toLowerCase() === 'bearer' && parts[1] !== ''
-      ? parts[1]
+    const scheme = parts[0].toLowerCase();
+    return parts.length === 2 && (scheme === 'bearer' || scheme === 'dpop') && parts[1] !== ''
+      ? { scheme, token: parts[1] }
       : undefined;
   };
   const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl-_~+/=';
@@ -75,8 +85,12 @@ describe('parseBearer reads every header as the general rule does', () => {
     ['Bearer x'],
     ['Bearer "quoted"'],
     ['Beare abc'],
+    [`DPoP ${token}`],
+    [`dPoP\t${token} `],
+    [`DPoP ${token} x`],
+    ['DPoPx abc'],
   ])('%j', (header) => {
-    expect(parseBearer(header)).toBe(rule(header));
+    expect(parseCredentials(header)).toEqual(rule(header));
   });
 
   it('agrees on 20,000 headers made of the characters that matter', () => {
@@ -84,6 +98,8 @@ describe('parseBearer reads every header as the general rule does', () => {
       'Bearer',
       'bearer',
       'BEARER',
+      'DPoP',
+      'dpop',
       ' ',
       '  ',
       '\t',
@@ -103,7 +119,7 @@ describe('parseBearer reads every header as the general rule does', () => {
     for (let i = 0; i < 20000; i++) {
       let header = i % 2 === 0 ? 'Bearer ' : '';
       for (let n = next() % 5; n >= 0; n--) header += pieces[next()];
-      expect([header, parseBearer(header)]).toEqual([header, rule(header)]);
+      expect([header, parseCredentials(header)]).toEqual([header, rule(header)]);
     }
   });
 });
