@@ -1,29 +1,16 @@
 import { distance } from 'fastest-levenshtein';
-import type { z } from 'zod';
+import { z } from 'zod';
 
-interface Def {
-  type: string;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  out?: z.ZodType;
-  shape?: Record<string, z.ZodType>;
+interface JsonSchema {
+  properties?: Record<string, JsonSchema>;
 }
 
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
-
-function objectOf(schema: z.ZodType | undefined, depth = 0): Def | undefined {
-  if (!schema || depth > 16) return undefined;
-  const def = defOf(schema);
-  if (def.type === 'object') return def;
-  if (def.innerType) return objectOf(def.innerType, depth + 1);
-  if (def.type === 'pipe') return objectOf(def.out, depth + 1) ?? objectOf(def.in, depth + 1);
-  return undefined;
-}
-
+/** The keys of the object at `path`, as a file writes them (zod's JSON Schema of the input). */
 export function schemaKeysAt(schema: z.ZodType, path: readonly (string | number)[]): string[] {
-  let def = objectOf(schema);
-  for (const part of path) def = objectOf(def?.shape?.[String(part)]);
-  return Object.keys(def?.shape ?? {});
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  let node = json as JsonSchema | undefined;
+  for (const part of path) node = node?.properties?.[String(part)];
+  return Object.keys(node?.properties ?? {});
 }
 
 function commonPrefix(s: string, t: string): number {
