@@ -109,18 +109,12 @@ function allowHeader(lowerCase: Iterable<string>): string {
 }
 
 function compile(template: string): CompiledPath {
-  const names: string[] = [];
-  const source = template
-    .split(/(\{[^}]+\})/)
-    .map((part) => {
-      const param = /^\{([^}]+)\}$/.exec(part);
-      if (param) {
-        names.push(param[1]);
-        return '([^/]+)';
-      }
-      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
+  // Split at `{name}`: the odd parts are the parameter names.
+  const parts = template.split(/\{([^}]+)\}/);
+  const source = parts
+    .map((part, i) => (i % 2 ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('');
+  const names = parts.filter((_, i) => i % 2);
   return { regex: new RegExp(`^${source}$`), names, operations: new Map(), allow: '' };
 }
 
