@@ -57,7 +57,8 @@ export class ConfigLoader {
     this.env = options.env ?? process.env;
     this.bundledDir = path.resolve(options.bundledDir);
     const wanted = path.resolve(options.overrideDir ?? this.env.CONFIG_DIR ?? '/config');
-    this.overrideDir = isDir(wanted) ? wanted : undefined;
+    const isDir = fs.existsSync(wanted) && fs.statSync(wanted).isDirectory();
+    this.overrideDir = isDir ? wanted : undefined;
     this.missingOverride =
       !this.overrideDir && (options.overrideDir !== undefined || this.env.CONFIG_DIR !== undefined)
         ? wanted
@@ -206,12 +207,4 @@ function toConfigError(
   const reason =
     issue.code === 'invalid_type' ? issue.message.replace(/^Invalid input: /, '') : issue.message;
   return new ConfigError(file, keyAsWritten(at.join('.'), moved) || undefined, reason + extra);
-}
-
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }

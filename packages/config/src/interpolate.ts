@@ -3,7 +3,7 @@ import { parseYamlValue } from './yaml-text.js';
 
 interface ValueSources {
   env: NodeJS.ProcessEnv;
-  values?: Readonly<Record<string, unknown>>;
+  values: Readonly<Record<string, unknown>>;
 }
 
 const EXPRESSION = /\$\{([^}]*)\}/g;
@@ -62,16 +62,12 @@ function resolve(content: string, sources: ValueSources, file: string, key: stri
   const where = key.join('.') || undefined;
   if (name === '') throw new ConfigError(file, where, 'an empty ${} expression');
 
-  const fromEnv = sources.env[name] ?? sources.env[environmentName(name)];
+  const { env, values } = sources;
+  const fromEnv = env[name] ?? env[environmentName(name)];
   if (fromEnv !== undefined) return fromEnv === '' ? '' : parseYamlValue(fromEnv);
-  const values = sources.values;
-  if (values && Object.prototype.hasOwnProperty.call(values, name)) {
-    return values[name] ?? ABSENT;
-  }
+  if (Object.hasOwn(values, name)) return values[name] ?? ABSENT;
   if (fallback === undefined) {
-    const reason = values
-      ? `${name} is set neither in the environment nor in values.yml`
-      : `environment variable ${name} is not set`;
+    const reason = `${name} is set neither in the environment nor in values.yml`;
     throw new ConfigError(file, where, reason);
   }
   if (fallback.startsWith('?')) {

@@ -3,8 +3,11 @@ import { z } from '../src/index.js';
 import { environmentName, interpolate } from '../src/interpolate.js';
 import { schemaKeysAt } from '../src/key-suggest.js';
 
-const expand = (value: unknown, env: NodeJS.ProcessEnv = {}, values?: Record<string, unknown>) =>
-  interpolate(value, { env, values }, 'x.yml');
+const expand = (
+  value: unknown,
+  env: NodeJS.ProcessEnv = {},
+  values: Record<string, unknown> = {},
+) => interpolate(value, { env, values }, 'x.yml');
 
 describe('interpolate', () => {
   it('names environment variables as light-4j converts them', () => {
