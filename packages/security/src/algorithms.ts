@@ -22,18 +22,20 @@ export function algorithmProblem(name: string): string | undefined {
 
 /** RSA-PSS parameters pinning another hash or a longer salt fail jose's check: refused. */
 export function algorithmsOfKey(key: KeyObject): Algorithm[] {
-  const details = key.asymmetricKeyDetails ?? {};
+  const details = key.asymmetricKeyDetails!;
+  const long = (details.modulusLength ?? 0) >= MIN_RSA_BITS;
   switch (key.asymmetricKeyType) {
     case 'rsa':
-      return (details.modulusLength ?? 0) >= MIN_RSA_BITS ? ['RS256', 'PS256'] : [];
+      return long ? ['RS256', 'PS256'] : [];
     case 'rsa-pss': {
       const {
-        hashAlgorithm: hash = 'sha256',
-        mgf1HashAlgorithm: mgf1 = hash,
+        hashAlgorithm = 'sha256',
+        mgf1HashAlgorithm = hashAlgorithm,
         saltLength = 0,
       } = details;
-      const fits = hash === 'sha256' && mgf1 === hash && saltLength <= 32;
-      return fits && (details.modulusLength ?? 0) >= MIN_RSA_BITS ? ['PS256'] : [];
+      const fits =
+        hashAlgorithm === 'sha256' && mgf1HashAlgorithm === hashAlgorithm && saltLength <= 32;
+      return fits && long ? ['PS256'] : [];
     }
     case 'ec':
       return details.namedCurve === 'prime256v1' ? ['ES256'] : [];
@@ -46,14 +48,8 @@ export function algorithmsOfKey(key: KeyObject): Algorithm[] {
 }
 
 export function describeKey(key: KeyObject): string {
-  const details = key.asymmetricKeyDetails ?? {};
-  switch (key.asymmetricKeyType) {
-    case 'rsa':
-    case 'rsa-pss':
-      return `${key.asymmetricKeyType.toUpperCase()} ${details.modulusLength ?? '?'} bits`;
-    case 'ec':
-      return `EC ${details.namedCurve ?? '?'}`;
-    default:
-      return key.asymmetricKeyType ?? 'unknown';
-  }
+  const { modulusLength, namedCurve } = key.asymmetricKeyDetails!;
+  const type = key.asymmetricKeyType!;
+  if (type === 'rsa' || type === 'rsa-pss') return `${type.toUpperCase()} ${modulusLength} bits`;
+  return type === 'ec' ? `EC ${namedCurve}` : type;
 }
