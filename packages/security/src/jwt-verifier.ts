@@ -52,19 +52,6 @@ export function createJwtVerifier(options: {
     ? new Map<string, { token: string; verified: VerifiedToken }>()
     : undefined;
 
-  const attempt = async (token: string, getKey: CompactVerifyGetKey) => {
-    try {
-      await compactVerify(token, getKey, joseOptions);
-      return undefined;
-    } catch (err) {
-      const refusal = refusalOf(err, algorithms);
-      const keyFailed =
-        refusal instanceof TokenError && [MISFIT, BAD_SIGNATURE].includes(refusal.message);
-      if (keyFailed) return refusal as TokenError;
-      throw refusal;
-    }
-  };
-
   return async (token) => {
     const nowSeconds = now() / 1000;
     const hit = cache?.get(cacheKey(token));
@@ -81,11 +68,10 @@ export function createJwtVerifier(options: {
     }
 
     let kid = '';
-    let alg = '';
     let claims: JwtClaims = {};
     let exp = 0;
     let key: VerificationKey | undefined;
-    const fitting = (k: VerificationKey) => {
+    const fitting = (k: VerificationKey, { alg }: JWSHeaderParameters) => {
       key = k;
       if (!k.algorithms.includes(alg as Algorithm)) throw invalidToken(MISFIT);
       return k.key;
@@ -96,15 +82,22 @@ export function createJwtVerifier(options: {
         throw invalidToken('kid is missing or is not a plain key id');
       }
       kid = header.kid;
-      alg = header.alg!;
       claims = decodeJwt(token);
       exp = checkClaims(claims, nowSeconds, skew, options.claims);
-      return fitting(await keys.resolve(kid));
+      return fitting(await keys.resolve(kid), header);
     };
-    let refused = await attempt(token, resolveKey);
-    if (refused) {
-      const fresh = await keys.refetch(kid, key!);
-      if (!fresh || (refused = await attempt(token, () => fitting(fresh)))) throw refused;
+    const verifyWith = (getKey: CompactVerifyGetKey) =>
+      compactVerify(token, getKey, joseOptions).catch((err: unknown) => {
+        throw refusalOf(err, algorithms);
+      });
+    try {
+      await verifyWith(resolveKey);
+    } catch (refusal) {
+      const keyFailed =
+        refusal instanceof TokenError && [MISFIT, BAD_SIGNATURE].includes(refusal.message);
+      const fresh = keyFailed ? await keys.refetch(kid, key!) : undefined;
+      if (!fresh) throw refusal;
+      await verifyWith((header) => fitting(fresh, header));
     }
     const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key! };
     if (cache) setBounded(cache, cacheKey(token), { token, verified }, cacheMaxEntries);
