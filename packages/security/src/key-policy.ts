@@ -8,7 +8,6 @@ import {
   type KeyMaterial,
   type VerificationKey,
 } from './public-key.js';
-import { invalidToken, type TokenError } from './token-error.js';
 
 export interface KeyPolicy {
   /** client.yml `request.timeout`. */
@@ -34,8 +33,6 @@ export interface FetchedKeysOptions {
   algorithms: readonly Algorithm[];
   events?: Logger;
 }
-
-export const unknownKid = (reason = 'unknown kid'): TokenError => invalidToken(reason);
 
 export function keyUnavailable(kid: string, cause: unknown): StatusError {
   return new StatusError('ERR20005', [kid], { cause });

@@ -8,12 +8,12 @@ import {
   sameKey,
   SET_COOLDOWN_MS,
   setBounded,
-  unknownKid,
   usable,
   type FetchedKeysOptions,
 } from './key-policy.js';
 import type { KeySource } from './key-source.js';
 import type { VerificationKey } from './public-key.js';
+import { invalidToken } from './token-error.js';
 
 export class KeySetCache {
   private keys = new Map<string, VerificationKey>();
@@ -48,7 +48,7 @@ export class KeySetCache {
     const at = now();
     if (this.failingAt(at)) throw keyUnavailable(kid, this.failure!.cause);
     const fresh = this.fetchedAt !== undefined && at - this.fetchedAt < policy.maxAgeMs;
-    if (fresh && this.coolingDown(at)) throw unknownKid('unknown kid; not in the key set');
+    if (fresh && this.coolingDown(at)) throw invalidToken('unknown kid; not in the key set');
     return this.after(this.reload(), kid);
   }
 
@@ -85,7 +85,7 @@ export class KeySetCache {
       throw keyUnavailable(kid, err);
     }
     const key = this.keys.get(kid);
-    if (!key) throw unknownKid('unknown kid; not in the key set');
+    if (!key) throw invalidToken('unknown kid; not in the key set');
     return key;
   }
 

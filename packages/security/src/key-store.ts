@@ -1,9 +1,10 @@
 import { DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
-import { DEFAULT_KEY_POLICY, unknownKid, type KeyPolicy } from './key-policy.js';
+import { DEFAULT_KEY_POLICY, type KeyPolicy } from './key-policy.js';
 import type { Clock, Logger, KeySource } from './key-source.js';
 import { KeySetCache } from './key-set-cache.js';
 import { KidLookups } from './kid-lookups.js';
 import type { VerificationKey } from './public-key.js';
+import { invalidToken } from './token-error.js';
 
 export class KeyStore {
   private readonly fetched?: KidLookups | KeySetCache;
@@ -36,7 +37,7 @@ export class KeyStore {
   async resolve(kid: string): Promise<VerificationKey> {
     const key = this.current(kid);
     if (key) return key;
-    if (!this.fetched) throw unknownKid();
+    if (!this.fetched) throw invalidToken('unknown kid');
     return this.fetched.resolve(kid);
   }
 

@@ -10,12 +10,12 @@ import {
   refreshAgeMs,
   sameKey,
   setBounded,
-  unknownKid,
   usable,
   type FetchedKeysOptions,
 } from './key-policy.js';
 import type { KeySource } from './key-source.js';
 import { importPublicKey, type VerificationKey } from './public-key.js';
+import { invalidToken } from './token-error.js';
 
 interface Entry {
   key: VerificationKey;
@@ -65,14 +65,14 @@ export class KidLookups {
     const miss = this.misses.get(kid);
     if (miss && miss.until > at) {
       if (miss.failure !== undefined) throw keyUnavailable(kid, miss.failure);
-      throw unknownKid();
+      throw invalidToken('unknown kid');
     }
     if (this.entries.has(kid)) return found(await this.start(kid));
     const chosen = this.budget.take(kid, at);
-    if (chosen === undefined) throw unknownKid('unknown kid; key look-ups are rate-limited');
+    if (chosen === undefined) throw invalidToken('unknown kid; key look-ups are rate-limited');
     if (chosen !== kid) {
       if (!this.flights.has(chosen)) this.start(chosen).catch(() => undefined);
-      throw unknownKid('unknown kid; a kid asked for more often is looked up first');
+      throw invalidToken('unknown kid; a kid asked for more often is looked up first');
     }
     return found(await this.start(kid));
   }
@@ -133,7 +133,7 @@ export class KidLookups {
 }
 
 function found(entry: Entry | undefined): VerificationKey {
-  if (!entry) throw unknownKid();
+  if (!entry) throw invalidToken('unknown kid');
   return entry.key;
 }
 

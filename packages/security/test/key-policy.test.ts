@@ -1,16 +1,13 @@
 import { StatusError } from '@chain/errors';
-import {
-  answerWithin,
-  keyUnavailable,
-  MAX_KIDS,
-  setBounded,
-  unknownKid,
-} from '../src/key-policy.js';
+import { answerWithin, keyUnavailable, MAX_KIDS, setBounded } from '../src/key-policy.js';
+import { KeyStore } from '../src/key-store.js';
 import { TokenError } from '../src/token-error.js';
 
 describe('key policy helpers', () => {
-  it('an unknown kid is an invalid token; a key server that cannot answer is ERR20005 with its cause', () => {
-    expect(unknownKid()).toEqual(new TokenError('invalid', 'unknown kid'));
+  it('an unknown kid is an invalid token; a key server that cannot answer is ERR20005 with its cause', async () => {
+    await expect(new KeyStore(new Map(), { now: Date.now }).resolve('x')).rejects.toEqual(
+      new TokenError('invalid', 'unknown kid'),
+    );
     const cause = new Error('down');
     const err = keyUnavailable('200', cause);
     expect(err).toBeInstanceOf(StatusError);
