@@ -40,7 +40,6 @@ export class OpenApiSpec {
       throw new ConfigError(file, 'openapi', 'an OpenAPI 3 document is expected');
     }
     const basePath = serverBasePath(doc.servers);
-    const globalSecurity = doc.security;
     const paths = asObject(doc.paths, file, 'paths');
     for (const [template, item] of Object.entries(paths)) {
       const pathItem = asObject(item, file, `paths.${template}`);
@@ -55,7 +54,7 @@ export class OpenApiSpec {
           path: full,
           method,
           endpoint: `${full}@${method}`,
-          scopes: scopesOf(op.security ?? globalSecurity),
+          scopes: scopesOf(op.security ?? doc.security),
           params: pathParams([...shared, ...own]),
         });
       }
@@ -82,8 +81,7 @@ export class OpenApiSpec {
     for (const candidate of this.templated) {
       const found = candidate.regex.exec(normalized);
       if (!found) continue;
-      const params: Record<string, string> = {};
-      candidate.names.forEach((name, i) => (params[name] = found[i + 1]));
+      const params = Object.fromEntries(candidate.names.map((name, i) => [name, found[i + 1]]));
       return pick(candidate, m, params);
     }
     return { kind: 'no-path' };
