@@ -54,10 +54,6 @@ function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-export function tokenScopes(claims: JwtClaims): string[] {
-  return asScopes(claims.scope) ?? asScopes(claims.scp) ?? [];
-}
-
 function asScopes(value: unknown): string[] | undefined {
   if (typeof value === 'string') return value.split(/\s+/).filter(Boolean);
   if (Array.isArray(value)) return value.filter((s): s is string => typeof s === 'string');
@@ -110,7 +106,7 @@ export function callerOf(claims: JwtClaims): VerifiedCaller {
   return {
     clientId: typeof clientId === 'string' ? clientId : undefined,
     userId: typeof userId === 'string' ? userId : undefined,
-    scopes: tokenScopes(claims),
+    scopes: asScopes(claims.scope) ?? asScopes(claims.scp) ?? [],
     claims,
     binding: bindingOf(claims),
   };

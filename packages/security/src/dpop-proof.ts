@@ -76,7 +76,7 @@ export function createDpopProofVerifier(
     target: { method: string; uris: readonly string[]; accessToken: string },
   ) => {
     const proof = singleProof(header);
-    let nowMs: number;
+    const nowMs = now();
     let thumbprint = '';
     const getKey = async (protectedHeader: JWSHeaderParameters, token: FlattenedJWSInput) => {
       const entry = await keyOf(protectedHeader, token);
@@ -85,7 +85,6 @@ export function createDpopProofVerifier(
     };
     let verified;
     try {
-      nowMs = now();
       verified = await jwtVerify(proof, getKey, {
         algorithms,
         typ: 'dpop+jwt',

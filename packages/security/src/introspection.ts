@@ -66,8 +66,7 @@ export function createIntrospectionVerifier(
     const { claims } = answer;
     const problem = answerProblem(claims, swt, checks);
     if (problem) return problem;
-    const exp =
-      typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp : undefined;
+    const exp = Number.isFinite(claims.exp) ? (claims.exp as number) : undefined;
     return { ...callerOf(claims), exp, introspected: true as const };
   };
   // A refusal is not kept: a token not valid yet (`nbf`) may become active.
@@ -88,19 +87,15 @@ export function createIntrospectionVerifier(
       typeof clientId === 'string' && typeof clientSecret === 'string' && clientId && clientSecret
         ? { clientId, clientSecret }
         : undefined;
-    const key = cacheKey(token, client);
+    // Header text cannot contain a NUL.
+    const hash = createHash('sha256').update(
+      client ? `${client.clientId}\0${client.clientSecret}\0` : '\0',
+    );
+    const key = hash.update(token).digest('base64');
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
     if (typeof answer === 'string') throw new TokenError('inactive', answer);
     return answer;
   };
-}
-
-// Header text cannot contain a NUL.
-function cacheKey(token: string, client: IntrospectionClient | undefined): string {
-  const hash = createHash('sha256');
-  if (client) hash.update(`${client.clientId}\0${client.clientSecret}\0`);
-  else hash.update('\0');
-  return hash.update(token).digest('base64');
 }
 
 /**

@@ -50,7 +50,9 @@ export class KidLookups {
     const at = now();
     const age = at - entry.fetchedAt;
     if (age >= policy.maxAgeMs) return undefined;
-    if (age >= refreshAgeMs(policy) && !this.flights.has(kid) && !this.failing(kid, at)) {
+    const failed = this.misses.get(kid);
+    const failing = failed?.failure !== undefined && failed.until > at;
+    if (age >= refreshAgeMs(policy) && !this.flights.has(kid) && !failing) {
       this.start(kid).catch(() => undefined);
     }
     return entry.key;
@@ -88,11 +90,6 @@ export class KidLookups {
     const flight = this.flights.get(kid) ?? this.start(kid);
     const fresh = await flight.catch(() => undefined);
     return fresh && !sameKey(fresh.key, stale) ? fresh.key : undefined;
-  }
-
-  private failing(kid: string, at: number): boolean {
-    const miss = this.misses.get(kid);
-    return miss !== undefined && miss.failure !== undefined && miss.until > at;
   }
 
   private start(kid: string): Promise<Entry | undefined> {

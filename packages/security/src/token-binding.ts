@@ -34,12 +34,6 @@ export function createTokenBinding(
   const verifyProof = createDpopProofVerifier(dpop, now);
   const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
 
-  const targetUris = (request: RequestFacts): string[] => {
-    const path = request.path ?? '/';
-    const bases = dpop.origins.length > 0 ? dpop.origins : ownOrigins();
-    return bases.map((base) => normalizeHtu(base + path)).filter((uri) => uri !== undefined);
-  };
-
   return async (
     binding: Binding | undefined,
     presented: Presentation,
@@ -59,9 +53,11 @@ export function createTokenBinding(
       return;
     }
     if (presented.scheme !== 'dpop') throw unbound('DPoP-bound token sent as Bearer');
+    const bases = dpop.origins.length > 0 ? dpop.origins : ownOrigins();
+    const uris = bases.map((base) => normalizeHtu(base + (request.path ?? '/')));
     const proof = await verifyProof(presented.proof, {
       method: request.method ?? '',
-      uris: targetUris(request),
+      uris: uris.filter((uri) => uri !== undefined),
       accessToken: presented.token,
     });
     if (proof.thumbprint !== binding.jkt) {

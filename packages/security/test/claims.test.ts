@@ -1,4 +1,4 @@
-import { checkClaims, isExpired, tokenScopes } from '../src/claims.js';
+import { callerOf, checkClaims, isExpired } from '../src/claims.js';
 import { TokenError } from '../src/token-error.js';
 
 const EXP = 1_700_000_000;
@@ -99,7 +99,9 @@ describe('checkClaims: audience and issuer', () => {
   });
 });
 
-describe('tokenScopes', () => {
+const tokenScopes = (claims: Record<string, unknown>) => callerOf(claims).scopes;
+
+describe('the scopes of a token', () => {
   it('reads scope as an array', () => {
     expect(tokenScopes({ scope: ['a', 'b', 3] })).toEqual(['a', 'b']);
   });
