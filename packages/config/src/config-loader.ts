@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { LineCounter } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '@chain/errors';
 import {
@@ -120,11 +119,10 @@ export class ConfigLoader {
     } catch (err) {
       throw new ConfigError(file, undefined, `cannot be read (${(err as Error).message})`);
     }
-    const lineCounter = new LineCounter();
-    const doc = parseYamlDocument(text, lineCounter);
-    if (doc.errors.length > 0) {
-      const first = doc.errors[0];
-      const { line } = lineCounter.linePos(first.pos[0]);
+    const doc = parseYamlDocument(text);
+    const [first] = doc.errors;
+    if (first) {
+      const { line } = first.linePos![0];
       // The parser's message only, never the offending text (it may hold a secret).
       const what = first.message.split('\n')[0].replace(/ at line \d+.*$/, '');
       throw new ConfigError(file, undefined, `not valid YAML (line ${line}): ${what}`);

@@ -1,4 +1,4 @@
-import { parseDocument, type Document, type LineCounter, type ScalarTag, type Tags } from 'yaml';
+import { parseDocument, type Document, type ScalarTag, type Tags } from 'yaml';
 
 /**
  * YAML's core schema reads `0012345` as 12345 and `98765432109876543210` as a float that lost
@@ -20,8 +20,8 @@ const losslessIntegers = (tags: Tags): Tags =>
     return lossless;
   });
 
-export function parseYamlDocument(text: string, lineCounter?: LineCounter): Document {
-  return parseDocument(text, { prettyErrors: false, lineCounter, customTags: losslessIntegers });
+export function parseYamlDocument(text: string): Document {
+  return parseDocument(text, { customTags: losslessIntegers });
 }
 
 export function parseYamlValue(text: string): unknown {
