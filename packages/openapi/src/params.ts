@@ -1,10 +1,17 @@
 import { StatusError } from '@chain/errors';
 import type { PathParam } from './spec.js';
 
-const INTEGER = /^-?\d{1,15}$/;
-const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
-
 export type ParamValue = string | number | boolean;
+
+const TYPES: Record<
+  PathParam['type'],
+  [form: RegExp, what: string, read: (v: string) => ParamValue]
+> = {
+  integer: [/^-?\d{1,15}$/, 'an integer', Number],
+  number: [/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/, 'a number', Number],
+  boolean: [/^(true|false)$/, 'a boolean', (v) => v === 'true'],
+  string: [/^/, 'text', (v) => v],
+};
 
 export function coerceParams(
   params: readonly PathParam[],
@@ -18,26 +25,11 @@ export function coerceParams(
     } catch {
       throw new StatusError('ERR11004', [`path parameter ${name} is not valid URL encoding`]);
     }
-    switch (type) {
-      case 'integer':
-        if (!INTEGER.test(value)) throw invalid(name, 'an integer');
-        out[name] = Number(value);
-        break;
-      case 'number':
-        if (!NUMBER.test(value)) throw invalid(name, 'a number');
-        out[name] = Number(value);
-        break;
-      case 'boolean':
-        if (value !== 'true' && value !== 'false') throw invalid(name, 'a boolean');
-        out[name] = value === 'true';
-        break;
-      default:
-        out[name] = value;
+    const [form, what, read] = TYPES[type];
+    if (!form.test(value)) {
+      throw new StatusError('ERR11004', [`path parameter ${name} must be ${what}`]);
     }
+    out[name] = read(value);
   }
   return out;
-}
-
-function invalid(name: string, what: string): StatusError {
-  return new StatusError('ERR11004', [`path parameter ${name} must be ${what}`]);
 }
