@@ -83,17 +83,14 @@ export function createDpopProofVerifier(
       thumbprint = entry.thumbprint;
       return entry.key;
     };
-    let verified;
-    try {
-      verified = await jwtVerify(proof, getKey, {
-        algorithms,
-        typ: 'dpop+jwt',
-        requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
-        currentDate: new Date(nowMs),
-      });
-    } catch (err) {
+    const verified = await jwtVerify(proof, getKey, {
+      algorithms,
+      typ: 'dpop+jwt',
+      requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
+      currentDate: new Date(nowMs),
+    }).catch((err: unknown) => {
       throw refusalOf(err, algorithms);
-    }
+    });
     const { jti, htm, htu, ath } = verified.payload;
     const iat = verified.payload.iat!; // required, and a number: jose checked both
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
