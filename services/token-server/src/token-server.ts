@@ -48,7 +48,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
       // oidc-provider's resume route of its interactive authorization endpoint, unused here.
       sendJson(res, 404, unknownRoute(req.method ?? '', path));
     } else {
-      state.oidc(req, res);
+      void state.oidc(req, res);
     }
   };
   const keyRoutes: Route = (req, res, path) => {
@@ -135,7 +135,7 @@ async function buildState(
     logger.info({ clientId, expiresAt, refreshExpiresAt }, 'token issued');
   });
   provider.on('grant.error', (_ctx, err) => {
-    logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
+    logger.info({ error: err.error ?? err.name }, 'token refused');
   });
   provider.on('server_error', (_ctx, err) => logger.error({ err }, 'token server error'));
   return {
@@ -228,6 +228,6 @@ function tokenRequest(
       form.set('scope', registered.join(' '));
     }
     req.body = form.toString();
-    oidc(req, res);
+    void oidc(req, res);
   });
 }
