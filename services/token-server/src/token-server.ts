@@ -4,6 +4,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
+import getRawBody from 'raw-body';
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { tokenPortTls } from './bound-tokens.js';
@@ -204,30 +205,25 @@ function tokenRequest(
   stats: TokenStats,
   logger: Logger,
 ) {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  req.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_BODY) {
+  getRawBody(req, { limit: MAX_BODY }).then(
+    (body) => {
+      const form = new URLSearchParams(body.toString('utf8'));
+      const clientId =
+        basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
+      stats.count('tokenRequests', clientId);
+      const { traceId } = readTrace(req.headers);
+      logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
+      const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
+      const clientCredentials = form.get('grant_type') === 'client_credentials';
+      if (clientCredentials && !form.get('scope') && registered.length > 0) {
+        form.set('scope', registered.join(' '));
+      }
+      req.body = form.toString();
+      void oidc(req, res);
+    },
+    () => {
       sendJson(res, 413, { error: 'invalid_request', error_description: 'body too large' });
       req.destroy();
-      return;
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => {
-    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-    const clientId =
-      basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
-    stats.count('tokenRequests', clientId);
-    const { traceId } = readTrace(req.headers);
-    logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
-    const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
-    const clientCredentials = form.get('grant_type') === 'client_credentials';
-    if (clientCredentials && !form.get('scope') && registered.length > 0) {
-      form.set('scope', registered.join(' '));
-    }
-    req.body = form.toString();
-    void oidc(req, res);
-  });
+    },
+  );
 }
