@@ -14,7 +14,7 @@ async function main() {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    process.on('SIGHUP', () => void server.reload());
+    process.on('SIGHUP', server.reload);
   } catch (err) {
     process.stderr.write(`Cannot start: ${(err as Error).message}\n`);
     process.exit(1);

@@ -52,7 +52,7 @@ class MemoryAdapter implements Adapter {
 }
 
 /** oidc-provider at light-oauth2's paths. */
-export async function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
+export function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
   const signingJwk = {
     ...createPrivateKey(fs.readFileSync(server.signing.keyFile, 'utf8')).export({ format: 'jwk' }),
     kid: server.signing.kid,

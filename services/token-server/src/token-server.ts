@@ -19,7 +19,7 @@ import { tokenStats, type TokenStats } from './token-stats.js';
 
 const MAX_BODY = 64 * 1024;
 
-type State = Awaited<ReturnType<typeof buildState>>;
+type State = ReturnType<typeof buildState>;
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => void;
 
 /**
@@ -36,7 +36,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
     logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
   }
   const stats = tokenStats();
-  let state = await buildState(files, stats, logger);
+  let state = buildState(files, stats, logger);
   const served = () => ({ signingKid: state.signingKid, kids: Object.keys(state.keys.pems) });
 
   const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
@@ -83,13 +83,13 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
   );
   logger.info(served(), 'signing and serving keys');
 
-  const reload = async (): Promise<void> => {
+  const reload = (): void => {
     try {
       const fresh = loadTokenServerConfig(new ConfigLoader(options));
       if (JSON.stringify(fresh.server.mtls) !== JSON.stringify(mtls)) {
         throw new Error('token-server.yml mtls changed: it takes effect at a restart only');
       }
-      state = await buildState(fresh, stats, logger);
+      state = buildState(fresh, stats, logger);
       logger.info(served(), 'reloaded: signing and serving keys');
     } catch (err) {
       const message = (err as Error).message;
@@ -103,25 +103,19 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
       const force = setTimeout(() => {
         for (const server of servers) server.closeAllConnections();
       }, config.shutdownTimeoutMs).unref();
-      await Promise.all(
-        servers.map((server) => {
-          const closed = once(server, 'close');
-          server.close();
-          return closed;
-        }),
-      );
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
       clearTimeout(force);
       logger.info('stopped');
     })());
   return { logger, reload, close };
 }
 
-async function buildState(
+function buildState(
   { server, clients, users }: ReturnType<typeof loadTokenServerConfig>,
   stats: TokenStats,
   logger: Logger,
 ) {
-  const { provider, issueCode } = await createProvider(server, clients, users);
+  const { provider, issueCode } = createProvider(server, clients, users);
   provider.use(introspectionAudit(stats, logger));
   provider.on('grant.success', (ctx) => {
     const clientId = ctx.oidc.client?.clientId ?? 'unknown';
