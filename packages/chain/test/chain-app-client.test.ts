@@ -63,7 +63,7 @@ ${request}oauth:
     ...extra,
   });
   const app = (f: Record<string, string> = files(), logger = silentLogger()) =>
-    createChainApp(serviceConfig('api-b', f), logger, { letter: 'B' });
+    createChainApp('B')(serviceConfig('api-b', f), logger);
   const call = (a: ReturnType<typeof app>, headers: Record<string, string> = {}) =>
     request(a.listener)
       .get('/v1/data')

@@ -62,7 +62,7 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
     }`,
   });
   const app = (f: Record<string, string> = files(), logger = silentLogger()) =>
-    createChainApp(serviceConfig('api-b', f), logger, { letter: 'B' }).listener;
+    createChainApp('B')(serviceConfig('api-b', f), logger).listener;
 
   it("passes the caller's Authorization unchanged, its own token as X-Scope-Token, and the trace ids", async () => {
     const res = await request(app())
@@ -185,20 +185,14 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
   });
 
   it('api-d and security off are ready without a token server (no own token needed)', async () => {
-    const open = createChainApp(
+    const open = createChainApp('B')(
       serviceConfig('api-b', { 'api_b.yml': files()['api_b.yml'] }),
       silentLogger(),
-      {
-        letter: 'B',
-      },
     ).listener;
     expect((await request(open).get('/ready')).status).toBe(200);
-    const d = createChainApp(
+    const d = createChainApp('D')(
       serviceConfig('api-d', { 'security.yml': SECURITY_ON }),
       silentLogger(),
-      {
-        letter: 'D',
-      },
     ).listener;
     expect((await request(d).get('/ready')).body).toEqual({
       status: 'UP',
@@ -219,15 +213,15 @@ ${client.serverUrl === '' ? '' : `    server_url: ${client.serverUrl ?? tokenSer
 
   it('security on without the token settings stops the service at start, naming file and key', () => {
     const noServer = serviceConfig('api-b', files({ serverUrl: '' }));
-    expect(() => createChainApp(noServer, silentLogger(), { letter: 'B' })).toThrow(
+    expect(() => createChainApp('B')(noServer, silentLogger())).toThrow(
       `Config error in ${noServer.loader.overrideDir}/client.yml at key "oauth.token.server_url": is required when security.yml enableVerifyJwt is true`,
     );
     const noGrant = serviceConfig('api-b', files({ cc: false }));
-    expect(() => createChainApp(noGrant, silentLogger(), { letter: 'B' })).toThrow(
+    expect(() => createChainApp('B')(noGrant, silentLogger())).toThrow(
       `at key "oauth.token.client_credentials": is required when security.yml enableVerifyJwt is true`,
     );
     const noSecret = serviceConfig('api-b', { ...files(), 'secret.yml': 'keyClientSecret: k\n' });
-    expect(() => createChainApp(noSecret, silentLogger(), { letter: 'B' })).toThrow(
+    expect(() => createChainApp('B')(noSecret, silentLogger())).toThrow(
       `Config error in ${noSecret.loader.overrideDir}/secret.yml at key "clientCredentialsClientSecret": is required when security.yml enableVerifyJwt is true`,
     );
   });

@@ -10,19 +10,8 @@ const FLUSH_MS = 50;
 const MAX_BUFFERED = 32 * 1024 * 1024;
 const EXIT_FLUSH_MS = 2000;
 
-interface Output {
-  ended?: string;
-  refused: boolean;
-  lastWrite: number;
-  lastWriteAt: number;
-  /** The next line checks for a quiet spell (once per write, not per line). */
-  armed: boolean;
-  dropped: number;
-  /** Keeps the handle that put a pipe or socket fd in non-blocking mode. */
-  handle: unknown;
-}
-
-const outputs = new Map<LogDestination, Output>();
+/** Each destination opened here: its flush, and the handle that keeps its fd non-blocking. */
+const opened = new Map<unknown, { flush: (timeoutMs: number) => void; handle: unknown }>();
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -31,14 +20,14 @@ export function openLogDestination(
   fd: number,
   options: { shared: boolean; onDropped: (count: number) => void },
 ): { destination: LogDestination; streamWrite: (line: string) => string } {
-  const output: Output = {
-    refused: false,
-    lastWrite: 0,
-    lastWriteAt: -Infinity,
-    armed: true,
-    dropped: 0,
-    handle: nonBlocking(fd),
-  };
+  const handle = nonBlocking(fd);
+  let ended: string | undefined;
+  let refused = false;
+  let lastWrite = 0;
+  let lastWriteAt = -Infinity;
+  /** The next line checks for a quiet spell (once per write, not per line). */
+  let armed = true;
+  let dropped = 0;
   const minLength = options.shared ? 3072 : 16384;
   const destination = pino.destination({
     fd,
@@ -55,41 +44,55 @@ export function openLogDestination(
     if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
       // A full pipe: sonic-boom would try (and fail) a write at every next line; the lines are
       // held until the periodic flush instead (flush ignores minLength), up to maxLength.
-      output.refused = true;
+      refused = true;
       threshold.minLength = MAX_BUFFERED;
       return;
     }
     // EPIPE, EBADF ...: logging ends here, the service goes on (as pino does on EPIPE).
-    output.ended = err.code ?? String(err);
+    ended = err.code ?? String(err);
     const nothing = () => true;
     destination.write = nothing;
     destination.flush = nothing;
     destination.flushSync = nothing;
   });
-  destination.on('drop', () => output.dropped++);
+  destination.on('drop', () => dropped++);
   destination.on('write', (bytes: number) => {
-    output.lastWrite = bytes;
+    lastWrite = bytes;
     if (bytes === 0) return;
     threshold.minLength = minLength;
-    output.lastWriteAt = performance.now();
-    output.armed = true;
-    if (output.dropped > 0) {
-      process.nextTick(options.onDropped, output.dropped);
-      output.dropped = 0;
+    lastWriteAt = performance.now();
+    armed = true;
+    if (dropped > 0) {
+      process.nextTick(options.onDropped, dropped);
+      dropped = 0;
     }
   });
-  const flushNow = () => destination.flush();
-  if (outputs.size === 0) {
+  const flush = (timeoutMs: number) => {
+    const until = Date.now() + timeoutMs;
+    while (!ended) {
+      refused = false;
+      lastWrite = -1;
+      destination.flush();
+      if (refused) {
+        if (Date.now() >= until) return;
+        sleep(5);
+      } else if (lastWrite <= 0) {
+        return;
+      }
+    }
+  };
+  if (opened.size === 0) {
     process.on('exit', () => {
       const until = Date.now() + EXIT_FLUSH_MS;
-      for (const pending of outputs.keys()) flushLogDestination(pending, until - Date.now());
+      for (const pending of opened.values()) pending.flush(until - Date.now());
     });
   }
-  outputs.set(destination, output);
+  opened.set(destination, { flush, handle });
+  const flushNow = () => destination.flush();
   const streamWrite = (line: string) => {
-    if (output.armed) {
-      output.armed = false;
-      if (performance.now() - output.lastWriteAt >= FLUSH_MS) setImmediate(flushNow).unref();
+    if (armed) {
+      armed = false;
+      if (performance.now() - lastWriteAt >= FLUSH_MS) setImmediate(flushNow).unref();
     }
     return line;
   };
@@ -97,20 +100,7 @@ export function openLogDestination(
 }
 
 export function flushLogDestination(destination: unknown, timeoutMs: number): void {
-  const output = outputs.get(destination as LogDestination);
-  if (!output) return;
-  const until = Date.now() + timeoutMs;
-  while (!output.ended) {
-    output.refused = false;
-    output.lastWrite = -1;
-    (destination as LogDestination).flush();
-    if (output.refused) {
-      if (Date.now() >= until) return;
-      sleep(5);
-    } else if (output.lastWrite <= 0) {
-      return;
-    }
-  }
+  opened.get(destination)?.flush(timeoutMs);
 }
 
 /** A pipe or socket fd made non-blocking by a libuv handle (a full pipe answers EAGAIN). */

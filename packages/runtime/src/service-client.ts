@@ -23,8 +23,6 @@ export interface DownstreamTarget {
   /** Its name in error descriptions and logs, e.g. `api-b` (never its URL). */
   name: string;
   url: string;
-  /** Picks its auth server with client.yml `oauth.multipleAuthServers` (else by path). */
-  serviceId?: string;
   /** Send the own token as `X-Scope-Token`. Default: whether the service verifies tokens. */
   credentials?: boolean;
 }
@@ -127,7 +125,7 @@ function ownTokenCallers(
   }
   const manager = tokens();
   const basePath = new URL(target.url).pathname.replace(/\/+$/, '');
-  const fixed = target.serviceId ?? (basePath ? manager.serviceIdFor(basePath) : undefined);
+  const fixed = basePath ? manager.serviceIdFor(basePath) : undefined;
   if (fixed !== undefined) {
     let source: TokenSource;
     try {

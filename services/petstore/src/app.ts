@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { createServiceApp, type ServiceApp, type ServiceConfig } from '@chain/runtime';
 import { StatusError } from '@chain/errors';
-import { PetStore } from './pet-store.js';
+import { PETS, type Pet } from './pet-store.js';
 
 /** The petstore: `GET /v2/pet/{petId}`; routing, parameter types and scopes come from openapi.yaml. */
 export function createApp(
   config: ServiceConfig,
   logger: Logger,
-  store = new PetStore(),
+  store: ReadonlyMap<number, Pet> = PETS,
 ): ServiceApp {
   return createServiceApp({
     config,

@@ -26,10 +26,4 @@ const SEED = [
 
 export type Pet = (typeof SEED)[number];
 
-export class PetStore {
-  private readonly pets = new Map(SEED.map((pet) => [pet.id, pet]));
-
-  get(id: number): Pet | undefined {
-    return this.pets.get(id);
-  }
-}
+export const PETS: ReadonlyMap<number, Pet> = new Map(SEED.map((pet) => [pet.id, pet]));

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createApp } from '../src/app.js';
-import { PetStore } from '../src/pet-store.js';
+import type { Pet } from '../src/pet-store.js';
 import { SECURITY_ON, PET_1 } from '@chain/testkit';
 import { serviceConfig, silentLogger } from '../../../test/support/service-config.js';
 
@@ -70,7 +70,7 @@ describe('petstore', () => {
   });
 
   it('never answers a stack trace: a failing store, bad input, a malformed body', async () => {
-    const failing = new PetStore();
+    const failing = new Map<number, Pet>();
     failing.get = () => {
       throw new TypeError("Cannot read properties of undefined (reading 'id')");
     };

@@ -1,13 +1,11 @@
-import type { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import type { TLSSocket } from 'node:tls';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 import { subjectMatches } from './distinguished-name.js';
 import type { ClientRegistration, TokenServerConfig } from './token-server-config.js';
 
-type TlsContext = { req: { socket: TLSSocket } };
-
-const peerCertificate = (ctx: TlsContext): X509Certificate | undefined =>
-  ctx.req.socket.getPeerX509Certificate?.();
+const tlsSocket = (ctx: KoaContextWithOIDC) => ctx.req.socket as TLSSocket;
+const peerCertificate = (ctx: KoaContextWithOIDC) => tlsSocket(ctx).getPeerX509Certificate?.();
 
 /** oidc-provider's `features.mTLS` (RFC 8705) and `features.dPoP` (RFC 9449: no nonce asked). */
 export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
@@ -17,8 +15,8 @@ export function boundTokenFeatures({ mtls, dpop }: TokenServerConfig) {
       certificateBoundAccessTokens: mtls.enabled,
       tlsClientAuth: mtls.enabled,
       getCertificate: peerCertificate,
-      certificateAuthorized: (ctx: TlsContext) => ctx.req.socket.authorized === true,
-      certificateSubjectMatches: (ctx: TlsContext, property: string, expected: string) => {
+      certificateAuthorized: (ctx: KoaContextWithOIDC) => tlsSocket(ctx).authorized,
+      certificateSubjectMatches: (ctx: KoaContextWithOIDC, property: string, expected: string) => {
         const cert = peerCertificate(ctx);
         return (
           property === 'tls_client_auth_subject_dn' && !!cert && subjectMatches(cert, expected)

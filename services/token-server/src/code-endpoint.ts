@@ -16,8 +16,7 @@ export const CODE_ENDPOINT = {
   path: '/oauth2/code',
   responseTypes: ['code'],
   responseModes: ['query'],
-  pkceMethods: ['S256'],
-};
+} as const;
 
 /** light-4j status bodies of the refusals that cannot go back by redirect. */
 const STATUS = {
@@ -98,7 +97,7 @@ export async function codeEndpoint(
   if (twice) {
     return refuse(`${twice} given twice`, 'invalid_request', `${twice} is given more than once`);
   }
-  if (!CODE_ENDPOINT.responseTypes.includes(query.get('response_type') ?? '')) {
+  if (query.get('response_type') !== 'code') {
     const error = query.has('response_type') ? 'unsupported_response_type' : 'invalid_request';
     return refuse('response_type', error, 'response_type must be code');
   }
@@ -106,7 +105,7 @@ export async function codeEndpoint(
   const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
   if (
     method !== undefined &&
-    (!CODE_ENDPOINT.pkceMethods.includes(method) || !challenge || !S256_CHALLENGE.test(challenge))
+    (method !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge))
   ) {
     const description =
       'code_challenge must be 43 base64url characters with code_challenge_method S256';

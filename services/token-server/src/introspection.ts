@@ -1,5 +1,5 @@
 import type { Logger } from '@chain/runtime';
-import type { ProviderContext } from './metadata.js';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { TokenStats } from './token-stats.js';
 
 /**
@@ -9,7 +9,7 @@ import type { TokenStats } from './token-stats.js';
  * access token.
  */
 export function introspectionAudit(stats: TokenStats, logger: Logger) {
-  return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {
     await next();
     const route = ctx.oidc?.route;
     if (route !== 'introspection' && route !== 'revocation') return;

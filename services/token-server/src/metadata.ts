@@ -1,3 +1,5 @@
+import type { KoaContextWithOIDC } from 'oidc-provider';
+
 /** What oidc-provider 8's discovery writes whatever is configured, about what is not run here. */
 const NOT_SERVED = [
   'acr_values_supported',
@@ -13,14 +15,6 @@ const NOT_SERVED = [
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export interface ProviderContext {
-  method: string;
-  path: string;
-  status: number;
-  body: unknown;
-  oidc?: { route?: string; client?: { clientId: string } };
-}
-
 /** oidc-provider 8's answer to a route it does not serve (9 sends no body): kept for every one. */
 export const unknownRoute = (method: string, path: string) => ({
   error: 'invalid_request',
@@ -31,8 +25,8 @@ export const unknownRoute = (method: string, path: string) => ({
  * oidc-provider middleware: the metadata (RFC 8414) at both well-known paths, one document, and
  * what is not served answered as an unknown route.
  */
-export function metadataMiddleware(scopes: string[], responseModes: string[]) {
-  return async (ctx: ProviderContext, next: () => Promise<void>): Promise<void> => {
+export function metadataMiddleware(scopes: string[], responseModes: readonly string[]) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {
     if (ctx.path === '/.well-known/oauth-authorization-server' && READS.has(ctx.method)) {
       ctx.path = '/.well-known/openid-configuration'; // the discovery route
     }

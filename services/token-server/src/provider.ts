@@ -1,42 +1,19 @@
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type http from 'node:http';
-import OidcProviderClass from 'oidc-provider';
+import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
 import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens.js';
 import { CODE_ENDPOINT, type CodeRequest } from './code-endpoint.js';
-import { metadataMiddleware, type ProviderContext } from './metadata.js';
+import { metadataMiddleware } from './metadata.js';
 import type { Clients, TokenServerConfig, Users } from './token-server-config.js';
-
-/** What this server uses of oidc-provider's Provider (it ships no types). */
-interface OidcProvider {
-  callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
-  on(
-    event: 'grant.success',
-    listener: (ctx: { oidc: { client?: { clientId: string } }; body?: unknown }) => void,
-  ): void;
-  on(event: 'grant.error' | 'server_error', listener: (ctx: unknown, err: Error) => void): void;
-  use(middleware: (ctx: ProviderContext, next: () => Promise<void>) => Promise<void>): void;
-  Client: { find(id: string): Promise<unknown> };
-  Grant: new (fields: { accountId: string; clientId: string }) => {
-    addResourceScope(resource: string, scope: string): void;
-    save(): Promise<string>;
-  };
-  AuthorizationCode: new (fields: Record<string, unknown>) => { save(): Promise<string> };
-}
-
-interface Stored {
-  payload: Record<string, unknown> & { grantId?: string; consumed?: number };
-  expiresAt: number;
-}
 
 /**
  * oidc-provider's storage, in memory, one store for the providers of successive reloads: it
  * outlives a SIGHUP. Swept each minute (a refresh token's lifetime can exceed what a timer holds).
  */
-const store = new Map<string, Stored>();
+const store = new Map<string, { payload: AdapterPayload; expiresAt: number }>();
 let sweeper: NodeJS.Timeout | undefined;
 
-class MemoryAdapter {
+class MemoryAdapter implements Adapter {
   constructor(private readonly model: string) {
     sweeper ??= setInterval(() => {
       const now = Date.now();
@@ -46,7 +23,7 @@ class MemoryAdapter {
 
   private key = (id: string) => `${this.model}:${id}`;
 
-  async upsert(id: string, payload: Stored['payload'], expiresIn?: number) {
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number) {
     const expiresAt = expiresIn ? Date.now() + expiresIn * 1000 : Infinity;
     store.set(this.key(id), { payload, expiresAt });
   }
@@ -68,12 +45,14 @@ class MemoryAdapter {
   async revokeByGrantId(grantId: string) {
     for (const [key, entry] of store) if (entry.payload.grantId === grantId) store.delete(key);
   }
+
+  // No device flow and no interactive sessions here: never looked up.
+  findByUserCode = async () => undefined;
+  findByUid = async () => undefined;
 }
 
-const Provider = OidcProviderClass as new (issuer: string, configuration: object) => OidcProvider;
-
 /** oidc-provider at light-oauth2's paths. */
-export async function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
+export function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
   const signingJwk = {
     ...createPrivateKey(fs.readFileSync(server.signing.keyFile, 'utf8')).export({ format: 'jwk' }),
     kid: server.signing.kid,
@@ -81,11 +60,11 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
     use: 'sig',
   };
   const allScopes = [...new Set(Object.values(clients).flatMap((c) => c.scope))];
-  const lifetimeOf = (clientId: string) =>
+  const lifetimeOf = (clientId = '') =>
     clients[clientId]?.tokenLifetimeSeconds ?? server.tokenLifetimeSeconds;
   const tokenLifetime = (
     _ctx: unknown,
-    token: { clientId: string; resourceServer?: { accessTokenTTL?: number } },
+    token: { clientId?: string; resourceServer?: { accessTokenTTL?: number } },
   ) => token.resourceServer?.accessTokenTTL ?? lifetimeOf(token.clientId);
 
   const registrations = Object.entries(clients).map(([clientId, c]) => {
@@ -121,14 +100,13 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
       introspection: '/oauth2/introspection',
       revocation: '/oauth2/revocation',
     },
-    findAccount: (_ctx: unknown, accountId: string) =>
+    findAccount: (_ctx, accountId) =>
       Object.hasOwn(users, accountId)
         ? { accountId, claims: async () => ({ sub: accountId }) }
         : undefined,
-    extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) =>
-      token.accountId ? { user_id: token.accountId } : undefined,
-    issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(g: string): boolean }) =>
-      client.grantTypeAllowed('refresh_token'),
+    extraTokenClaims: (_ctx, token) =>
+      'accountId' in token && token.accountId ? { user_id: token.accountId } : undefined,
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // light-oauth2 issues a new refresh token on each use; a used one is refused.
     rotateRefreshToken: true,
     ttl: {
@@ -138,7 +116,7 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
       AccessToken: tokenLifetime,
       ClientCredentials: tokenLifetime,
     },
-    pkce: { methods: [...CODE_ENDPOINT.pkceMethods], required: () => false },
+    pkce: { required: () => false },
     // oidc-provider 9 adds Ed25519 (RFC 9864's name); EdDSA is the name resource servers know.
     enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
@@ -152,11 +130,7 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
         enabled: true,
         defaultResource: () => server.audience,
         useGrantedResource: () => true,
-        getResourceServerInfo: (
-          _ctx: unknown,
-          _resource: string,
-          client: { clientId: string },
-        ) => ({
+        getResourceServerInfo: (_ctx, _resource, client) => ({
           scope: (clients[client.clientId]?.scope ?? []).join(' '),
           audience: server.audience,
           accessTokenTTL: lifetimeOf(client.clientId),
@@ -169,11 +143,7 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
       // only for the client it was issued to, any other gets {"active":false}.
       introspection: {
         enabled: true,
-        allowedPolicy: (
-          _ctx: unknown,
-          client: { clientAuthMethod: string; clientId: string },
-          token: { kind: string; clientId: string },
-        ) =>
+        allowedPolicy: (_ctx, client, token) =>
           client.clientAuthMethod !== 'none' &&
           (token.kind !== 'RefreshToken' || token.clientId === client.clientId),
       },
@@ -188,8 +158,9 @@ export async function createProvider(server: TokenServerConfig, clients: Clients
     grant.addResourceScope(server.audience, scope.join(' '));
     const code = new provider.AuthorizationCode({
       accountId,
-      client: await provider.Client.find(clientId),
+      client: (await provider.Client.find(clientId))!,
       grantId: await grant.save(),
+      gty: 'authorization_code', // asked by the types; a code does not keep it
       redirectUri,
       scope: scope.join(' '),
       resource: server.audience,

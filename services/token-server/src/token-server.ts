@@ -4,6 +4,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import util from 'node:util';
+import getRawBody from 'raw-body';
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
 import { createLogger, readTrace, type Logger } from '@chain/runtime';
 import { tokenPortTls } from './bound-tokens.js';
@@ -18,7 +19,7 @@ import { tokenStats, type TokenStats } from './token-stats.js';
 
 const MAX_BODY = 64 * 1024;
 
-type State = Awaited<ReturnType<typeof buildState>>;
+type State = ReturnType<typeof buildState>;
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => void;
 
 /**
@@ -35,7 +36,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
     logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
   }
   const stats = tokenStats();
-  let state = await buildState(files, stats, logger);
+  let state = buildState(files, stats, logger);
   const served = () => ({ signingKid: state.signingKid, kids: Object.keys(state.keys.pems) });
 
   const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
@@ -48,7 +49,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
       // oidc-provider's resume route of its interactive authorization endpoint, unused here.
       sendJson(res, 404, unknownRoute(req.method ?? '', path));
     } else {
-      state.oidc(req, res);
+      void state.oidc(req, res);
     }
   };
   const keyRoutes: Route = (req, res, path) => {
@@ -82,13 +83,13 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
   );
   logger.info(served(), 'signing and serving keys');
 
-  const reload = async (): Promise<void> => {
+  const reload = (): void => {
     try {
       const fresh = loadTokenServerConfig(new ConfigLoader(options));
       if (JSON.stringify(fresh.server.mtls) !== JSON.stringify(mtls)) {
         throw new Error('token-server.yml mtls changed: it takes effect at a restart only');
       }
-      state = await buildState(fresh, stats, logger);
+      state = buildState(fresh, stats, logger);
       logger.info(served(), 'reloaded: signing and serving keys');
     } catch (err) {
       const message = (err as Error).message;
@@ -102,25 +103,19 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
       const force = setTimeout(() => {
         for (const server of servers) server.closeAllConnections();
       }, config.shutdownTimeoutMs).unref();
-      await Promise.all(
-        servers.map((server) => {
-          const closed = once(server, 'close');
-          server.close();
-          return closed;
-        }),
-      );
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
       clearTimeout(force);
       logger.info('stopped');
     })());
   return { logger, reload, close };
 }
 
-async function buildState(
+function buildState(
   { server, clients, users }: ReturnType<typeof loadTokenServerConfig>,
   stats: TokenStats,
   logger: Logger,
 ) {
-  const { provider, issueCode } = await createProvider(server, clients, users);
+  const { provider, issueCode } = createProvider(server, clients, users);
   provider.use(introspectionAudit(stats, logger));
   provider.on('grant.success', (ctx) => {
     const clientId = ctx.oidc.client?.clientId ?? 'unknown';
@@ -135,7 +130,7 @@ async function buildState(
     logger.info({ clientId, expiresAt, refreshExpiresAt }, 'token issued');
   });
   provider.on('grant.error', (_ctx, err) => {
-    logger.info({ error: (err as { error?: string }).error ?? err.name }, 'token refused');
+    logger.info({ error: err.error ?? err.name }, 'token refused');
   });
   provider.on('server_error', (_ctx, err) => logger.error({ err }, 'token server error'));
   return {
@@ -204,30 +199,25 @@ function tokenRequest(
   stats: TokenStats,
   logger: Logger,
 ) {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  req.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_BODY) {
+  getRawBody(req, { limit: MAX_BODY }).then(
+    (body) => {
+      const form = new URLSearchParams(body.toString('utf8'));
+      const clientId =
+        basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
+      stats.count('tokenRequests', clientId);
+      const { traceId } = readTrace(req.headers);
+      logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
+      const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
+      const clientCredentials = form.get('grant_type') === 'client_credentials';
+      if (clientCredentials && !form.get('scope') && registered.length > 0) {
+        form.set('scope', registered.join(' '));
+      }
+      req.body = form.toString();
+      void oidc(req, res);
+    },
+    () => {
       sendJson(res, 413, { error: 'invalid_request', error_description: 'body too large' });
       req.destroy();
-      return;
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => {
-    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-    const clientId =
-      basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
-    stats.count('tokenRequests', clientId);
-    const { traceId } = readTrace(req.headers);
-    logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
-    const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
-    const clientCredentials = form.get('grant_type') === 'client_credentials';
-    if (clientCredentials && !form.get('scope') && registered.length > 0) {
-      form.set('scope', registered.join(' '));
-    }
-    req.body = form.toString();
-    oidc(req, res);
-  });
+    },
+  );
 }

@@ -133,16 +133,13 @@ export class SpanExporter {
   }
 }
 
-function partialSuccess(
-  text: string,
-): { rejectedSpans: number; errorMessage?: string } | undefined {
+function partialSuccess(text: string) {
   try {
-    const partial = (JSON.parse(text) as { partialSuccess?: Record<string, unknown> })
-      .partialSuccess;
-    const rejected = Number(partial?.rejectedSpans ?? 0);
-    if (!partial || !(rejected > 0)) return undefined;
-    const message = typeof partial.errorMessage === 'string' ? partial.errorMessage : undefined;
-    return { rejectedSpans: rejected, ...(message ? { errorMessage: message.slice(0, 200) } : {}) };
+    const { rejectedSpans, errorMessage } =
+      (JSON.parse(text) as { partialSuccess?: Record<string, unknown> }).partialSuccess ?? {};
+    if (!(Number(rejectedSpans) > 0)) return undefined;
+    const message = typeof errorMessage === 'string' && errorMessage.slice(0, 200);
+    return { rejectedSpans: Number(rejectedSpans), ...(message ? { errorMessage: message } : {}) };
   } catch {
     return undefined;
   }
