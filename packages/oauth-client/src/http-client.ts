@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import tls, { type TLSSocket } from 'node:tls';
-import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
+import tls from 'node:tls';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { pemParts, type ClientConfig } from './client-config.js';
 import {
   TransportError,
@@ -25,29 +25,21 @@ export class HttpClient implements Transport {
   private readonly connector: buildConnector.connector;
   private readonly pool: Agent;
   private fresh?: Agent;
-  private protocol: string | false | null = null;
 
   constructor(config: {
     tls: ClientConfig['tls'];
     request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
   }) {
     this.connectTimeoutMs = config.request.connectTimeout;
-    const connect = buildConnector({
+    this.connector = buildConnector({
       ...tlsOptions(config.tls),
       timeout: this.connectTimeoutMs,
       allowH2: config.request.enableHttp2,
     });
-    this.connector = (options, callback) =>
-      connect(options, (err, socket) => {
-        this.protocol = (socket as TLSSocket | null)?.alpnProtocol ?? null;
-        (callback as (err: Error | null, socket: unknown) => void)(err, socket);
-      });
     this.pool = this.agent(1);
-    this.pool.on('connect', (_origin, targets) => {
+    this.pool.on('connect', () => {
       this.newConnection = true;
       queueMicrotask(() => (this.newConnection = false));
-      // Up to 100 streams on an h2 session (a Node server's default); no HTTP/1.1 pipelining.
-      (targets[targets.length - 1] as Client).pipelining = this.protocol === 'h2' ? 100 : 1;
     });
   }
 
@@ -64,7 +56,10 @@ export class HttpClient implements Transport {
     await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
   }
 
-  /** `pipelining` 1: keep-alive, one call at a time per HTTP/1.1 connection; 0: none kept alive. */
+  /**
+   * `pipelining` 1: keep-alive, one call at a time on an HTTP/1.1 connection (undici's ceiling on
+   * an h2 session is its streams' limit, 100 or the server's lower one); 0: none kept alive.
+   */
   private agent(pipelining: number): Agent {
     return new Agent({
       connect: this.connector,
