@@ -62,7 +62,7 @@ export class TokenManager {
       return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), scope));
     }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
-    if (serviceId === undefined || !Object.prototype.hasOwnProperty.call(servers, serviceId)) {
+    if (serviceId === undefined || !Object.hasOwn(servers, serviceId)) {
       throw new ConfigError(
         this.files.clientFile,
         'oauth.token.client_credentials.serviceIdAuthServers',
@@ -131,7 +131,7 @@ export class TokenManager {
       fetch: (_trigger, trace) =>
         requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
     });
-    return new TokenSource(renewable, this.options.events, this.options.now, this.dpopKey);
+    return new TokenSource(renewable, this.dpopKey);
   }
 
   private renewal(requester: TokenRequester) {
