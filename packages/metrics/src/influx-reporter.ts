@@ -67,10 +67,8 @@ export class InfluxReporter {
     );
     // A connection per report: a kept-alive socket would sit idle for an interval and a write on
     // it, once the server closed it, fails (ECONNRESET). Its own agent lets `stop` end a write.
-    this.agent =
-      config.influxdbProtocol === 'https'
-        ? new https.Agent({ keepAlive: false })
-        : new http.Agent({ keepAlive: false });
+    const { Agent } = config.influxdbProtocol === 'https' ? https : http;
+    this.agent = new Agent({ keepAlive: false });
     this.influx = new InfluxDB({
       protocol: config.influxdbProtocol,
       host: config.influxdbHost,
@@ -103,8 +101,7 @@ export class InfluxReporter {
       },
       'metrics: reporting to InfluxDB',
     );
-    this.timer = setInterval(() => void this.report(), this.intervalMs);
-    this.timer.unref();
+    this.timer = setInterval(() => void this.report(), this.intervalMs).unref();
   }
 
   async stop(flushMs = FLUSH_MS): Promise<void> {

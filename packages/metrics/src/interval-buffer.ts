@@ -103,13 +103,7 @@ export class IntervalBuffer {
   }
 
   private begin(): Outage {
-    this.outage ??= {
-      since: this.now(),
-      late: 0,
-      dropped: 0,
-      failureLogged: false,
-    };
-    return this.outage;
+    return (this.outage ??= { since: this.now(), late: 0, dropped: 0, failureLogged: false });
   }
 
   private endIfEmpty(): void {
