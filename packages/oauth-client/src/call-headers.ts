@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { decodeJwt } from 'jose';
 
 /**
@@ -39,10 +40,7 @@ export function forwardedAuthorization(
 }
 
 /** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
-export function credentialSummary(headers: {
-  authorization?: string | string[];
-  'x-scope-token'?: string | string[];
-}): { authorization?: TokenSummary; scopeToken?: TokenSummary } {
+export function credentialSummary(headers: IncomingHttpHeaders) {
   const summary: { authorization?: TokenSummary; scopeToken?: TokenSummary } = {};
   const auth = summarize(headers.authorization);
   const scope = summarize(headers['x-scope-token']);
