@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import { decodeJwt } from 'jose';
 
 /**
@@ -40,7 +39,7 @@ export function forwardedAuthorization(
 }
 
 /** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
-export function credentialSummary(headers: IncomingHttpHeaders) {
+export function credentialSummary(headers: Record<string, string | string[] | undefined>) {
   const summary: { authorization?: TokenSummary; scopeToken?: TokenSummary } = {};
   const auth = summarize(headers.authorization);
   const scope = summarize(headers['x-scope-token']);
