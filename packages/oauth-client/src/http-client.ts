@@ -46,9 +46,18 @@ export class HttpClient implements Transport {
   request(r: TransportRequest): Promise<TransportResponse> {
     const agent = r.freshConnection ? (this.fresh ??= this.agent(0)) : this.pool;
     return new Promise((resolve, reject) => {
-      const call = new Call(r, agent, resolve, reject, this);
+      const call = new Call(r, resolve, reject, this);
       call.timer = setTimeout(() => call.fail(timedOut(r)), r.timeoutMs);
-      call.dispatch();
+      agent.dispatch(
+        {
+          origin: r.url.origin,
+          path: r.url.pathname + r.url.search,
+          method: r.method as Dispatcher.HttpMethod,
+          headers: r.headers,
+          body: r.body,
+        },
+        call,
+      );
     });
   }
 
@@ -96,7 +105,7 @@ const timedOut = (r: TransportRequest) =>
 /** A failure as a `TransportError`; undici's "other side closed" before an answer as Node's. */
 export function failureOf(
   err: Error,
-  call: Pick<Call, 'answered' | 'reused' | 'fresh' | 'connectTimeoutMs'>,
+  call: Pick<Call, 'answered' | 'reused' | 'connectTimeoutMs'>,
 ): TransportError {
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
@@ -108,7 +117,7 @@ export function failureOf(
       ? Object.assign(new Error('socket hang up', { cause: err }), { code: 'ECONNRESET' })
       : err;
   const nodeCode = (cause as NodeJS.ErrnoException).code ?? code;
-  if (!call.answered && call.reused && !call.fresh && STALE_CODES.has(code)) {
+  if (!call.answered && call.reused && STALE_CODES.has(code)) {
     return new TransportError('stale_connection', `kept-alive connection reset (${nodeCode})`, {
       cause,
     });
@@ -119,8 +128,8 @@ export function failureOf(
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
+  /** On a kept-alive connection of the pool (a fresh connection is never one). */
   reused = false;
-  readonly fresh: boolean;
   readonly connectTimeoutMs: number;
   private controller?: Dispatcher.DispatchController;
   private settled = false;
@@ -131,27 +140,11 @@ class Call implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly r: TransportRequest,
-    private readonly agent: Agent,
     private readonly resolve: (response: TransportResponse) => void,
     private readonly reject: (err: TransportError) => void,
     private readonly client: HttpClient,
   ) {
-    this.fresh = r.freshConnection === true;
     this.connectTimeoutMs = client.connectTimeoutMs;
-  }
-
-  dispatch(): void {
-    const { r } = this;
-    this.agent.dispatch(
-      {
-        origin: r.url.origin,
-        path: r.url.pathname + r.url.search,
-        method: r.method as Dispatcher.HttpMethod,
-        headers: r.headers,
-        body: r.body,
-      },
-      this,
-    );
   }
 
   fail(err: TransportError): void {
@@ -164,7 +157,7 @@ class Call implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    this.reused = !this.client.newConnection;
+    this.reused = !this.client.newConnection && this.r.freshConnection !== true;
     // Timed out while waiting for its connection: cut off before it is sent.
     if (this.settled) controller.abort(timedOut(this.r));
   }
