@@ -214,8 +214,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
       'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
     );
   }
-  const { token } = oauth;
-  const cc = token.client_credentials;
+  const cc = oauth.token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
   // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.
   const certificateUses = [
@@ -239,7 +238,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
     );
   }
   for (const [serviceId, server] of Object.entries(servers)) {
-    if (!server.server_url && !token.server_url) {
+    if (!server.server_url && !oauth.token.server_url) {
       issue(
         [...at, 'serviceIdAuthServers', serviceId, 'server_url'],
         'is required (or oauth.token.server_url)',

@@ -38,9 +38,7 @@ export class TokenManager {
       (a, b) => b[0].length - a[0].length,
     );
     const { token, multipleAuthServers } = client.oauth;
-    if (token.client_credentials?.tokenBinding === 'dpop') {
-      this.dpopKey = new DpopKey();
-    }
+    if (token.client_credentials?.tokenBinding === 'dpop') this.dpopKey = new DpopKey();
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
   }
