@@ -26,7 +26,7 @@ export class TokenManager {
   /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
   private ownSource: TokenSource | undefined;
-  private readonly requesters = new Map<string, TokenRequester>();
+  private readonly requesters: Partial<Record<GrantName, TokenRequester>> = {};
   private readonly files: ClientFiles;
   private readonly prefixes: [string, string][];
   readonly dpopKey: DpopKey | undefined;
@@ -147,14 +147,9 @@ export class TokenManager {
   }
 
   private requester(grant: GrantName): TokenRequester {
-    let made = this.requesters.get(grant);
-    if (!made) {
-      // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
-      const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
-      made = this.makeRequester(grantSettings(this.files, grant), dpop);
-      this.requesters.set(grant, made);
-    }
-    return made;
+    // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
+    const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
+    return (this.requesters[grant] ??= this.makeRequester(grantSettings(this.files, grant), dpop));
   }
 
   private makeRequester(settings: GrantSettings, dpop?: DpopKey): TokenRequester {
