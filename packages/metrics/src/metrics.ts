@@ -15,10 +15,7 @@ interface RequestSample {
 }
 
 /** A tag value InfluxDB accepts (never empty) from whatever a token's claim held. */
-const tagValue = (value: unknown): string => {
-  const text = value == null ? '' : String(value);
-  return text === '' ? 'unknown' : text;
-};
+const tagValue = (value: unknown): string => String(value ?? '') || 'unknown';
 
 // Read once: `performance.timeOrigin` is a getter that calls into Node on every read.
 const TIME_ORIGIN = performance.timeOrigin;
