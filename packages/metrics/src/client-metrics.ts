@@ -71,8 +71,7 @@ export class ClientStats {
   }
 
   private series<T>(map: Map<string, Series<T>>, name: string, tags: Tags, zero: () => T) {
-    let key = name;
-    for (const [k, v] of Object.entries(tags)) key += `\u0000${k}=${v}`;
+    const key = JSON.stringify([name, tags]);
     let series = map.get(key);
     if (!series) map.set(key, (series = { name, tags, value: zero() }));
     return series;

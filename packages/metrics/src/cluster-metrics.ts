@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { AggregatorRegistry } from 'prom-client';
 import { ClientStats, type ClientSnapshot } from './client-metrics.js';
 import { clientPoints, hostIdentity, toInfluxPoints, type HostIdentity } from './influx-points.js';
 import { InfluxReporter } from './influx-reporter.js';
@@ -51,12 +51,6 @@ export function snapshotForwarder(
       await forward();
     },
   };
-}
-
-export function shareRegistry(registry: Registry): void {
-  AggregatorRegistry.setRegistries([registry]);
-  // Constructing one installs prom-client's listener for the primary's requests.
-  new AggregatorRegistry();
 }
 
 export function intervalReporter(

@@ -49,7 +49,6 @@ export class InfluxReporter {
   private readonly influx: InfluxDB;
   private readonly agent: http.Agent;
   private readonly buffer: IntervalBuffer;
-  private readonly batchPoints: number;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<ReportResult> | undefined;
   private databaseReady = false;
@@ -58,7 +57,6 @@ export class InfluxReporter {
   constructor(private readonly options: InfluxReporterOptions) {
     const { config } = options;
     this.intervalMs = reportIntervalMsOf(config);
-    this.batchPoints = options.batchPoints ?? 5_000;
     this.target = `${config.influxdbProtocol}://${config.influxdbHost}:${config.influxdbPort}/${config.influxdbName}`;
     this.buffer = new IntervalBuffer(
       config.bufferIntervals,
@@ -67,10 +65,8 @@ export class InfluxReporter {
     );
     // A connection per report: a kept-alive socket would sit idle for an interval and a write on
     // it, once the server closed it, fails (ECONNRESET). Its own agent lets `stop` end a write.
-    this.agent =
-      config.influxdbProtocol === 'https'
-        ? new https.Agent({ keepAlive: false })
-        : new http.Agent({ keepAlive: false });
+    const { Agent } = config.influxdbProtocol === 'https' ? https : http;
+    this.agent = new Agent({ keepAlive: false });
     this.influx = new InfluxDB({
       protocol: config.influxdbProtocol,
       host: config.influxdbHost,
@@ -103,8 +99,7 @@ export class InfluxReporter {
       },
       'metrics: reporting to InfluxDB',
     );
-    this.timer = setInterval(() => void this.report(), this.intervalMs);
-    this.timer.unref();
+    this.timer = setInterval(() => void this.report(), this.intervalMs).unref();
   }
 
   async stop(flushMs = FLUSH_MS): Promise<void> {
@@ -160,7 +155,7 @@ export class InfluxReporter {
   private async writeBuffer(deadline?: AbortSignal): Promise<ReportResult> {
     let written = 0;
     while (this.buffer.size > 0 && !deadline?.aborted) {
-      const batch = this.buffer.next(this.batchPoints);
+      const batch = this.buffer.next(this.options.batchPoints ?? 5_000);
       const points = batch.flatMap((interval) => interval.points);
       const failure = await this.write(points);
       if (failure === undefined) {
@@ -177,11 +172,10 @@ export class InfluxReporter {
   }
 
   private async write(points: IPoint[]): Promise<{ reason: string; refused: boolean } | undefined> {
-    const { config } = this.options;
     try {
       if (!this.databaseReady) {
         // CREATE DATABASE is idempotent in InfluxDB 1.x.
-        await this.influx.createDatabase(config.influxdbName);
+        await this.influx.createDatabase(this.options.config.influxdbName);
         this.databaseReady = true;
       }
       await this.influx.writePoints(points, { precision: 'ms' });

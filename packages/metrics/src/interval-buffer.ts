@@ -1,26 +1,13 @@
 import type { IPoint } from 'influx';
 import type { Logger } from 'pino';
 
-interface HeldInterval {
-  timestamp: number;
-  points: IPoint[];
-  late: boolean;
-}
-
-/** From the first failed write or dropped interval until the buffer is empty again. */
-interface Outage {
-  since: number;
-  late: number;
-  dropped: number;
-  failureLogged: boolean;
-}
-
 const intervals = (n: number) => `${n} interval${n === 1 ? '' : 's'}`;
 
 /** The intervals not yet written, and the account of an outage in three lines at most (README). */
 export class IntervalBuffer {
-  private readonly held: HeldInterval[] = [];
-  private outage: Outage | undefined;
+  private readonly held: { timestamp: number; points: IPoint[]; late: boolean }[] = [];
+  /** From the first failed write or dropped interval until the buffer is empty again. */
+  private outage?: { since: number; late: number; dropped: number; failureLogged: boolean };
 
   constructor(
     readonly capacity: number,
@@ -48,7 +35,7 @@ export class IntervalBuffer {
   }
 
   /** The next intervals to write: as many whole ones as hold `maxPoints`, at least one. */
-  next(maxPoints: number): HeldInterval[] {
+  next(maxPoints: number) {
     let points = 0;
     let count = 0;
     while (count < this.held.length) {
@@ -102,14 +89,8 @@ export class IntervalBuffer {
     this.outage = undefined;
   }
 
-  private begin(): Outage {
-    this.outage ??= {
-      since: this.now(),
-      late: 0,
-      dropped: 0,
-      failureLogged: false,
-    };
-    return this.outage;
+  private begin() {
+    return (this.outage ??= { since: this.now(), late: 0, dropped: 0, failureLogged: false });
   }
 
   private endIfEmpty(): void {

@@ -1,10 +1,6 @@
+import { AggregatorRegistry } from 'prom-client';
 import { ClientStats, clientMetrics } from './client-metrics.js';
-import {
-  intervalReporter,
-  shareRegistry,
-  snapshotForwarder,
-  type MetricsOptions,
-} from './cluster-metrics.js';
+import { intervalReporter, snapshotForwarder, type MetricsOptions } from './cluster-metrics.js';
 import { IntervalStats } from './interval-stats.js';
 import { reportIntervalMsOf, type MetricsConfig } from './metrics-config.js';
 import { PrometheusMetrics } from './prometheus.js';
@@ -19,10 +15,7 @@ interface RequestSample {
 }
 
 /** A tag value InfluxDB accepts (never empty) from whatever a token's claim held. */
-const tagValue = (value: unknown): string => {
-  const text = value == null ? '' : String(value);
-  return text === '' ? 'unknown' : text;
-};
+const tagValue = (value: unknown): string => String(value ?? '') || 'unknown';
 
 // Read once: `performance.timeOrigin` is a getter that calls into Node on every read.
 const TIME_ORIGIN = performance.timeOrigin;
@@ -38,7 +31,11 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
     ? new PrometheusMetrics(promConfig.enableHotspot)
     : undefined;
   const { worker } = options;
-  if (worker && prometheus) shareRegistry(prometheus.registry);
+  if (worker && prometheus) {
+    AggregatorRegistry.setRegistries([prometheus.registry]);
+    // Constructing one installs prom-client's listener for the primary's requests.
+    new AggregatorRegistry();
+  }
   const take = () => ({ series: stats!.drain(), client: clientStats!.take() });
   const forwarder = worker && stats && snapshotForwarder(reportIntervalMsOf(config), take, worker);
   const reporter =

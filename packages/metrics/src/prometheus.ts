@@ -89,43 +89,29 @@ export class PrometheusMetrics {
 }
 
 /**
- * `response_time_seconds` as prom-client's registry reads a histogram: `getForPromString` for
- * the text (bucket bound, then the series' labels), `get` for the JSON that prom-client's
- * AggregatorRegistry sums across worker processes.
+ * `response_time_seconds` as prom-client's Histogram.get gives it, which the registry renders
+ * (labels in the order `le`, then the series') and AggregatorRegistry sums across workers.
  */
 function responseTimeHistogram(series: readonly Series[], reset: () => void) {
   const name = 'response_time_seconds';
   const bounds: readonly (number | '+Inf')[] = [...RESPONSE_TIME_BUCKETS, '+Inf'];
+  const head = { name, help: 'Response time in seconds.', type: 'histogram', aggregator: 'sum' };
   const values = () =>
-    series.flatMap(({ labels: sharedLabels, buckets, sum }) => {
-      const value = (suffix: string, labels: Record<string, string | number>, v: number) => ({
-        labels,
-        sharedLabels,
+    series.flatMap(({ labels, buckets, sum }) => {
+      // prom-client's exemplar: null for a bucket, undefined for the sum and the count.
+      const value = (suffix: string, v: number, le?: number | '+Inf') => ({
+        labels: le === undefined ? { ...labels } : { le, ...labels },
         value: v,
         metricName: name + suffix,
-        // prom-client's: null for a bucket, undefined for the sum and the count.
-        exemplar: suffix === '_bucket' ? null : undefined,
+        exemplar: le === undefined ? undefined : null,
       });
       // Cumulative counts per bound, the last (+Inf) the series' count.
       let count = 0;
       return [
-        ...bounds.map((le, i) => value('_bucket', { le }, (count += buckets[i]))),
-        value('_sum', {}, sum),
-        value('_count', {}, count),
+        ...bounds.map((le, i) => value('_bucket', (count += buckets[i]), le)),
+        value('_sum', sum),
+        value('_count', count),
       ];
     });
-  const head = { name, help: 'Response time in seconds.', type: 'histogram', aggregator: 'sum' };
-  return {
-    ...head,
-    getForPromString: async () => ({ ...head, values: values() }),
-    // prom-client's Histogram.get: each value's labels with the shared ones folded in.
-    get: async () => ({
-      ...head,
-      values: values().map(({ sharedLabels, labels, ...rest }) => ({
-        ...rest,
-        labels: { ...labels, ...sharedLabels },
-      })),
-    }),
-    reset,
-  };
+  return { ...head, get: async () => ({ ...head, values: values() }), reset };
 }

@@ -7,10 +7,7 @@ export class SeriesTable<T> {
 
   get(endpoint: string, clientId: string): T {
     let byClient = this.byEndpoint.get(endpoint);
-    if (!byClient) {
-      byClient = new Map();
-      this.byEndpoint.set(endpoint, byClient);
-    }
+    if (!byClient) this.byEndpoint.set(endpoint, (byClient = new Map()));
     let entry = byClient.get(clientId);
     if (!entry) {
       entry = this.make(endpoint, clientId);

@@ -39,10 +39,7 @@ export function forwardedAuthorization(
 }
 
 /** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
-export function credentialSummary(headers: {
-  authorization?: string | string[];
-  'x-scope-token'?: string | string[];
-}): { authorization?: TokenSummary; scopeToken?: TokenSummary } {
+export function credentialSummary(headers: Record<string, string | string[] | undefined>) {
   const summary: { authorization?: TokenSummary; scopeToken?: TokenSummary } = {};
   const auth = summarize(headers.authorization);
   const scope = summarize(headers['x-scope-token']);

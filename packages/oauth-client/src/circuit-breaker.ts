@@ -36,10 +36,9 @@ export class CircuitBreaker {
     if (this.current === 'open') {
       if (this.now() - this.openedAt < this.options.resetTimeoutMs) return false;
       this.move('half_open');
-      this.trialOut = true;
-      return true;
+    } else if (this.trialOut) {
+      return false;
     }
-    if (this.trialOut) return false;
     this.trialOut = true;
     return true;
   }
@@ -53,12 +52,9 @@ export class CircuitBreaker {
   failure(): void {
     this.trialOut = false;
     if (this.options.errorThreshold <= 0) return;
-    if (this.current === 'half_open') {
-      this.open();
-      return;
-    }
     this.failures += 1;
-    if (this.current === 'closed' && this.failures >= this.options.errorThreshold) this.open();
+    if (this.current === 'half_open') this.open();
+    else if (this.current === 'closed' && this.failures >= this.options.errorThreshold) this.open();
   }
 
   private open(): void {

@@ -11,22 +11,21 @@ import {
 import { ConfigError } from '@chain/errors';
 
 const url = () => z.url({ protocol: /^https?$/ });
+const uri = () => z.string().startsWith('/');
 const scope = z
   .union([z.array(z.string()), z.string()])
   .transform((s) => (typeof s === 'string' ? s.split(/\s+/).filter(Boolean) : s))
   .optional();
 const grant = z.strictObject({
-  uri: z.string().startsWith('/'),
+  uri: uri(),
   client_id: text(),
   client_secret: text().optional(),
   scope,
 });
 const oneOrMore = listOf(z.string().min(1)).optional();
 
-const pemStores: Light4jKey = {
-  note: 'trust and key stores are PEM files here, without a password',
-};
 const notHere = (note: string): Light4jKey => ({ note });
+const pemStores = notHere('trust and key stores are PEM files here, without a password');
 const ONE_CLIENT =
   'every call of the service, token and key requests too, follows request.enableHttp2';
 
@@ -125,9 +124,7 @@ const clientShape = ({ path }: SchemaHelpers) =>
             tokenRenewBeforeExpired: z.number().int().min(0).default(60000),
             expiredRefreshRetryDelay: z.number().int().min(0).default(2000),
             earlyRefreshRetryDelay: z.number().int().min(0).default(4000),
-            authorization_code: grant
-              .extend({ redirect_uri: z.string().optional(), scope })
-              .optional(),
+            authorization_code: grant.extend({ redirect_uri: z.string().optional() }).optional(),
             client_credentials: grant
               .extend({
                 // Required unless multipleAuthServers (`clientRules`).
@@ -136,12 +133,10 @@ const clientShape = ({ path }: SchemaHelpers) =>
                 serviceIdAuthServers: z
                   .record(
                     z.string().min(1),
-                    z.strictObject({
+                    grant.extend({
                       server_url: url().optional(),
-                      uri: z.string().startsWith('/').optional(),
-                      client_id: text(),
+                      uri: uri().optional(),
                       client_secret: text(),
-                      scope,
                     }),
                   )
                   .optional(),
@@ -154,7 +149,7 @@ const clientShape = ({ path }: SchemaHelpers) =>
             // The refresh grant; its client is authorization_code's when it names none.
             refresh_token: grant
               .extend({
-                uri: z.string().startsWith('/').default('/oauth2/token'),
+                uri: uri().default('/oauth2/token'),
                 client_id: text().optional(),
               })
               .optional(),
@@ -164,7 +159,7 @@ const clientShape = ({ path }: SchemaHelpers) =>
           .strictObject({
             server_url: url().optional(),
             serviceId: z.string().optional(),
-            uri: z.string().startsWith('/').default('/oauth2/key'),
+            uri: uri().default('/oauth2/key'),
             client_id: text().optional(),
             client_secret: text().optional(),
             jwk: z.boolean().default(false),
@@ -175,7 +170,7 @@ const clientShape = ({ path }: SchemaHelpers) =>
         introspection: z
           .strictObject({
             server_url: url(),
-            uri: z.string().startsWith('/').default('/oauth2/introspection'),
+            uri: uri().default('/oauth2/introspection'),
             client_id: text(),
             client_secret: text().optional(),
           })
@@ -219,8 +214,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
       'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
     );
   }
-  const { token } = oauth;
-  const cc = token.client_credentials;
+  const cc = oauth.token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
   // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.
   const certificateUses = [
@@ -244,7 +238,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
     );
   }
   for (const [serviceId, server] of Object.entries(servers)) {
-    if (!server.server_url && !token.server_url) {
+    if (!server.server_url && !oauth.token.server_url) {
       issue(
         [...at, 'serviceIdAuthServers', serviceId, 'server_url'],
         'is required (or oauth.token.server_url)',
@@ -252,7 +246,7 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
     }
   }
   for (const [prefix, serviceId] of Object.entries(cfg.pathPrefixServices)) {
-    if (!Object.prototype.hasOwnProperty.call(servers, serviceId)) {
+    if (!Object.hasOwn(servers, serviceId)) {
       issue(
         ['pathPrefixServices', prefix],
         `names serviceId "${serviceId}", which has no oauth.token.client_credentials.serviceIdAuthServers entry`,

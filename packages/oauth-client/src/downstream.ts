@@ -69,9 +69,8 @@ export class Downstream {
       this.breaker = new CircuitBreaker({
         ...breaker,
         now: options.now,
-        onStateChange: events?.circuitChanged
-          ? (state, previous) => events.circuitChanged!({ downstream: name, state, previous })
-          : undefined,
+        onStateChange: (state, previous) =>
+          events?.circuitChanged?.({ downstream: name, state, previous }),
       });
     }
   }

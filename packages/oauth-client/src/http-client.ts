@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import tls, { type TLSSocket } from 'node:tls';
-import { Agent, buildConnector, type Client, type Dispatcher } from 'undici';
+import tls from 'node:tls';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { pemParts, type ClientConfig } from './client-config.js';
 import {
   TransportError,
@@ -25,38 +25,39 @@ export class HttpClient implements Transport {
   private readonly connector: buildConnector.connector;
   private readonly pool: Agent;
   private fresh?: Agent;
-  private protocol: string | false | null = null;
 
   constructor(config: {
     tls: ClientConfig['tls'];
     request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
   }) {
     this.connectTimeoutMs = config.request.connectTimeout;
-    const connect = buildConnector({
+    this.connector = buildConnector({
       ...tlsOptions(config.tls),
       timeout: this.connectTimeoutMs,
       allowH2: config.request.enableHttp2,
     });
-    this.connector = (options, callback) =>
-      connect(options, (err, socket) => {
-        this.protocol = (socket as TLSSocket | null)?.alpnProtocol ?? null;
-        (callback as (err: Error | null, socket: unknown) => void)(err, socket);
-      });
     this.pool = this.agent(1);
-    this.pool.on('connect', (_origin, targets) => {
+    this.pool.on('connect', () => {
       this.newConnection = true;
       queueMicrotask(() => (this.newConnection = false));
-      // Up to 100 streams on an h2 session (a Node server's default); no HTTP/1.1 pipelining.
-      (targets[targets.length - 1] as Client).pipelining = this.protocol === 'h2' ? 100 : 1;
     });
   }
 
   request(r: TransportRequest): Promise<TransportResponse> {
     const agent = r.freshConnection ? (this.fresh ??= this.agent(0)) : this.pool;
     return new Promise((resolve, reject) => {
-      const call = new Call(r, agent, resolve, reject, this);
+      const call = new Call(r, resolve, reject, this);
       call.timer = setTimeout(() => call.fail(timedOut(r)), r.timeoutMs);
-      call.dispatch();
+      agent.dispatch(
+        {
+          origin: r.url.origin,
+          path: r.url.pathname + r.url.search,
+          method: r.method as Dispatcher.HttpMethod,
+          headers: r.headers,
+          body: r.body,
+        },
+        call,
+      );
     });
   }
 
@@ -64,7 +65,10 @@ export class HttpClient implements Transport {
     await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
   }
 
-  /** `pipelining` 1: keep-alive, one call at a time per HTTP/1.1 connection; 0: none kept alive. */
+  /**
+   * `pipelining` 1: keep-alive, one call at a time on an HTTP/1.1 connection (undici's ceiling on
+   * an h2 session is its streams' limit, 100 or the server's lower one); 0: none kept alive.
+   */
   private agent(pipelining: number): Agent {
     return new Agent({
       connect: this.connector,
@@ -101,7 +105,7 @@ const timedOut = (r: TransportRequest) =>
 /** A failure as a `TransportError`; undici's "other side closed" before an answer as Node's. */
 export function failureOf(
   err: Error,
-  call: Pick<Call, 'answered' | 'reused' | 'fresh' | 'connectTimeoutMs'>,
+  call: Pick<Call, 'answered' | 'reused' | 'connectTimeoutMs'>,
 ): TransportError {
   const code = (err as NodeJS.ErrnoException).code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
@@ -113,7 +117,7 @@ export function failureOf(
       ? Object.assign(new Error('socket hang up', { cause: err }), { code: 'ECONNRESET' })
       : err;
   const nodeCode = (cause as NodeJS.ErrnoException).code ?? code;
-  if (!call.answered && call.reused && !call.fresh && STALE_CODES.has(code)) {
+  if (!call.answered && call.reused && STALE_CODES.has(code)) {
     return new TransportError('stale_connection', `kept-alive connection reset (${nodeCode})`, {
       cause,
     });
@@ -124,8 +128,8 @@ export function failureOf(
 class Call implements Dispatcher.DispatchHandler {
   timer?: NodeJS.Timeout;
   answered = false;
+  /** On a kept-alive connection of the pool (a fresh connection is never one). */
   reused = false;
-  readonly fresh: boolean;
   readonly connectTimeoutMs: number;
   private controller?: Dispatcher.DispatchController;
   private settled = false;
@@ -136,27 +140,11 @@ class Call implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly r: TransportRequest,
-    private readonly agent: Agent,
     private readonly resolve: (response: TransportResponse) => void,
     private readonly reject: (err: TransportError) => void,
     private readonly client: HttpClient,
   ) {
-    this.fresh = r.freshConnection === true;
     this.connectTimeoutMs = client.connectTimeoutMs;
-  }
-
-  dispatch(): void {
-    const { r } = this;
-    this.agent.dispatch(
-      {
-        origin: r.url.origin,
-        path: r.url.pathname + r.url.search,
-        method: r.method as Dispatcher.HttpMethod,
-        headers: r.headers,
-        body: r.body,
-      },
-      this,
-    );
   }
 
   fail(err: TransportError): void {
@@ -169,7 +157,7 @@ class Call implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    this.reused = !this.client.newConnection;
+    this.reused = !this.client.newConnection && this.r.freshConnection !== true;
     // Timed out while waiting for its connection: cut off before it is sent.
     if (this.settled) controller.abort(timedOut(this.r));
   }

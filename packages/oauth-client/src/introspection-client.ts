@@ -31,32 +31,23 @@ export function introspectionEndpoint(
   verifiesJwt: boolean,
 ): IntrospectionEndpoint | undefined {
   const { introspection, key } = files.client.oauth;
-  const secrets = clientSecrets(files.client, files.secret);
+  if (!introspection && verifiesJwt) return undefined;
   const why = 'is required to introspect opaque tokens (security.yml enableVerifySwt)';
-  const missing = (file: string, name: string) => new ConfigError(file, name, why);
-  const url = (serverUrl: string, uri: string) =>
-    serverUrl.replace(/\/+$/, '') + uri.replace(/\/+$/, '');
-  if (introspection) {
-    const clientSecret = secrets.introspectionClientSecret;
-    if (!clientSecret) throw missing(files.secretFile, 'introspectionClientSecret');
-    const { server_url, uri, client_id } = introspection;
-    return { url: url(server_url, uri), clientId: client_id, clientSecret };
-  }
-  if (verifiesJwt) return undefined;
-  if (!key.server_url) {
+  // oauth.introspection's server_url and client_id are required by the schema.
+  const { server_url, uri, client_id } = introspection ?? key;
+  if (!server_url) {
     throw new ConfigError(
       files.clientFile,
       'oauth.key.server_url',
       `${why}: the introspection server is oauth.introspection, or light-4j's oauth.token.key when JWTs are not verified`,
     );
   }
-  if (!key.client_id) throw missing(files.clientFile, 'oauth.key.client_id');
-  if (!secrets.keyClientSecret) throw missing(files.secretFile, 'keyClientSecret');
-  return {
-    url: url(key.server_url, key.uri),
-    clientId: key.client_id,
-    clientSecret: secrets.keyClientSecret,
-  };
+  if (!client_id) throw new ConfigError(files.clientFile, 'oauth.key.client_id', why);
+  const secretKey = introspection ? 'introspectionClientSecret' : 'keyClientSecret';
+  const clientSecret = clientSecrets(files.client, files.secret)[secretKey];
+  if (!clientSecret) throw new ConfigError(files.secretFile, secretKey, why);
+  const url = server_url.replace(/\/+$/, '') + uri.replace(/\/+$/, '');
+  return { url, clientId: client_id, clientSecret };
 }
 
 /** RFC 7662; a reset kept-alive connection is asked again: introspection changes nothing. */

@@ -52,13 +52,10 @@ export function createKeyClient(options: KeyClientOptions): KeySource {
     });
   };
   const reported = async <T>(lookup: Promise<T>, outcome: (result: T) => KeyFetchOutcome) => {
-    let result: T;
-    try {
-      result = await lookup;
-    } catch (err) {
+    const result = await lookup.catch((err: unknown) => {
       events?.keyFetched?.({ outcome: 'failed' });
       throw err;
-    }
+    });
     events?.keyFetched?.({ outcome: outcome(result) });
     return result;
   };

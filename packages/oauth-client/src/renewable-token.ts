@@ -32,15 +32,11 @@ export class RenewableToken {
   private expiredRetryAt = -Infinity;
   private lastError: unknown;
   private invalidated = false;
-  private readonly now: () => number;
+  readonly now: () => number;
 
-  constructor(private readonly options: RenewableTokenOptions) {
+  constructor(readonly options: RenewableTokenOptions) {
     this.now = options.now ?? Date.now;
     this.token = options.initial;
-  }
-
-  get clientId(): string {
-    return this.options.clientId;
   }
 
   state(now = this.now()): TokenState {
@@ -87,38 +83,31 @@ export class RenewableToken {
   }
 
   private renew(trigger: RenewalTrigger, trace?: OutgoingTrace): Promise<AccessToken> {
+    this.pending = this.fetch(trigger, trace).finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async fetch(trigger: RenewalTrigger, trace?: OutgoingTrace): Promise<AccessToken> {
     const { events, clientId } = this.options;
     const startedAt = this.now();
-    const pending: Promise<AccessToken> = Promise.resolve()
-      .then(() => this.options.fetch(trigger, trace))
-      .then(
-        (token) => {
-          this.token = token;
-          this.lastError = undefined;
-          this.invalidated = false;
-          this.earlyRetryAt = -Infinity;
-          this.expiredRetryAt = -Infinity;
-          events?.tokenRenewed?.({ clientId, trigger, ms: this.now() - startedAt });
-          return token;
-        },
-        (err: unknown) => {
-          this.lastError = err;
-          const failedAt = this.now();
-          if (trigger === 'early') {
-            this.earlyRetryAt = failedAt + this.options.earlyRefreshRetryDelay;
-          } else {
-            this.expiredRetryAt = failedAt + this.options.expiredRefreshRetryDelay;
-          }
-          const cause = err instanceof TokenFetchError ? err.code : 'unreachable';
-          events?.tokenRenewalFailed?.({ clientId, trigger, cause });
-          throw err;
-        },
-      )
-      .finally(() => {
-        this.pending = undefined;
-      });
-    this.pending = pending;
-    return pending;
+    let token: AccessToken;
+    try {
+      token = await this.options.fetch(trigger, trace);
+    } catch (err) {
+      this.lastError = err;
+      if (trigger === 'early') this.earlyRetryAt = this.now() + this.options.earlyRefreshRetryDelay;
+      else this.expiredRetryAt = this.now() + this.options.expiredRefreshRetryDelay;
+      const cause = err instanceof TokenFetchError ? err.code : 'unreachable';
+      events?.tokenRenewalFailed?.({ clientId, trigger, cause });
+      throw err;
+    }
+    this.token = token;
+    this.lastError = undefined;
+    this.invalidated = false;
+    this.earlyRetryAt = -Infinity;
+    this.expiredRetryAt = -Infinity;
+    events?.tokenRenewed?.({ clientId, trigger, ms: this.now() - startedAt });
+    return token;
   }
 }
 
@@ -126,21 +115,20 @@ export class RenewableToken {
 export class TokenSource {
   constructor(
     private readonly token: RenewableToken,
-    private readonly events?: ClientEvents,
-    private readonly now: () => number = Date.now,
     /** The key its tokens are bound to (DPoP): every call with them carries a new proof. */
     readonly dpop?: DpopKey,
   ) {}
 
   get clientId(): string {
-    return this.token.clientId;
+    return this.token.options.clientId;
   }
 
   /** The token, or ERR10009 keeping the TokenFetchError as its cause. */
   async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
     if (ready) return ready.value;
-    const startedAt = this.now();
+    const { now, options } = this.token;
+    const startedAt = now();
     let ok = false;
     try {
       const { value } = await this.token.get(trace);
@@ -149,7 +137,7 @@ export class TokenSource {
     } catch (err) {
       throw new StatusError('ERR10009', [], { cause: err });
     } finally {
-      this.events?.tokenWaited?.({ clientId: this.clientId, ms: this.now() - startedAt, ok });
+      options.events?.tokenWaited?.({ clientId: options.clientId, ms: now() - startedAt, ok });
     }
   }
 
@@ -164,25 +152,22 @@ export interface UserTokenOptions extends Omit<RenewableTokenOptions, 'fetch' | 
 
 /** Renewed by the refresh grant; a rotated refresh token replaces the old one. */
 export class UserToken {
-  private refreshToken: string | undefined;
   private readonly token: RenewableToken;
 
   constructor(first: AccessToken, options: UserTokenOptions) {
-    this.refreshToken = first.refreshToken;
-    const { refresh, clientId } = options;
+    let { refreshToken } = first;
     this.token = new RenewableToken({
       ...options,
       initial: first,
       fetch: async (_trigger, trace) => {
-        const refreshToken = this.refreshToken;
         if (!refreshToken) {
           throw new TokenFetchError('invalid_grant', {
-            clientId,
+            clientId: options.clientId,
             cause: new Error('the token server issued no refresh token'),
           });
         }
-        const next = await refresh(refreshToken, trace);
-        if (next.refreshToken) this.refreshToken = next.refreshToken;
+        const next = await options.refresh(refreshToken, trace);
+        refreshToken = next.refreshToken ?? refreshToken;
         return next;
       },
     });

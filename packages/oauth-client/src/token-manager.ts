@@ -26,7 +26,7 @@ export class TokenManager {
   /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
   private ownSource: TokenSource | undefined;
-  private readonly requesters = new Map<string, TokenRequester>();
+  private readonly requesters: Partial<Record<GrantName, TokenRequester>> = {};
   private readonly files: ClientFiles;
   private readonly prefixes: [string, string][];
   readonly dpopKey: DpopKey | undefined;
@@ -38,9 +38,7 @@ export class TokenManager {
       (a, b) => b[0].length - a[0].length,
     );
     const { token, multipleAuthServers } = client.oauth;
-    if (token.client_credentials?.tokenBinding === 'dpop') {
-      this.dpopKey = new DpopKey();
-    }
+    if (token.client_credentials?.tokenBinding === 'dpop') this.dpopKey = new DpopKey();
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
   }
@@ -62,7 +60,7 @@ export class TokenManager {
       return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), scope));
     }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
-    if (serviceId === undefined || !Object.prototype.hasOwnProperty.call(servers, serviceId)) {
+    if (serviceId === undefined || !Object.hasOwn(servers, serviceId)) {
       throw new ConfigError(
         this.files.clientFile,
         'oauth.token.client_credentials.serviceIdAuthServers',
@@ -131,7 +129,7 @@ export class TokenManager {
       fetch: (_trigger, trace) =>
         requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
     });
-    return new TokenSource(renewable, this.options.events, this.options.now, this.dpopKey);
+    return new TokenSource(renewable, this.dpopKey);
   }
 
   private renewal(requester: TokenRequester) {
@@ -149,14 +147,9 @@ export class TokenManager {
   }
 
   private requester(grant: GrantName): TokenRequester {
-    let made = this.requesters.get(grant);
-    if (!made) {
-      // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
-      const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
-      made = this.makeRequester(grantSettings(this.files, grant), dpop);
-      this.requesters.set(grant, made);
-    }
-    return made;
+    // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
+    const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
+    return (this.requesters[grant] ??= this.makeRequester(grantSettings(this.files, grant), dpop));
   }
 
   private makeRequester(settings: GrantSettings, dpop?: DpopKey): TokenRequester {

@@ -12,8 +12,7 @@ export interface AccessToken {
   refreshToken?: string;
 }
 
-export interface TokenEndpoint extends Omit<GrantSettings, 'authMethod'> {
-  authMethod?: GrantSettings['authMethod'];
+export interface TokenEndpoint extends GrantSettings {
   dpop?: DpopKey;
   timeoutMs: number;
   http: Transport;

@@ -69,7 +69,7 @@ function ownTokens(fail?: (n: number) => boolean, dpop?: DpopKey) {
       return { value: `own-${triggers.length}`, expiresAt: Date.now() + 600_000 };
     },
   });
-  return { source: new TokenSource(token, events, Date.now, dpop), triggers, seen, events };
+  return { source: new TokenSource(token, dpop), triggers, seen, events };
 }
 
 const caller = (downstream: Downstream, own: ReturnType<typeof ownTokens>) =>

@@ -195,7 +195,7 @@ describe('HttpClient over HTTP/1.1', () => {
 
   it("a DNS failure is network with Node's code; a close after the answer began is network (no socket: the tests' network is loopback only)", () => {
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND api-x'), { code: 'ENOTFOUND' });
-    const state = { answered: false, reused: false, fresh: false, connectTimeoutMs: 1 };
+    const state = { answered: false, reused: false, connectTimeoutMs: 1 };
     expect(failureOf(dns, state)).toMatchObject({
       kind: 'network',
       code: 'ENOTFOUND',

@@ -31,6 +31,7 @@ const requester = (overrides: Partial<ConstructorParameters<typeof TokenRequeste
     serverUrl: server.url + '/',
     uri: '/oauth2/token',
     clientId: 'api-a-client',
+    authMethod: 'client_secret_basic',
     clientSecret: SECRET,
     timeoutMs: 1000,
     http: testClient(),
