@@ -7,6 +7,7 @@
 // The suites of the services that run the request pipeline (and of @chain/chain) run twice:
 // on the native host, and as "<name> (express)" on the Express host (server.yml `framework`).
 // ts-jest only transpiles (isolatedModules); `tsc -p tsconfig.test.json` type-checks the tests.
+require('./scripts/lib/node-version.cjs'); // Node 24 or later, else one line and exit 1
 const packages = [
   'errors',
   'config',

@@ -12,6 +12,7 @@
 # may use them meanwhile. Extra arguments go to Jest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+node scripts/lib/node-version.cjs # Node 24 or later, else one line and exit 1
 start=$(date +%s)
 step() { echo "== containers: $* ($(($(date +%s) - start)) s)"; }
 

@@ -1,5 +1,6 @@
 export { type Framework } from './server-config';
 export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger';
+export { exitOnOldNode, nodeVersionProblem, NODE_MAJOR } from './node-version';
 export { readTrace } from './correlation';
 export {
   type DownstreamTarget,

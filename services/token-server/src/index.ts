@@ -1,8 +1,9 @@
 import path from 'node:path';
-import { exitOnFatalError } from '@chain/runtime';
+import { exitOnFatalError, exitOnOldNode } from '@chain/runtime';
 import { startTokenServer } from './token-server';
 
 async function main() {
+  exitOnOldNode();
   try {
     const server = await startTokenServer({ bundledDir: path.join(__dirname, '..', 'config') });
     exitOnFatalError(server.logger);
