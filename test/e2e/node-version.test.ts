@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE_MAJOR } from '@chain/runtime';
-import { ROOT } from '@chain/testkit';
+import { args, readDockerfile, ROOT } from '@chain/testkit';
 import { NEEDED, nodeVersionProblem } from '../../scripts/lib/node-version.cjs';
 
 // Node 24 is what the project is built, tested, benchmarked and shipped on: every place that
@@ -41,6 +42,19 @@ describe('Node 24, one major everywhere', () => {
     const workspace = fs.readFileSync(path.join(ROOT, 'pnpm-workspace.yaml'), 'utf8');
     expect(workspace).toMatch(new RegExp(`^nodeVersion: ${pinned!.replace(/\./g, '\\.')}$`, 'm'));
     expect(workspace).toMatch(/^preferSymlinkedExecutables: true$/m);
+  });
+
+  it('every image is built and run on node:24-slim, the base the stand-ins are made for', () => {
+    for (const service of fs.readdirSync(path.join(ROOT, 'services'))) {
+      const { instructions } = readDockerfile(path.join(ROOT, 'services', service, 'Dockerfile'));
+      expect(args(instructions, 'FROM').map((a) => a.split(' ')[0])).toEqual([
+        `node:${NEEDED}-slim`,
+        `node:${NEEDED}-slim`,
+      ]);
+    }
+    const script = path.join(ROOT, 'scripts', 'base-images.sh');
+    const standIns = execFileSync('bash', [script, '--list'], { encoding: 'utf8' });
+    expect(standIns.split('\n')).toContain(`node:${NEEDED}-slim`);
   });
 });
 
