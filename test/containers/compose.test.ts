@@ -517,6 +517,17 @@ describe('the images, layer by layer (docker save)', () => {
     expect(img.layers.slice(0, base.length).map((l) => l.diffId)).toEqual(base);
     return img.layers.slice(base.length);
   };
+  /**
+   * The regular files under a folder, not through a symbolic link (pnpm links every package
+   * into the folders that use it): on Node 24 readdirSync's `recursive` with `withFileTypes`
+   * descends into linked folders, which Node 20's did not.
+   */
+  const regularFiles = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) return regularFiles(file);
+      return entry.isFile() ? [file] : [];
+    });
   /** Every regular file of the image's own layers: path in the image -> file on this disk. */
   const ownFiles = (img: SavedImage): Map<string, string> => {
     const files = new Map<string, string>();
@@ -526,11 +537,7 @@ describe('the images, layer by layer (docker save)', () => {
         fs.mkdirSync(dir);
         execFileSync('tar', ['-xf', layer.tar, '-C', dir]);
       }
-      for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
-        if (!entry.isFile()) continue;
-        const file = path.join(entry.parentPath, entry.name);
-        files.set('/' + path.relative(dir, file), file);
-      }
+      for (const file of regularFiles(dir)) files.set('/' + path.relative(dir, file), file);
     }
     return files;
   };
