@@ -7,6 +7,7 @@
 // The suites of the services that run the request pipeline (and of @chain/chain) run twice: on
 // the native host, and as "<name> (express)" on the Express host (server.yml `framework`).
 // Vitest only transpiles; `tsc -p tsconfig.test.json` type-checks the tests.
+import './scripts/lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 

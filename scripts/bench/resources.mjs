@@ -12,6 +12,7 @@
 // from autocannon in its own process. Per process: RSS when started and warmed up (idle), its
 // peak while loaded (VmHWM-like sampling every 250 ms), CPU time per request and the cores used
 // at the rate reached. Needs `pnpm certs` and `pnpm build`; uses free loopback ports only.
+import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import fs from 'node:fs';
 import os from 'node:os';

