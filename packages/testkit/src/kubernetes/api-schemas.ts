@@ -1,35 +1,50 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
 import type * as TypeScript from 'typescript';
 import { idOf, type K8sObject } from './objects.js';
 
-// The Kubernetes API schemas, offline: kubernetes-models' classes for the OpenAPI schema of
-// each kind, and its TypeScript types for the fields the API does not know. Both are loaded
-// when first used (the TypeScript compiler is large).
+// The Kubernetes API schemas, offline: kubernetes-models' classes (ES modules) for the OpenAPI
+// schema of each kind, and its TypeScript types for the fields the API does not know. The
+// TypeScript compiler is loaded when first used (it is large).
 
 const load = createRequire(import.meta.filename);
 
-/** kubernetes-models' class and TypeScript type for each kind the manifests use. */
-const MODELS: Record<string, { module: string; kind: string }> = {
-  'v1/Namespace': { module: 'kubernetes-models/v1/Namespace', kind: 'Namespace' },
-  'v1/ConfigMap': { module: 'kubernetes-models/v1/ConfigMap', kind: 'ConfigMap' },
-  'v1/Secret': { module: 'kubernetes-models/v1/Secret', kind: 'Secret' },
-  'v1/Service': { module: 'kubernetes-models/v1/Service', kind: 'Service' },
-  'apps/v1/Deployment': { module: 'kubernetes-models/apps/v1/Deployment', kind: 'Deployment' },
-  'apps/v1/StatefulSet': { module: 'kubernetes-models/apps/v1/StatefulSet', kind: 'StatefulSet' },
-  'policy/v1/PodDisruptionBudget': {
-    module: 'kubernetes-models/policy/v1/PodDisruptionBudget',
-    kind: 'PodDisruptionBudget',
-  },
-  'networking.k8s.io/v1/NetworkPolicy': {
-    module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy',
-    kind: 'NetworkPolicy',
-  },
-  'autoscaling/v2/HorizontalPodAutoscaler': {
-    module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler',
-    kind: 'HorizontalPodAutoscaler',
-  },
-};
+interface Validatable {
+  validate(): void;
+}
+
+/** kubernetes-models' class, module and type name for each kind the manifests use. */
+const MODELS: Record<
+  string,
+  { Model: new (data: never) => Validatable; module: string; kind: string }
+> = {};
+for (const [apiVersion, Model] of [
+  ['v1', Namespace],
+  ['v1', ConfigMap],
+  ['v1', Secret],
+  ['v1', Service],
+  ['apps/v1', Deployment],
+  ['apps/v1', StatefulSet],
+  ['policy/v1', PodDisruptionBudget],
+  ['networking.k8s.io/v1', NetworkPolicy],
+  ['autoscaling/v2', HorizontalPodAutoscaler],
+] as const) {
+  const kind = Model.name;
+  MODELS[`${apiVersion}/${kind}`] = {
+    Model,
+    module: `kubernetes-models/${apiVersion}/${kind}`,
+    kind,
+  };
+}
 
 /**
  * Every object against the OpenAPI schema of its kind (kubernetes-models: types, formats such
@@ -43,19 +58,13 @@ export function schemaProblems(objects: K8sObject[]): string[] {
       problems.push(`${idOf(o)}: no schema for ${o.apiVersion} ${o.kind}`);
       continue;
     }
-    const Model = (load(model.module) as Record<string, new (data: unknown) => Validatable>)[
-      model.kind
-    ];
     try {
-      new Model(o).validate();
+      new model.Model(o as never).validate();
     } catch (err) {
       problems.push(`${idOf(o)}: ${(err as Error).message}`);
     }
   }
   return problems;
-}
-interface Validatable {
-  validate(): void;
 }
 
 /**
@@ -94,8 +103,8 @@ export function unknownFieldProblems(objects: K8sObject[]): string[] {
     strict: true,
     noEmit: true,
     skipLibCheck: true,
-    module: ts.ModuleKind.CommonJS,
-    moduleResolution: ts.ModuleResolutionKind.Node10,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
     target: ts.ScriptTarget.ES2022,
     types: [],
   };
