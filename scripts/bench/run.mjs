@@ -5,6 +5,7 @@
 // `pnpm build`. docs/benchmarks.md describes the cases.
 import '../lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import './lib/temp-root.mjs'; // first: every temporary folder under one, removed at exit
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +63,17 @@ try {
   console.error(err.message);
   process.exit(2);
 }
+// The Node each side runs on: this run's, and --base-node's (asked of the binary itself).
+let nodes = `node ${process.version}`;
+try {
+  if (opts.baseNode) {
+    const version = execFileSync(opts.baseNode, ['--version'], { encoding: 'utf8' }).trim();
+    nodes += ` (shipped-base on node ${version})`;
+  }
+} catch (err) {
+  console.error(`--base-node ${opts.baseNode} does not run: ${err.message}`);
+  process.exit(2);
+}
 
 let tokenServer;
 let mtlsTokenServer;
@@ -110,7 +122,7 @@ process.once('SIGINT', () => {
 });
 
 log(
-  `${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(2)}, node ${process.version}; ` +
+  `${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(2)}, ${nodes}; ` +
     `cases ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}`,
 );
 const rows = [];
@@ -171,7 +183,7 @@ await stopShared();
 const table = withRatios(rows);
 const goals = targets(table);
 const header =
-  `${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
+  `${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${nodes}, ` +
   `load average at the end ${os
     .loadavg()
     .map((l) => l.toFixed(2))
@@ -197,6 +209,7 @@ fs.writeFileSync(
         model: os.cpus()[0]?.model,
         loadavg: os.loadavg(),
         node: process.version,
+        baseNode: opts.baseNode && nodes,
       },
       options: opts,
       rows: table,
@@ -209,7 +222,7 @@ fs.writeFileSync(
 fs.copyFileSync(file, path.join(RESULTS_DIR, 'latest.json'));
 const svg = chartSvg(
   table,
-  `pnpm bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores, node ${process.version}${opts.quick ? ' (quick: figures not meaningful)' : ''}`,
+  `pnpm bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${os.cpus().length} cores, ${nodes}${opts.quick ? ' (quick: figures not meaningful)' : ''}`,
 );
 const chart = path.join(RESULTS_DIR, `bench-${stamp}.svg`);
 fs.writeFileSync(chart, svg);

@@ -141,6 +141,11 @@ describe('the bench scripts on a bad command line', () => {
     ['run.mjs', ['--tokens', '1e6'], '--tokens must be a positive integer, got "1e6"'],
     ['run.mjs', ['--soak', '-1'], "Option '--soak' argument is ambiguous"],
     ['run.mjs', ['--frobnicate'], "Unknown option '--frobnicate'"],
+    [
+      'run.mjs',
+      ['--base-node', '/usr/bin/node'],
+      '--base-node needs --base DIR: the checkout that runs on it',
+    ],
     ['security-route.mjs', ['--rounds', '0'], '--rounds must be a positive integer, got "0"'],
     [
       'metrics-overhead.mjs',
@@ -182,6 +187,14 @@ describe('the bench scripts on a bad command line', () => {
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
     expect(stderr.startsWith(message)).toBe(true);
     expect(stderr).toContain(`scripts/bench/${script}`);
+  });
+
+  it('a --base-node that does not run: exit 2 naming it, before anything starts', async () => {
+    const missing = path.join(os.tmpdir(), 'no-such-node');
+    const args = ['--only', 'shipped-base', '--base', ROOT, '--base-node', missing];
+    const { code, stdout, stderr } = await run('run.mjs', args);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(new RegExp(`^--base-node ${missing} does not run: .*ENOENT`));
   });
 
   it('prints the usage and exits 0 on --help', async () => {

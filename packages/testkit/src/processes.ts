@@ -11,6 +11,8 @@ export interface StartOptions {
   args?: string[];
   /** Arguments of node before the script (`--cpu-prof`). */
   nodeArgs?: string[];
+  /** The node binary (default: the one running this process); the bench's `--base-node`. */
+  node?: string;
   /** Merged over process.env. */
   env?: NodeJS.ProcessEnv;
   /** Longest wait for the listening line (default 20000), or for the end (runToExit). */
@@ -96,7 +98,7 @@ function tail(max: number) {
 /** `node [nodeArgs] <script> [args]` with its output captured line by line. */
 export function spawnNode(name: string, script: string, options: StartOptions = {}): ChildHandle {
   const { args = [], nodeArgs = [], env = {}, maxLines = 10000 } = options;
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+  const child = spawn(options.node ?? process.execPath, [...nodeArgs, script, ...args], {
     cwd: options.cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,6 +16,8 @@ export interface ServiceOptions {
   timeoutMs?: number;
   /** Arguments of node before the script (`--cpu-prof`). */
   nodeArgs?: string[];
+  /** The node binary (default: the one running this process). */
+  node?: string;
   /** A file that also receives the service's output (appended), as `pnpm start` writes logs. */
   logFile?: string;
 }
@@ -33,6 +35,7 @@ export function startService(name: string, options: ServiceOptions = {}): Promis
       ...options.env,
     },
     nodeArgs: options.nodeArgs,
+    node: options.node,
     logFile: options.logFile,
     timeoutMs: options.timeoutMs ?? 15000,
   });

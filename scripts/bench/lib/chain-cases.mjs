@@ -64,7 +64,12 @@ export async function chainComparison(ctx, names) {
     };
     const token = shared.tokenServer ? await userToken(shared.tokenServer) : undefined;
     const mtlsToken = shared.mtlsTokenServer ? await userToken(shared.mtlsTokenServer) : undefined;
-    const env = { ...shared, logDir: logDir(ctx), baseRoot: opts.baseRoot };
+    const env = {
+      ...shared,
+      logDir: logDir(ctx),
+      baseRoot: opts.baseRoot,
+      baseNode: opts.baseNode,
+    };
     // All systems start at once: each starts its hops one after another, and they do not share
     // ports (port 0 everywhere).
     const started = await Promise.allSettled(

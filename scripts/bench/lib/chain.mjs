@@ -208,13 +208,14 @@ ${Object.entries(request)
  * JSON log) is also appended to `<logDir>/<name>.log` as `pnpm start` does (through the runner's
  * pipe). `script`: another entry than the service's own (a process named for its case).
  */
-export function startBenchService(name, files, { nodeArgs = [], logDir, root, script } = {}) {
+export function startBenchService(name, files, { nodeArgs = [], logDir, root, node, script } = {}) {
   return startService(name, {
     configDir: configDir(files),
     env: ENV,
     nodeArgs,
     logFile: logDir ? path.join(logDir, `${name}.log`) : undefined,
     root,
+    node,
     script,
     // A chain comparison starts every system at once on a small machine.
     timeoutMs: 20000,
@@ -231,7 +232,7 @@ export function startBenchService(name, files, { nodeArgs = [], logDir, root, sc
  * - `server`: extra server.yml keys (framework, enableHttp2, workers); `request`: extra
  *   client.yml `request` keys (enableHttp2).
  * - `root`: the built services of another checkout (the bench's `--base`), run with the same
- *   configuration as this one's.
+ *   configuration as this one's; `node`: the node binary they run on (`--base-node`).
  * - `mtls`: every hop on two-way TLS with certificate-bound tokens, as `pnpm start -- --mtls`
  *   (the token server must be one with mtls enabled and config/local/mtls's clients).
  */
@@ -245,6 +246,7 @@ export function startServiceChain({
   server = {},
   request = {},
   root,
+  node,
   mtls = false,
 }) {
   const startOne = (letter, downstreamPort) => {
@@ -263,7 +265,7 @@ export function startServiceChain({
       files[`api_${letter}.yml`] =
         `api_${NEXT[letter]}_host: https://localhost:${downstreamPort}\napi_${NEXT[letter]}_path: /v1/data\n`;
     }
-    return startBenchService(name, files, { nodeArgs, logDir, root });
+    return startBenchService(name, files, { nodeArgs, logDir, root, node });
   };
   if (only) {
     return startOne(only).then((proc) => ({ processes: [proc], url: url(proc.port) }));

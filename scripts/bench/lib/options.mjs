@@ -25,6 +25,8 @@ export const USAGE = `node scripts/bench/run.mjs [options]   (pnpm bench -- [opt
   --base DIR         another checkout of this project, built (pnpm build there): its services
                      run as the case shipped-base, with the shipped configuration of this one,
                      in the same rounds (a change against the code before it)
+  --base-node PATH   the node binary shipped-base runs on (default: this one), for code built
+                     for another Node (its version is printed beside this run's)
   --skip a,b         cases to leave out of the run
   --tokens N         distinct tokens in the memory case (default 1000000; --quick 1000)
   --soak S           seconds of the soak (default 60; --quick 1)
@@ -43,6 +45,7 @@ const RUN_OPTIONS = {
   only: { kind: 'list' },
   skip: { kind: 'list' },
   base: { kind: 'text' },
+  'base-node': { kind: 'text' },
   tokens: { kind: 'count', default: (v) => (v.quick ? 1000 : 1_000_000) },
   soak: { kind: 'seconds', default: (v) => (v.quick ? 1 : 60) },
   help: { kind: 'flag' },
@@ -62,8 +65,12 @@ export function runOptions(argv) {
   if (only.includes('shipped-base') && !skip.includes('shipped-base') && !v.base) {
     throw new UsageError(NEEDS_BASE);
   }
+  if (v['base-node'] !== undefined && !v.base) {
+    throw new UsageError('--base-node needs --base DIR: the checkout that runs on it');
+  }
   return {
     baseRoot: v.base === undefined ? undefined : path.resolve(v.base),
+    baseNode: v['base-node'] === undefined ? undefined : path.resolve(v['base-node']),
     help: v.help,
     quick: v.quick,
     only: only.filter((c) => !skip.includes(c)),

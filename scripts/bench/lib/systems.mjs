@@ -87,7 +87,7 @@ export const SYSTEMS = {
   'shipped-base': {
     start: (env) => {
       if (!env.baseRoot) throw new Error(NEEDS_BASE);
-      return shipped({ root: env.baseRoot })(env);
+      return shipped({ root: env.baseRoot, node: env.baseNode })(env);
     },
     baseline: 'baseline',
     needs: SHIPPED,
