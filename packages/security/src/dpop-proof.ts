@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   EmbeddedJWK,
+  type CryptoKey,
   errors,
   jwtVerify,
   type FlattenedJWSInput,
@@ -41,10 +42,7 @@ export function createDpopProofVerifier(
   const algorithms = [...dpop.algorithms];
   // A client's proofs share one header: its key is imported once (as costly as the signature
   // check). Failures are not kept.
-  const seenKeys = new Map<
-    string,
-    { key: Awaited<ReturnType<typeof EmbeddedJWK>>; thumbprint: string }
-  >();
+  const seenKeys = new Map<string, { key: CryptoKey; thumbprint: string }>();
 
   const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const text = token.protected!; // a compact JWS always has its protected header
