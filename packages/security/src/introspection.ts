@@ -25,24 +25,6 @@ export interface IntrospectionRequest {
 /** RFC 6750 and RFC 9449 access tokens; RFC 6749 section 7.1: the type is case-insensitive. */
 const ACCESS_TOKEN_TYPES = new Set(['bearer', 'dpop']);
 
-/**
- * Why an active answer is not for an access token of this service, or undefined. A refresh token
- * is active too (RFC 7662 introspects every kind), and is for the token server only.
- */
-function answerProblem(
-  claims: Record<string, unknown>,
-  swt: SecurityConfig['swt'],
-  checks: ClaimChecks,
-): string | undefined {
-  const type = claims.token_type;
-  if (type === undefined) {
-    if (swt.requireTokenType) return 'introspection answer names no token_type';
-  } else if (typeof type !== 'string' || !ACCESS_TOKEN_TYPES.has(type.toLowerCase())) {
-    return 'introspection answer is not for an access token (token_type)';
-  }
-  return checkAudienceAndIssuer(claims, checks);
-}
-
 export function createIntrospectionVerifier(
   source: IntrospectionSource,
   swt: SecurityConfig['swt'],
@@ -64,7 +46,15 @@ export function createIntrospectionVerifier(
     }
     if (!answer.active) return 'token is not active (introspection)';
     const { claims } = answer;
-    const problem = answerProblem(claims, swt, checks);
+    // A refresh token is active too (RFC 7662 introspects every kind), and is for the token
+    // server only.
+    const type = claims.token_type;
+    if (type === undefined) {
+      if (swt.requireTokenType) return 'introspection answer names no token_type';
+    } else if (typeof type !== 'string' || !ACCESS_TOKEN_TYPES.has(type.toLowerCase())) {
+      return 'introspection answer is not for an access token (token_type)';
+    }
+    const problem = checkAudienceAndIssuer(claims, checks);
     if (problem) return problem;
     const exp = Number.isFinite(claims.exp) ? (claims.exp as number) : undefined;
     return { ...callerOf(claims), exp, introspected: true as const };
