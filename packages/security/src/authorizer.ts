@@ -111,14 +111,10 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     if (presented === undefined) throw new StatusError('ERR10002');
     const { scheme, token } = presented;
     const main = await check({ ...presented, proof: request.dpop }, 'auth', request);
-    const auth: AuthInfo = {
-      clientId: main.clientId,
-      userId: main.userId,
-      scopes: main.scopes,
-      claims: main.claims,
-      passThrough: passThroughHeaders(main.claims, passThroughClaims),
-    };
-    if (main.introspected) auth.introspected = true;
+    const { clientId, userId, scopes, claims, introspected } = main;
+    const passThrough = passThroughHeaders(claims, passThroughClaims);
+    const auth: AuthInfo = { clientId, userId, scopes, claims, passThrough };
+    if (introspected) auth.introspected = true;
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };
@@ -137,8 +133,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       if (!hasAnyScope(scoped.scopes, requiredScopes)) {
         throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, presentedScope.scheme);
       }
-    } else if (!hasAnyScope(main.scopes, requiredScopes)) {
-      throw mismatch('ERR10005', main.scopes, requiredScopes, auth, scheme);
+    } else if (!hasAnyScope(scopes, requiredScopes)) {
+      throw mismatch('ERR10005', scopes, requiredScopes, auth, scheme);
     }
     return { auth, token };
   };
