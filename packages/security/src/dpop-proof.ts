@@ -160,13 +160,10 @@ export function normalizeHtu(value: string): string | undefined {
   // info (`https://someone@host/`, even empty), no `//`, a backslash, whitespace.
   const authority = PLAIN.test(value) ? AUTHORITY.exec(value)?.[1] : undefined;
   if (authority === undefined || authority.includes('@')) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') {
     return undefined;
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') return undefined;
   const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (encoded) => {
     const char = String.fromCharCode(parseInt(encoded.slice(1), 16));
     return UNRESERVED.test(char) ? char : encoded.toUpperCase();
