@@ -76,19 +76,6 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
   };
 
-  const mismatch = (
-    code: StatusCode,
-    held: readonly string[],
-    required: readonly string[],
-    caller: AuthInfo,
-    scheme: Scheme,
-  ) => {
-    const args = [formatScopes(held), formatScopes(required)];
-    const error = refusal(code, scheme, { requiredScopes: required }, args);
-    refusedCallers.set(error, caller);
-    return error;
-  };
-
   const check = async (presented: Presentation, which: TokenHeader, request: AuthRequest) => {
     let caller: VerifiedCaller | undefined;
     try {
@@ -121,6 +108,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       throw new StatusError('ERR10007', [path ?? '']);
     }
 
+    let checked = { code: 'ERR10005' as StatusCode, held: scopes, scheme };
     if (scopeToken !== undefined && enableExtractScopeToken) {
       const presentedScope = parseCredentials(scopeToken);
       if (presentedScope === undefined) {
@@ -130,11 +118,13 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       const proof = request.scopeTokenDpop;
       const scoped = await check({ ...presentedScope, proof }, 'scope', request);
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
-      if (!hasAnyScope(scoped.scopes, requiredScopes)) {
-        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, presentedScope.scheme);
-      }
-    } else if (!hasAnyScope(scopes, requiredScopes)) {
-      throw mismatch('ERR10005', scopes, requiredScopes, auth, scheme);
+      checked = { code: 'ERR10006', held: scoped.scopes, scheme: presentedScope.scheme };
+    }
+    if (!hasAnyScope(checked.held, requiredScopes)) {
+      const args = [formatScopes(checked.held), formatScopes(requiredScopes)];
+      const error = refusal(checked.code, checked.scheme, { requiredScopes }, args);
+      refusedCallers.set(error, auth);
+      throw error;
     }
     return { auth, token };
   };
