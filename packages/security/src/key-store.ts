@@ -48,6 +48,6 @@ export class KeyStore {
   }
 
   async preload(): Promise<void> {
-    if (this.fetched instanceof KeySetCache) await this.fetched.preload();
+    if (this.fetched instanceof KeySetCache) await this.fetched.load();
   }
 }
