@@ -93,10 +93,8 @@ export class KidLookups {
   }
 
   private start(kid: string): Promise<Entry | undefined> {
-    const flight = this.fetch(kid);
+    const flight = this.fetch(kid).finally(() => this.flights.delete(kid));
     this.flights.set(kid, flight);
-    const done = () => this.flights.delete(kid);
-    flight.then(done, done);
     return flight;
   }
 
