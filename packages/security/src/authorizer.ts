@@ -90,7 +90,6 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
   };
 
-  /** Undefined for a path of `skipPathPrefixes`. */
   return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
