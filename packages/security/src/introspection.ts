@@ -132,21 +132,16 @@ export class IntrospectionCache<T> {
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined) return inFlight;
     const startedAt = this.now();
-    const call = ask().then(
-      (answer) => {
-        this.pending.delete(key);
+    const call = ask()
+      .then((answer) => {
         const life = lifeOf(answer);
         // lru-cache serves an entry while `now - start <= ttl`: not from `until` on.
         const ttl =
           life === undefined ? 0 : Math.min(life, startedAt + this.maxAgeMs) - this.now() - 1;
         if (this.kept && ttl > 0) this.kept.set(key, { answer }, { ttl });
         return answer;
-      },
-      (err: unknown) => {
-        this.pending.delete(key);
-        throw err;
-      },
-    );
+      })
+      .finally(() => this.pending.delete(key));
     this.pending.set(key, call);
     return call;
   }
