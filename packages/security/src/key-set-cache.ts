@@ -75,11 +75,9 @@ export class KeySetCache {
   }
 
   private async after(flight: Promise<void>, kid: string): Promise<VerificationKey> {
-    try {
-      await flight;
-    } catch (err) {
+    await flight.catch((err: unknown) => {
       throw keyUnavailable(kid, err);
-    }
+    });
     const key = this.keys.get(kid);
     if (!key) throw invalidToken('unknown kid; not in the key set');
     return key;
