@@ -201,5 +201,5 @@ export function errorBody(code: StatusCode, ...args: string[]): ErrorBody {
 }
 
 export function isStatusCode(code: unknown): code is StatusCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(STATUS, code);
+  return typeof code === 'string' && Object.hasOwn(STATUS, code);
 }
