@@ -151,10 +151,8 @@ export class LookupBudget {
       this.countedSince = now;
     }
     this.count(kid);
-    this.tokens = Math.min(
-      LOOKUP_BURST,
-      this.tokens + (now - this.refilledAt) / LOOKUP_INTERVAL_MS,
-    );
+    const refill = (now - this.refilledAt) / LOOKUP_INTERVAL_MS;
+    this.tokens = Math.min(LOOKUP_BURST, this.tokens + refill);
     this.refilledAt = now;
     if (this.tokens < 1) return undefined;
     this.tokens -= 1;
