@@ -141,18 +141,15 @@ export class ConfigLoader {
   ): T {
     const { source, value } = this.raw(name);
     const label = source.file ?? path.join(this.bundledDir, `${source.name}.yml`);
+    const refuse = (reason: string) => new ConfigError(label, undefined, reason);
     if (source.file === undefined && options.required) {
-      throw new ConfigError(label, undefined, 'file not found in the config folders');
+      throw refuse('file not found in the config folders');
     }
     if (source.file !== undefined && value === undefined) {
-      throw new ConfigError(
-        label,
-        undefined,
-        'is empty; give its keys, or remove the file to use the defaults',
-      );
+      throw refuse('is empty; give its keys, or remove the file to use the defaults');
     }
     if (value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
-      throw new ConfigError(label, undefined, 'is not a map of keys (is the file cut short?)');
+      throw refuse('is not a map of keys (is the file cut short?)');
     }
     const prepared = prepareKeys(label, value ?? {}, schema.keys);
     const notes: ConfigWarning[] = [];

@@ -28,7 +28,7 @@ const isTree = (v: unknown): v is Tree => v !== null && typeof v === 'object' &&
 function get(tree: Tree, path: string[]): unknown {
   let node: unknown = tree;
   for (const part of path) {
-    if (!isTree(node) || !Object.prototype.hasOwnProperty.call(node, part)) return undefined;
+    if (!isTree(node) || !Object.hasOwn(node, part)) return undefined;
     node = node[part];
   }
   return node;

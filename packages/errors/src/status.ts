@@ -191,15 +191,10 @@ export const STATUS = {
 export type StatusCode = keyof typeof STATUS;
 
 export function errorBody(code: StatusCode, ...args: string[]): ErrorBody {
-  const row: Row = STATUS[code];
-  return {
-    statusCode: row.statusCode,
-    code,
-    message: row.message,
-    description: row.description(...args),
-  };
+  const { statusCode, message, description }: Row = STATUS[code];
+  return { statusCode, code, message, description: description(...args) };
 }
 
 export function isStatusCode(code: unknown): code is StatusCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(STATUS, code);
+  return typeof code === 'string' && Object.hasOwn(STATUS, code);
 }

@@ -5,7 +5,7 @@ import type { VerifiedCaller } from './claims.js';
 import type { IntrospectionRequest } from './introspection.js';
 import { isSkippedPath, passThroughHeaders } from './request-rules.js';
 import type { SecurityConfig } from './security-config.js';
-import type { createTokenBinding, RequestFacts } from './token-binding.js';
+import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
 import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error.js';
 
 export interface AuthInfo extends Pick<
@@ -76,72 +76,54 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
   };
 
-  const mismatch = (
-    code: StatusCode,
-    held: readonly string[],
-    required: readonly string[],
-    caller: AuthInfo,
-    scheme: Scheme,
-  ) => {
-    const args = [formatScopes(held), formatScopes(required)];
-    const error = refusal(code, scheme, { requiredScopes: required }, args);
-    refusedCallers.set(error, caller);
-    return error;
+  const check = async (presented: Presentation, which: TokenHeader, request: AuthRequest) => {
+    let caller: VerifiedCaller | undefined;
+    try {
+      caller = await verify(presented.token, request);
+      // Only a token with `cnf` or sent as DPoP: a plain bearer token costs no await.
+      if (caller.binding !== undefined || presented.scheme === 'dpop') {
+        await confirm(caller.binding, presented, request);
+      }
+      return caller;
+    } catch (err) {
+      throw refused(err, which, presented.scheme, caller);
+    }
   };
 
-  /** Undefined for a path of `skipPathPrefixes`. */
   return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
     if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
     const presented = parseCredentials(authorization);
     if (presented === undefined) throw new StatusError('ERR10002');
     const { scheme, token } = presented;
-    let main: VerifiedCaller | undefined;
-    try {
-      main = await verify(token, request);
-      // Only a token with `cnf` or sent as DPoP: a plain bearer token costs no await.
-      if (main.binding !== undefined || scheme === 'dpop') {
-        await confirm(main.binding, { ...presented, proof: request.dpop }, request);
-      }
-    } catch (err) {
-      throw refused(err, 'auth', scheme, main);
-    }
-    const auth: AuthInfo = {
-      clientId: main.clientId,
-      userId: main.userId,
-      scopes: main.scopes,
-      claims: main.claims,
-      passThrough: passThroughHeaders(main.claims, passThroughClaims),
-    };
-    if (main.introspected) auth.introspected = true;
+    const main = await check({ ...presented, proof: request.dpop }, 'auth', request);
+    const { clientId, userId, scopes, claims, introspected } = main;
+    const passThrough = passThroughHeaders(claims, passThroughClaims);
+    const auth: AuthInfo = { clientId, userId, scopes, claims, passThrough };
+    if (introspected) auth.introspected = true;
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };
       throw new StatusError('ERR10007', [path ?? '']);
     }
 
+    let checked = { code: 'ERR10005' as StatusCode, held: scopes, scheme };
     if (scopeToken !== undefined && enableExtractScopeToken) {
       const presentedScope = parseCredentials(scopeToken);
       if (presentedScope === undefined) {
         const reason = 'X-Scope-Token is not Bearer <token> or DPoP <token>';
         throw refused(new TokenError('invalid', reason), 'scope', 'bearer');
       }
-      let scoped: VerifiedCaller | undefined;
-      try {
-        scoped = await verify(presentedScope.token, request);
-        if (scoped.binding !== undefined || presentedScope.scheme === 'dpop') {
-          const proof = request.scopeTokenDpop;
-          await confirm(scoped.binding, { ...presentedScope, proof }, request);
-        }
-      } catch (err) {
-        throw refused(err, 'scope', presentedScope.scheme, scoped);
-      }
+      const proof = request.scopeTokenDpop;
+      const scoped = await check({ ...presentedScope, proof }, 'scope', request);
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
-      if (!hasAnyScope(scoped.scopes, requiredScopes)) {
-        throw mismatch('ERR10006', scoped.scopes, requiredScopes, auth, presentedScope.scheme);
-      }
-    } else if (!hasAnyScope(main.scopes, requiredScopes)) {
-      throw mismatch('ERR10005', main.scopes, requiredScopes, auth, scheme);
+      checked = { code: 'ERR10006', held: scoped.scopes, scheme: presentedScope.scheme };
+    }
+    if (!hasAnyScope(checked.held, requiredScopes)) {
+      const args = [formatScopes(checked.held), formatScopes(requiredScopes)];
+      const error = refusal(checked.code, checked.scheme, { requiredScopes }, args);
+      refusedCallers.set(error, auth);
+      throw error;
     }
     return { auth, token };
   };

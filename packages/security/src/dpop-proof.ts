@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   EmbeddedJWK,
+  type CryptoKey,
   errors,
   jwtVerify,
   type FlattenedJWSInput,
@@ -41,10 +42,7 @@ export function createDpopProofVerifier(
   const algorithms = [...dpop.algorithms];
   // A client's proofs share one header: its key is imported once (as costly as the signature
   // check). Failures are not kept.
-  const seenKeys = new Map<
-    string,
-    { key: Awaited<ReturnType<typeof EmbeddedJWK>>; thumbprint: string }
-  >();
+  const seenKeys = new Map<string, { key: CryptoKey; thumbprint: string }>();
 
   const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const text = token.protected!; // a compact JWS always has its protected header
@@ -162,13 +160,10 @@ export function normalizeHtu(value: string): string | undefined {
   // info (`https://someone@host/`, even empty), no `//`, a backslash, whitespace.
   const authority = PLAIN.test(value) ? AUTHORITY.exec(value)?.[1] : undefined;
   if (authority === undefined || authority.includes('@')) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') {
     return undefined;
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') return undefined;
   const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (encoded) => {
     const char = String.fromCharCode(parseInt(encoded.slice(1), 16));
     return UNRESERVED.test(char) ? char : encoded.toUpperCase();

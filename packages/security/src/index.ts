@@ -5,7 +5,7 @@ export {
   type Introspected,
   type IntrospectionClient,
   type IntrospectionSource,
-} from './introspection-source.js';
+} from './introspection.js';
 export { applyPassThrough } from './request-rules.js';
 export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';

@@ -8,14 +8,26 @@ import {
   type VerifiedCaller,
 } from './claims.js';
 import type { Clock } from './key-source.js';
-import {
-  RefusedIntrospectionClient,
-  type IntrospectionClient,
-  type IntrospectionSource,
-} from './introspection-source.js';
 import { MAX_TOKEN_LENGTH } from './jwt-verifier.js';
 import type { SecurityConfig } from './security-config.js';
 import { invalidToken, TokenError } from './token-error.js';
+
+export type Introspected = { active: true; claims: Record<string, unknown> } | { active: false };
+
+export interface IntrospectionClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Rejects when there is no answer (ERR10079), with RefusedIntrospectionClient for ERR10080. */
+export interface IntrospectionSource {
+  introspect(token: string, client?: IntrospectionClient): Promise<Introspected>;
+}
+
+/** The server refused the request's own client (401 `invalid_client`); no credential in the message. */
+export class RefusedIntrospectionClient extends Error {
+  override readonly name = 'RefusedIntrospectionClient';
+}
 
 export interface IntrospectionRequest {
   swtClientId?: string | string[];
@@ -24,24 +36,6 @@ export interface IntrospectionRequest {
 
 /** RFC 6750 and RFC 9449 access tokens; RFC 6749 section 7.1: the type is case-insensitive. */
 const ACCESS_TOKEN_TYPES = new Set(['bearer', 'dpop']);
-
-/**
- * Why an active answer is not for an access token of this service, or undefined. A refresh token
- * is active too (RFC 7662 introspects every kind), and is for the token server only.
- */
-function answerProblem(
-  claims: Record<string, unknown>,
-  swt: SecurityConfig['swt'],
-  checks: ClaimChecks,
-): string | undefined {
-  const type = claims.token_type;
-  if (type === undefined) {
-    if (swt.requireTokenType) return 'introspection answer names no token_type';
-  } else if (typeof type !== 'string' || !ACCESS_TOKEN_TYPES.has(type.toLowerCase())) {
-    return 'introspection answer is not for an access token (token_type)';
-  }
-  return checkAudienceAndIssuer(claims, checks);
-}
 
 export function createIntrospectionVerifier(
   source: IntrospectionSource,
@@ -64,7 +58,15 @@ export function createIntrospectionVerifier(
     }
     if (!answer.active) return 'token is not active (introspection)';
     const { claims } = answer;
-    const problem = answerProblem(claims, swt, checks);
+    // A refresh token is active too (RFC 7662 introspects every kind), and is for the token
+    // server only.
+    const type = claims.token_type;
+    if (type === undefined) {
+      if (swt.requireTokenType) return 'introspection answer names no token_type';
+    } else if (typeof type !== 'string' || !ACCESS_TOKEN_TYPES.has(type.toLowerCase())) {
+      return 'introspection answer is not for an access token (token_type)';
+    }
+    const problem = checkAudienceAndIssuer(claims, checks);
     if (problem) return problem;
     const exp = Number.isFinite(claims.exp) ? (claims.exp as number) : undefined;
     return { ...callerOf(claims), exp, introspected: true as const };
@@ -130,21 +132,16 @@ export class IntrospectionCache<T> {
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined) return inFlight;
     const startedAt = this.now();
-    const call = ask().then(
-      (answer) => {
-        this.pending.delete(key);
+    const call = ask()
+      .then((answer) => {
         const life = lifeOf(answer);
         // lru-cache serves an entry while `now - start <= ttl`: not from `until` on.
         const ttl =
           life === undefined ? 0 : Math.min(life, startedAt + this.maxAgeMs) - this.now() - 1;
         if (this.kept && ttl > 0) this.kept.set(key, { answer }, { ttl });
         return answer;
-      },
-      (err: unknown) => {
-        this.pending.delete(key);
-        throw err;
-      },
-    );
+      })
+      .finally(() => this.pending.delete(key));
     this.pending.set(key, call);
     return call;
   }

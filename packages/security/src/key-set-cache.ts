@@ -35,7 +35,7 @@ export class KeySetCache {
     const age = at - this.fetchedAt;
     if (age >= policy.maxAgeMs) return undefined;
     if (age >= refreshAgeMs(policy) && !this.flight && !this.failingAt(at)) {
-      this.reload().catch(() => undefined);
+      this.load().catch(() => undefined);
     }
     return this.keys.get(kid);
   }
@@ -49,7 +49,7 @@ export class KeySetCache {
     if (this.failingAt(at)) throw keyUnavailable(kid, this.failure!.cause);
     const fresh = this.fetchedAt !== undefined && at - this.fetchedAt < policy.maxAgeMs;
     if (fresh && this.coolingDown(at)) throw invalidToken('unknown kid; not in the key set');
-    return this.after(this.reload(), kid);
+    return this.after(this.load(), kid);
   }
 
   async refetch(kid: string, stale: VerificationKey): Promise<VerificationKey | undefined> {
@@ -61,13 +61,9 @@ export class KeySetCache {
       return undefined;
     }
     setBounded(this.refetchedAt, kid, at);
-    await (this.flight ?? this.reload()).catch(() => undefined);
+    await this.load().catch(() => undefined);
     const fresh = this.keys.get(kid);
     return fresh && !sameKey(fresh, stale) ? fresh : undefined;
-  }
-
-  preload(): Promise<void> {
-    return this.flight ?? this.reload();
   }
 
   private coolingDown(at: number): boolean {
@@ -79,17 +75,16 @@ export class KeySetCache {
   }
 
   private async after(flight: Promise<void>, kid: string): Promise<VerificationKey> {
-    try {
-      await flight;
-    } catch (err) {
+    await flight.catch((err: unknown) => {
       throw keyUnavailable(kid, err);
-    }
+    });
     const key = this.keys.get(kid);
     if (!key) throw invalidToken('unknown kid; not in the key set');
     return key;
   }
 
-  private reload(): Promise<void> {
+  /** The fetch in flight, or a new one. */
+  load(): Promise<void> {
     this.flight ??= this.fetch().finally(() => (this.flight = undefined));
     return this.flight;
   }

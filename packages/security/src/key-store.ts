@@ -19,13 +19,8 @@ export class KeyStore {
       events?: Logger;
     },
   ) {
-    const context = {
-      policy: { ...DEFAULT_KEY_POLICY, ...options.policy },
-      now: options.now,
-      algorithms: options.algorithms ?? DEFAULT_ALGORITHMS,
-      events: options.events,
-    };
-    const { source } = options;
+    const { source, policy, algorithms = DEFAULT_ALGORITHMS, ...clockAndEvents } = options;
+    const context = { ...clockAndEvents, policy: { ...DEFAULT_KEY_POLICY, ...policy }, algorithms };
     if (source?.kind === 'kid') this.fetched = new KidLookups(source, context);
     if (source?.kind === 'set') this.fetched = new KeySetCache(source, context);
   }
@@ -48,6 +43,6 @@ export class KeyStore {
   }
 
   async preload(): Promise<void> {
-    if (this.fetched instanceof KeySetCache) await this.fetched.preload();
+    if (this.fetched instanceof KeySetCache) await this.fetched.load();
   }
 }

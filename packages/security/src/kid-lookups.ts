@@ -93,10 +93,8 @@ export class KidLookups {
   }
 
   private start(kid: string): Promise<Entry | undefined> {
-    const flight = this.fetch(kid);
+    const flight = this.fetch(kid).finally(() => this.flights.delete(kid));
     this.flights.set(kid, flight);
-    const done = () => this.flights.delete(kid);
-    flight.then(done, done);
     return flight;
   }
 
@@ -153,10 +151,8 @@ export class LookupBudget {
       this.countedSince = now;
     }
     this.count(kid);
-    this.tokens = Math.min(
-      LOOKUP_BURST,
-      this.tokens + (now - this.refilledAt) / LOOKUP_INTERVAL_MS,
-    );
+    const refill = (now - this.refilledAt) / LOOKUP_INTERVAL_MS;
+    this.tokens = Math.min(LOOKUP_BURST, this.tokens + refill);
     this.refilledAt = now;
     if (this.tokens < 1) return undefined;
     this.tokens -= 1;

@@ -8,8 +8,7 @@ import {
   type TokenVerifier,
 } from './authorizer.js';
 import type { ClaimChecks } from './claims.js';
-import { createIntrospectionVerifier } from './introspection.js';
-import type { IntrospectionSource } from './introspection-source.js';
+import { createIntrospectionVerifier, type IntrospectionSource } from './introspection.js';
 import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier.js';
 import type { KeyPolicy } from './key-policy.js';
 import type { Clock, KeySource, Logger } from './key-source.js';

@@ -19,8 +19,7 @@ export function passThroughHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [claim, header] of Object.entries(mapping)) {
-    if (!Object.prototype.hasOwnProperty.call(claims, claim)) continue;
-    const value = claims[claim];
+    const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
     if (value === null || value === undefined) continue;
     const text = Array.isArray(value)
       ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ')

@@ -58,7 +58,7 @@ const swtHeader = z
 // Kept as `htu` is compared: lower case, no default port.
 const origins = listOf(
   z.string().transform((value, ctx) => {
-    const url = URL.canParse(value) ? new URL(value) : undefined;
+    const url = URL.parse(value);
     if (
       url &&
       (url.protocol === 'https:' || url.protocol === 'http:') &&

@@ -1,12 +1,12 @@
 import { StatusError } from '@chain/errors';
 import type { ClaimChecks } from '../src/claims.js';
-import { createIntrospectionVerifier } from '../src/introspection.js';
 import {
+  createIntrospectionVerifier,
   RefusedIntrospectionClient,
   type Introspected,
   type IntrospectionClient,
   type IntrospectionSource,
-} from '../src/introspection-source.js';
+} from '../src/introspection.js';
 import { TokenError } from '../src/token-error.js';
 import { deferred, manualClock } from './helpers.js';
 

@@ -9,7 +9,7 @@ import {
   writeCertificate,
 } from '@chain/testkit';
 import { verifiedCallerOf } from '../src/authorizer.js';
-import type { Introspected, IntrospectionSource } from '../src/introspection-source.js';
+import type { Introspected, IntrospectionSource } from '../src/introspection.js';
 import { createRequestGuard, type GuardRequest } from '../src/request-guard.js';
 import type { SecurityConfig } from '../src/security-config.js';
 import { securityConfig } from './helpers.js';

@@ -52,15 +52,12 @@ export function keyEndpoints(
     } catch {
       // a malformed escape: an unknown kid, as written
     }
-    const answer = keyServiceAnswer(keyId, req.headers.authorization, {
+    const { status, contentType, body } = keyServiceAnswer(keyId, req.headers.authorization, {
       authenticate: (header) => clientCheck(header, clients),
       certificate: (id) => (Object.hasOwn(keys.pems, id) ? keys.pems[id] : undefined),
     });
-    res.writeHead(answer.status, {
-      'Content-Type': answer.contentType,
-      'Cache-Control': 'no-store',
-    });
-    res.end(answer.body);
+    res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+    res.end(body);
   }
   return true;
 }

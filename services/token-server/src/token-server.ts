@@ -19,7 +19,6 @@ import { tokenStats, type TokenStats } from './token-stats.js';
 
 const MAX_BODY = 64 * 1024;
 
-type State = ReturnType<typeof buildState>;
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => void;
 
 /**
@@ -40,11 +39,58 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
   const served = () => ({ signingKid: state.signingKid, kids: Object.keys(state.keys.pems) });
 
   const tls = { key: fs.readFileSync(config.keyFile), cert: fs.readFileSync(config.certFile) };
+  const codeRequest: Route = (req, res) => {
+    const { traceId } = readTrace(req.headers);
+    const { codeLifetimeMs } = state;
+    codeEndpoint(req, res, state).then(
+      (outcome) => {
+        const { clientId } = outcome;
+        stats.count('codeRequests', clientId ?? 'unknown');
+        if ('userId' in outcome) {
+          stats.count('codesIssued', clientId ?? 'unknown');
+          const expiresAt = Date.now() + codeLifetimeMs;
+          logger.info({ clientId, userId: outcome.userId, expiresAt, traceId }, 'code issued');
+        } else {
+          logger.info({ clientId, reason: outcome.reason, traceId }, 'code refused');
+        }
+      },
+      (err: unknown) => {
+        logger.error({ err, traceId }, 'code endpoint error');
+        if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
+        else res.destroy();
+      },
+    );
+  };
+  /** light-oauth2's default scope: a client credentials request without one gets the client's. */
+  const tokenRequest: Route = (req: http.IncomingMessage & { body?: string }, res) => {
+    const { clients, oidc } = state;
+    getRawBody(req, { limit: MAX_BODY }).then(
+      (body) => {
+        const form = new URLSearchParams(body.toString('utf8'));
+        const basicId = basicCredentials(req.headers.authorization)?.clientId;
+        const clientId = basicId ?? form.get('client_id') ?? 'unknown';
+        stats.count('tokenRequests', clientId);
+        const { traceId } = readTrace(req.headers);
+        logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
+        const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
+        const clientCredentials = form.get('grant_type') === 'client_credentials';
+        if (clientCredentials && !form.get('scope') && registered.length > 0) {
+          form.set('scope', registered.join(' '));
+        }
+        req.body = form.toString();
+        void oidc(req, res);
+      },
+      () => {
+        sendJson(res, 413, { error: 'invalid_request', error_description: 'body too large' });
+        req.destroy();
+      },
+    );
+  };
   const tokenRoutes: Route = (req, res, path) => {
     if (req.method === 'POST' && path === '/oauth2/token') {
-      tokenRequest(req, res, state, stats, logger);
+      tokenRequest(req, res, path);
     } else if (path === CODE_ENDPOINT.path) {
-      codeRequest(req, res, state, stats, logger);
+      codeRequest(req, res, path);
     } else if (path.startsWith(`${CODE_ENDPOINT.path}/`)) {
       // oidc-provider's resume route of its interactive authorization endpoint, unused here.
       sendJson(res, 404, unknownRoute(req.method ?? '', path));
@@ -161,63 +207,4 @@ function routeLibraryNotices(logger: Logger): void {
   // eslint-disable-next-line no-console -- replaced, not called
   console.info = (...args: unknown[]) => logger.info({ source: 'oidc-provider' }, plain(args));
   console.warn = (...args: unknown[]) => logger.warn({ source: 'oidc-provider' }, plain(args));
-}
-
-function codeRequest(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  state: State,
-  stats: TokenStats,
-  logger: Logger,
-) {
-  const { traceId } = readTrace(req.headers);
-  codeEndpoint(req, res, state).then(
-    (outcome) => {
-      const { clientId } = outcome;
-      stats.count('codeRequests', clientId ?? 'unknown');
-      if ('userId' in outcome) {
-        stats.count('codesIssued', clientId ?? 'unknown');
-        const expiresAt = Date.now() + state.codeLifetimeMs;
-        logger.info({ clientId, userId: outcome.userId, expiresAt, traceId }, 'code issued');
-      } else {
-        logger.info({ clientId, reason: outcome.reason, traceId }, 'code refused');
-      }
-    },
-    (err: unknown) => {
-      logger.error({ err, traceId }, 'code endpoint error');
-      if (!res.headersSent) sendJson(res, 500, { error: 'server_error' });
-      else res.destroy();
-    },
-  );
-}
-
-/** light-oauth2's default scope: a client credentials request without one gets the client's. */
-function tokenRequest(
-  req: http.IncomingMessage & { body?: string },
-  res: http.ServerResponse,
-  { clients, oidc }: State,
-  stats: TokenStats,
-  logger: Logger,
-) {
-  getRawBody(req, { limit: MAX_BODY }).then(
-    (body) => {
-      const form = new URLSearchParams(body.toString('utf8'));
-      const clientId =
-        basicCredentials(req.headers.authorization)?.clientId ?? form.get('client_id') ?? 'unknown';
-      stats.count('tokenRequests', clientId);
-      const { traceId } = readTrace(req.headers);
-      logger.info({ clientId, grantType: form.get('grant_type'), traceId }, 'token request');
-      const registered = Object.hasOwn(clients, clientId) ? clients[clientId].scope : [];
-      const clientCredentials = form.get('grant_type') === 'client_credentials';
-      if (clientCredentials && !form.get('scope') && registered.length > 0) {
-        form.set('scope', registered.join(' '));
-      }
-      req.body = form.toString();
-      void oidc(req, res);
-    },
-    () => {
-      sendJson(res, 413, { error: 'invalid_request', error_description: 'body too large' });
-      req.destroy();
-    },
-  );
 }
