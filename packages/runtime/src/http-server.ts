@@ -163,16 +163,11 @@ export function probesOnly(app: ServedApp): ServedApp {
 }
 
 function clientErrorOf(code: string | undefined, config: ServerConfig): StatusError {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return new StatusError('ERR20008', [String(config.maxHeaderSize)]);
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new StatusError('ERR20009');
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new StatusError('ERR10068');
-    default:
-      return new StatusError('ERR20007', ['The request line or a header cannot be parsed']);
-  }
+  const tooLarge = [String(config.maxHeaderSize)];
+  if (code === 'HPE_HEADER_OVERFLOW') return new StatusError('ERR20008', tooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new StatusError('ERR20009');
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new StatusError('ERR10068');
+  return new StatusError('ERR20007', ['The request line or a header cannot be parsed']);
 }
 
 function clientErrorHandler(config: ServerConfig, logger: Logger) {
