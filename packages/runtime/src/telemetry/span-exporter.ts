@@ -57,8 +57,7 @@ export class SpanExporter {
     );
     this.timer = setInterval(() => {
       if (!this.inFlight && this.queue.length > 0) void this.flush();
-    }, config.exportIntervalMs);
-    this.timer.unref();
+    }, config.exportIntervalMs).unref();
   }
 
   async stop(): Promise<void> {
