@@ -16,9 +16,9 @@ import { loadServiceConfig, type ServiceConfig } from './service-config.js';
 import {
   onStopRequest,
   reportCannotStart,
-  reportListening,
   listeningMessage,
   runPrimary,
+  sendToPrimary,
   watchForStop,
   workerNumber,
   type ListeningPort,
@@ -265,7 +265,7 @@ async function listen(
     log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
     // Before the primary's own line about this worker, in the output the two share.
     flushLogger(log);
-    await reportListening(listening);
+    await sendToPrimary({ chain: 'listening', ports: listening });
   }
   return { config, logger: log, app, ports, close };
 }
