@@ -114,7 +114,5 @@ function nonBlocking(fd: number): unknown {
     return undefined;
   }
   if (!stat.isFIFO() && !stat.isSocket()) return undefined;
-  const socket = new net.Socket({ fd, readable: false, writable: true });
-  socket.unref();
-  return socket;
+  return new net.Socket({ fd, readable: false, writable: true }).unref();
 }
