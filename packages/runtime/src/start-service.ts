@@ -195,13 +195,12 @@ async function listen(
     await once(server, 'listening');
     const bound = (server.address() as AddressInfo).port;
     servers.push(server);
-    const http2 = !probes && protocol === 'https' && settings.enableHttp2 && served.http2;
     const where: ListeningPort = {
       protocol,
       ip: settings.ip,
       port: bound,
       framework: app.framework,
-      http2,
+      http2: !probes && protocol === 'https' && settings.enableHttp2 && served.http2,
     };
     if (probes) where.probes = true;
     else if (twoWayTls) where.twoWayTls = true;
