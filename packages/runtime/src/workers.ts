@@ -153,7 +153,6 @@ export function runPrimary(config: ServiceConfig, logger: Logger): void {
             reply(worker, { chain: 'prometheus', id: message.id, error: err.message }),
         );
         return;
-      default:
     }
   };
 
