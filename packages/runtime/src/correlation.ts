@@ -120,12 +120,8 @@ export function parseTracestate(header: string | string[] | undefined): string |
     .map((m) => m.trim())
     .filter(Boolean);
   if (members.length === 0 || members.length > TRACESTATE_MAX_MEMBERS) return undefined;
-  const keys = new Set<string>();
-  for (const member of members) {
-    if (!TRACESTATE_MEMBER.test(member)) return undefined;
-    const key = member.slice(0, member.indexOf('='));
-    if (keys.has(key)) return undefined;
-    keys.add(key);
-  }
+  if (!members.every((member) => TRACESTATE_MEMBER.test(member))) return undefined;
+  const keys = new Set(members.map((member) => member.slice(0, member.indexOf('='))));
+  if (keys.size < members.length) return undefined; // a key given twice
   return members.join(',');
 }
