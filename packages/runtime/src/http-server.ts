@@ -36,10 +36,7 @@ export class ShutdownGate {
   watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
     server.on('session', (session: http2.ServerHttp2Session) => {
-      if (this.stopping) {
-        session.close();
-        return;
-      }
+      if (this.stopping) return session.close();
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
     });
