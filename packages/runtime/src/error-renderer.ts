@@ -45,11 +45,8 @@ export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown)
       const log = upstream ? logger.warn : logger.info;
       log.call(logger, { ...where, reason: reasonOf(error.cause) }, error.body.description);
     }
-    if (x.res.headersSent) {
-      // Too late for an error body: cut the connection so the client sees the answer is broken.
-      x.res.destroy();
-      return;
-    }
-    sendError(x.res, error);
+    // Too late for an error body: cut the connection so the client sees the answer is broken.
+    if (x.res.headersSent) x.res.destroy();
+    else sendError(x.res, error);
   };
 }
