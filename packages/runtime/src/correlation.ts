@@ -14,27 +14,20 @@ const TRACESTATE_MAX_MEMBERS = 32;
 const POOL = Buffer.allocUnsafe(4096);
 let offset = POOL.length;
 
-function randomHex(bytes: number): string {
+/** Random lower-case hex, never all zero (W3C Trace Context 3.2.2.3 and 3.2.2.4). */
+function randomHex(bytes: number, zero: string): string {
   if (offset + bytes > POOL.length) {
     randomFillSync(POOL);
     offset = 0;
   }
   const hex = POOL.toString('hex', offset, offset + bytes);
   offset += bytes;
-  return hex;
+  return hex === zero ? randomHex(bytes, zero) : hex;
 }
 
-/** 16 random bytes as 32 lower-case hex digits, never all zero (W3C Trace Context 3.2.2.3). */
-export function newTraceId(): string {
-  const id = randomHex(16);
-  return id === ZERO_TRACE ? newTraceId() : id;
-}
+export const newTraceId = (): string => randomHex(16, ZERO_TRACE);
 
-/** 8 random bytes as 16 lower-case hex digits, never all zero (3.2.2.4). */
-export function newSpanId(): string {
-  const id = randomHex(8);
-  return id === ZERO_SPAN ? newSpanId() : id;
-}
+export const newSpanId = (): string => randomHex(8, ZERO_SPAN);
 
 export class Trace {
   private span?: string;
@@ -67,25 +60,19 @@ export class Trace {
   }
 }
 
+const safeId = (header: string | string[] | undefined) =>
+  typeof header === 'string' && SAFE_ID.test(header) ? header : undefined;
+
 /** An invalid `tracestate` is dropped whole; without a `traceparent` it is ignored (3.3). */
 export function readTrace(headers: IncomingHttpHeaders): Trace {
-  const incoming = headers['x-correlation-id'];
-  const correlationId =
-    typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
-  const traceHeader = headers['x-traceability-id'];
-  const traceabilityId =
-    typeof traceHeader === 'string' && SAFE_ID.test(traceHeader) ? traceHeader : undefined;
   const parent = parseTraceparent(headers.traceparent);
-  if (!parent) {
-    return new Trace(correlationId, traceabilityId, newTraceId(), undefined, false, undefined);
-  }
   return new Trace(
-    correlationId,
-    traceabilityId,
-    parent.traceId,
-    parent.parentId,
-    parent.sampled,
-    parseTracestate(headers.tracestate),
+    safeId(headers['x-correlation-id']) ?? randomUUID(),
+    safeId(headers['x-traceability-id']),
+    parent?.traceId ?? newTraceId(),
+    parent?.parentId,
+    parent?.sampled ?? false,
+    parent && parseTracestate(headers.tracestate),
   );
 }
 
@@ -133,12 +120,8 @@ export function parseTracestate(header: string | string[] | undefined): string |
     .map((m) => m.trim())
     .filter(Boolean);
   if (members.length === 0 || members.length > TRACESTATE_MAX_MEMBERS) return undefined;
-  const keys = new Set<string>();
-  for (const member of members) {
-    if (!TRACESTATE_MEMBER.test(member)) return undefined;
-    const key = member.slice(0, member.indexOf('='));
-    if (keys.has(key)) return undefined;
-    keys.add(key);
-  }
+  if (!members.every((member) => TRACESTATE_MEMBER.test(member))) return undefined;
+  const keys = new Set(members.map((member) => member.slice(0, member.indexOf('='))));
+  if (keys.size < members.length) return undefined; // a key given twice
   return members.join(',');
 }

@@ -6,11 +6,10 @@ import { sendError } from './respond.js';
 /** A 4xx `status` (thrown by Express middleware a service adds) becomes our row for it. */
 export function asStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
-  const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status;
+  const status = (err as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    if (status === 413) return new StatusError('ERR10068', [], { cause: err });
-    if (status === 408) return new StatusError('ERR20009', [], { cause: err });
-    return new StatusError('ERR20007', [], { cause: err });
+    const code = status === 413 ? 'ERR10068' : status === 408 ? 'ERR20009' : 'ERR20007';
+    return new StatusError(code, [], { cause: err });
   }
   return toStatusError(err);
 }
@@ -46,11 +45,8 @@ export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown)
       const log = upstream ? logger.warn : logger.info;
       log.call(logger, { ...where, reason: reasonOf(error.cause) }, error.body.description);
     }
-    if (x.res.headersSent) {
-      // Too late for an error body: cut the connection so the client sees the answer is broken.
-      x.res.destroy();
-      return;
-    }
-    sendError(x.res, error);
+    // Too late for an error body: cut the connection so the client sees the answer is broken.
+    if (x.res.headersSent) x.res.destroy();
+    else sendError(x.res, error);
   };
 }

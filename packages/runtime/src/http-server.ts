@@ -36,10 +36,7 @@ export class ShutdownGate {
   watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
     server.on('session', (session: http2.ServerHttp2Session) => {
-      if (this.stopping) {
-        session.close();
-        return;
-      }
+      if (this.stopping) return session.close();
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
     });
@@ -163,16 +160,11 @@ export function probesOnly(app: ServedApp): ServedApp {
 }
 
 function clientErrorOf(code: string | undefined, config: ServerConfig): StatusError {
-  switch (code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return new StatusError('ERR20008', [String(config.maxHeaderSize)]);
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new StatusError('ERR20009');
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new StatusError('ERR10068');
-    default:
-      return new StatusError('ERR20007', ['The request line or a header cannot be parsed']);
-  }
+  const tooLarge = [String(config.maxHeaderSize)];
+  if (code === 'HPE_HEADER_OVERFLOW') return new StatusError('ERR20008', tooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new StatusError('ERR20009');
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return new StatusError('ERR10068');
+  return new StatusError('ERR20007', ['The request line or a header cannot be parsed']);
 }
 
 function clientErrorHandler(config: ServerConfig, logger: Logger) {

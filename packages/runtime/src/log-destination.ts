@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 
 type LogDestination = ReturnType<typeof pino.destination>;
 
@@ -99,8 +99,9 @@ export function openLogDestination(
   return { destination, streamWrite };
 }
 
-export function flushLogDestination(destination: unknown, timeoutMs: number): void {
-  opened.get(destination)?.flush(timeoutMs);
+export function flushLogger(logger: Logger, timeoutMs = 1000): void {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  opened.get(stream)?.flush(timeoutMs);
 }
 
 /** A pipe or socket fd made non-blocking by a libuv handle (a full pipe answers EAGAIN). */
@@ -114,7 +115,5 @@ function nonBlocking(fd: number): unknown {
     return undefined;
   }
   if (!stat.isFIFO() && !stat.isSocket()) return undefined;
-  const socket = new net.Socket({ fd, readable: false, writable: true });
-  socket.unref();
-  return socket;
+  return new net.Socket({ fd, readable: false, writable: true }).unref();
 }

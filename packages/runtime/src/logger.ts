@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { flushLogDestination, openLogDestination } from './log-destination.js';
+import { openLogDestination } from './log-destination.js';
 import { workerNumber } from './workers.js';
 
 const TOKEN_HEADERS = ['authorization', 'Authorization', 'x-scope-token', 'X-Scope-Token'];
@@ -41,13 +41,6 @@ export function createLogger(
   return logger;
 }
 
-export function flushLogger(logger: Logger, timeoutMs = 1000): void {
-  flushLogDestination(
-    (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym],
-    timeoutMs,
-  );
-}
-
 let fatalErrorsHandled = false;
 
 export function exitOnFatalError(logger: Logger): void {
@@ -65,4 +58,5 @@ export function exitOnFatalError(logger: Logger): void {
   });
 }
 
+export { flushLogger } from './log-destination.js';
 export type { Logger };

@@ -19,28 +19,22 @@ export function ownOrigins(
   // A plain HTTP port with no certificate on every address: the names of this machine's loopback.
   if (names.length === 0) names.push('localhost', '127.0.0.1', '::1');
   const origins = names.flatMap((name) => {
-    const url = `${protocol}://${net.isIPv6(name) ? `[${name}]` : name}:${port}`;
-    return URL.canParse(url) ? [new URL(url).origin] : [];
+    const host = net.isIPv6(name) ? `[${name}]` : name;
+    return URL.parse(`${protocol}://${host}:${port}`)?.origin ?? [];
   });
   return [...new Set(origins)];
 }
 
 /** Read from the certificate the server presents, PEM or PKCS12 alike. */
 function certificateNames(material: tls.SecureContextOptions): string[] {
-  const context = tls.createSecureContext(material);
   const certificate = new tls.TLSSocket(null as never, {
-    secureContext: context,
+    secureContext: tls.createSecureContext(material),
     isServer: true,
   }).getCertificate();
   if (!certificate || !('subject' in certificate)) return [];
   const names = (certificate.subjectaltname ?? '')
     .split(', ')
-    .flatMap((entry) => {
-      if (entry.startsWith('DNS:')) return [entry.slice(4)];
-      if (entry.startsWith('IP Address:')) return [entry.slice(11)];
-      return [];
-    })
-    .filter((name) => name !== '' && !name.includes('*'));
+    .flatMap((entry) => /^(?:DNS|IP Address):([^*]+)$/.exec(entry)?.slice(1) ?? []);
   const commonName = certificate.subject?.CN;
   if (names.length === 0 && typeof commonName === 'string' && !commonName.includes('*')) {
     names.push(commonName);

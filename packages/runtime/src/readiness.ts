@@ -42,9 +42,7 @@ export function createReadiness(
   };
   let wasReady: boolean | undefined;
   return async () => {
-    const results: { name: string; reason?: string; error?: unknown }[] = await Promise.all(
-      checks.map(run),
-    );
+    const results = await Promise.all(checks.map(run));
     const ready = results.every((r) => r.reason === undefined);
     if (ready !== wasReady) {
       if (ready) logger.info('ready');

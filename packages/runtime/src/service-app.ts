@@ -68,14 +68,13 @@ export interface ServiceApp {
 
 /** A service's request pipeline, in light-4j's handler order. Never listens. */
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
-  const { metrics, exporter, stages, origins } = buildStages(options);
+  const { metrics, exporter, stages, setOwnOrigins } = buildStages(options);
   const { framework } = options.config.server;
   const { outer, spec, end, renderError } = stages;
   const listener =
     framework === 'express'
       ? expressApplication(stages, options.express)
       : nativeListener([...outer, ...spec, end], renderError);
-  const setOwnOrigins = (list: readonly string[]) => (origins.own = list);
   return { framework, listener, metrics, exporter, setOwnOrigins };
 }
 
@@ -105,9 +104,9 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     : undefined;
   const client = createServiceClient({ config, logger, http, events, exporter });
   const { key } = config.client.oauth;
-  const origins: { own: readonly string[] } = { own: [] };
+  let ownOrigins: readonly string[] = [];
   const guard = createRequestGuard({
-    ownOrigins: () => origins.own,
+    ownOrigins: () => ownOrigins,
     config: config.security,
     logger,
     keySource: keySource(config, http, events),
@@ -134,7 +133,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   return {
     metrics,
     exporter,
-    origins,
+    setOwnOrigins: (list: readonly string[]) => (ownOrigins = list),
     stages: { outer, spec, end: notFoundStage, renderError: createErrorRenderer(logger) },
   };
 }

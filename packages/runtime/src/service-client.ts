@@ -49,7 +49,6 @@ export function createServiceClient(options: {
   exporter?: SpanExporter;
 }): ServiceClient {
   const { config, logger, events } = options;
-  const { client } = config;
   const files = clientFiles(config);
   let manager: TokenManager | undefined;
   const tokens = () =>
@@ -64,7 +63,7 @@ export function createServiceClient(options: {
 
   return {
     downstream(target) {
-      const { request } = client;
+      const { request } = config.client;
       const base = new Downstream({
         name: target.name,
         url: target.url,
@@ -127,14 +126,13 @@ function ownTokenCallers(
   const basePath = new URL(target.url).pathname.replace(/\/+$/, '');
   const fixed = basePath ? manager.serviceIdFor(basePath) : undefined;
   if (fixed !== undefined) {
-    let source: TokenSource;
+    let one: DownstreamCaller;
     try {
-      source = manager.forService(fixed);
+      one = make(manager.forService(fixed));
     } catch (err) {
       const { file, key, reason } = err as ConfigError;
       throw new ConfigError(file, key, `${reason} (downstream ${target.name})`);
     }
-    const one = make(source);
     return () => one;
   }
   const byService = new Map<string, DownstreamCaller>();

@@ -16,9 +16,9 @@ import { loadServiceConfig, type ServiceConfig } from './service-config.js';
 import {
   onStopRequest,
   reportCannotStart,
-  reportListening,
   listeningMessage,
   runPrimary,
+  sendToPrimary,
   watchForStop,
   workerNumber,
   type ListeningPort,
@@ -195,13 +195,12 @@ async function listen(
     await once(server, 'listening');
     const bound = (server.address() as AddressInfo).port;
     servers.push(server);
-    const http2 = !probes && protocol === 'https' && settings.enableHttp2 && served.http2;
     const where: ListeningPort = {
       protocol,
       ip: settings.ip,
       port: bound,
       framework: app.framework,
-      http2,
+      http2: !probes && protocol === 'https' && settings.enableHttp2 && served.http2,
     };
     if (probes) where.probes = true;
     else if (twoWayTls) where.twoWayTls = true;
@@ -265,7 +264,7 @@ async function listen(
     log.info({ pid: process.pid, ports }, `worker ${worker} serving`);
     // Before the primary's own line about this worker, in the output the two share.
     flushLogger(log);
-    await reportListening(listening);
+    await sendToPrimary({ chain: 'listening', ports: listening });
   }
   return { config, logger: log, app, ports, close };
 }

@@ -36,15 +36,11 @@ type ToWorker =
   | { chain: 'stop' }
   | { chain: 'prometheus'; id: number; contentType?: string; body?: string; error?: string };
 
-function sendToPrimary(message: ToPrimary): Promise<void> {
+export function sendToPrimary(message: ToPrimary): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!process.send || !process.connected) return reject(new Error('no primary process'));
     process.send(message, undefined, {}, (err) => (err ? reject(err) : resolve()));
   });
-}
-
-export function reportListening(ports: ListeningPort[]): Promise<void> {
-  return sendToPrimary({ chain: 'listening', ports });
 }
 
 export function reportCannotStart(message: string, file?: string, key?: string): Promise<void> {
@@ -157,7 +153,6 @@ export function runPrimary(config: ServiceConfig, logger: Logger): void {
             reply(worker, { chain: 'prometheus', id: message.id, error: err.message }),
         );
         return;
-      default:
     }
   };
 

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import {
   onStopRequest,
   reportCannotStart,
-  reportListening,
+  sendToPrimary,
   watchForStop,
   workerMetricsLink,
   workerNumber,
@@ -87,7 +87,7 @@ describe('a worker and its primary: the messages', () => {
       framework: 'native',
       http2: false,
     } as const;
-    await reportListening([port]);
+    await sendToPrimary({ chain: 'listening', ports: [port] });
     await reportCannotStart('server.yml is wrong', 'server.yml', 'workers');
     expect(sent).toEqual([
       { chain: 'listening', ports: [port] },
@@ -97,7 +97,9 @@ describe('a worker and its primary: the messages', () => {
     setConnected(false);
     await reportCannotStart('port taken');
     expect(stderr).toHaveBeenCalledWith('Cannot start: port taken\n');
-    await expect(reportListening([])).rejects.toThrow('no primary process');
+    await expect(sendToPrimary({ chain: 'listening', ports: [] })).rejects.toThrow(
+      'no primary process',
+    );
   });
 
   it('stops when the primary says stop', () => {

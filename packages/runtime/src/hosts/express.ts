@@ -12,11 +12,8 @@ import type { RenderError } from './native.js';
 const exchanges = new WeakMap<http.IncomingMessage, Exchange>();
 
 function exchangeOf(req: http.IncomingMessage, res: http.ServerResponse): Exchange {
-  let x = exchanges.get(req);
-  if (!x) {
-    x = createExchange(req, res);
-    exchanges.set(req, x);
-  }
+  const x = exchanges.get(req) ?? createExchange(req, res);
+  exchanges.set(req, x);
   return x;
 }
 

@@ -14,20 +14,15 @@ export function probesStage(
 ): Stage {
   const health = JSON.stringify({ status: 'UP', serviceId });
   return (x) => {
-    const probe =
-      x.path === '/health'
-        ? 'health'
-        : x.path === '/ready'
-          ? 'ready'
-          : metrics.enabled && x.path === '/metrics'
-            ? 'metrics'
-            : undefined;
-    if (!probe) return;
+    const { path } = x;
+    if (path !== '/health' && path !== '/ready' && (path !== '/metrics' || !metrics.enabled)) {
+      return;
+    }
     switch (x.method) {
       case 'GET':
       case 'HEAD':
-        if (probe === 'health') return send(x.res, 200, JSON_TYPE, health);
-        if (probe === 'ready') {
+        if (path === '/health') return send(x.res, 200, JSON_TYPE, health);
+        if (path === '/ready') {
           return readiness().then(({ ready, body }) => {
             send(x.res, ready ? 200 : 503, JSON_TYPE, body, { 'Cache-Control': 'no-store' });
           });

@@ -28,10 +28,13 @@ export class SpanExporter {
   private failing = false;
   private dropped = 0;
   private readonly url: URL;
+  /** Logged: without the query or user info the URL may carry. */
+  private readonly endpoint: string;
   private readonly resource: { serviceName: string; attributes: Record<string, string | number> };
 
   constructor(private readonly options: SpanExporterOptions) {
     this.url = new URL(options.config.endpoint);
+    this.endpoint = this.url.origin + this.url.pathname;
     this.resource = {
       serviceName: options.serviceName,
       attributes: { 'host.name': os.hostname(), 'process.pid': process.pid },
@@ -52,13 +55,12 @@ export class SpanExporter {
     if (this.timer) return;
     const { config, logger } = this.options;
     logger.info(
-      { endpoint: this.url.origin + this.url.pathname, intervalMs: config.exportIntervalMs },
+      { endpoint: this.endpoint, intervalMs: config.exportIntervalMs },
       'telemetry: exporting spans over OTLP/HTTP',
     );
     this.timer = setInterval(() => {
       if (!this.inFlight && this.queue.length > 0) void this.flush();
-    }, config.exportIntervalMs);
-    this.timer.unref();
+    }, config.exportIntervalMs).unref();
   }
 
   async stop(): Promise<void> {
@@ -116,14 +118,8 @@ export class SpanExporter {
       if (result.retry && room >= batch.length) this.queue.unshift(...batch);
       if (!this.failing) {
         this.failing = true;
-        logger.warn(
-          {
-            endpoint: this.url.origin + this.url.pathname,
-            reason: result.reason,
-            retry: result.retry,
-          },
-          'telemetry: span export failed',
-        );
+        const { reason, retry } = result;
+        logger.warn({ endpoint: this.endpoint, reason, retry }, 'telemetry: span export failed');
       }
     } else if (this.failing) {
       this.failing = false;
