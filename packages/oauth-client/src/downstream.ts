@@ -58,12 +58,10 @@ const fallbackArgs = (code: StatusCode, name: string): string[] =>
 export class Downstream {
   private readonly target: URL;
   private readonly urls = new Map<string, URL>();
-  private readonly transport: Transport;
   readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
     this.target = new URL(options.url);
-    this.transport = options.transport;
     const { breaker, events, name } = options;
     if (breaker && breaker.errorThreshold > 0) {
       this.breaker = new CircuitBreaker({
@@ -122,7 +120,7 @@ export class Downstream {
     }
     const body = parseJson(answer.body);
     if (breaker) {
-      if (isOwnFailure(answer.status, body)) breaker.failure();
+      if (answer.status >= 500 && !isPassedOn(codeOf(body))) breaker.failure();
       else breaker.success();
     }
     return { response: answer, body };
@@ -144,8 +142,8 @@ export class Downstream {
     const cause = new Error(
       `${this.urlOf(path).href} answered HTTP ${status}: ${response.body.slice(0, 200)}`,
     );
-    const code = (body as { code?: unknown } | null)?.code;
-    if (isStatusCode(code) && PASS_THROUGH.includes(code)) {
+    const code = codeOf(body);
+    if (isPassedOn(code)) {
       const passed = new StatusError(code, fallbackArgs(code, name), { cause });
       const description = (body as { description?: unknown }).description;
       if (typeof description === 'string' && OUR_DESCRIPTIONS.get(code)!.test(description)) {
@@ -162,11 +160,11 @@ export class Downstream {
     url: URL,
     resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>,
   ): Promise<TransportResponse> {
-    const { timeoutMs } = this.options;
+    const { timeoutMs, transport } = this.options;
     const sent = withAccept(headers);
     const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
     try {
-      return await this.transport.request(request);
+      return await transport.request(request);
     } catch (err) {
       if ((err as TransportError).kind !== 'stale_connection') throw err;
       this.options.events?.downstreamRetried?.({
@@ -174,7 +172,7 @@ export class Downstream {
         reason: 'stale_connection',
       });
       const again = resendHeaders ? withAccept(await resendHeaders()) : request.headers;
-      return this.transport.request({ ...request, headers: again, freshConnection: true });
+      return transport.request({ ...request, headers: again, freshConnection: true });
     }
   }
 }
@@ -186,11 +184,10 @@ function withAccept(headers: Record<string, string>): Record<string, string> {
   return sent;
 }
 
-function isOwnFailure(status: number, body: unknown): boolean {
-  if (status < 500) return false;
-  const code = (body as { code?: unknown } | null)?.code;
-  return !(isStatusCode(code) && PASS_THROUGH.includes(code));
-}
+const codeOf = (body: unknown) => (body as { code?: unknown } | null)?.code;
+
+const isPassedOn = (code: unknown): code is StatusCode =>
+  isStatusCode(code) && PASS_THROUGH.includes(code);
 
 function parseJson(text: string): unknown {
   try {
