@@ -3,12 +3,6 @@ import type { ClientEvents } from './client-events.js';
 import type { Downstream, DownstreamAnswer } from './downstream.js';
 import type { TokenSource } from './renewable-token.js';
 
-export interface DownstreamCallerOptions {
-  downstream: Downstream;
-  tokens?: TokenSource;
-  events?: ClientEvents;
-}
-
 export interface CallRequest {
   path?: string;
   callerAuthorization?: string;
@@ -30,7 +24,9 @@ const PROOF_REPLAYED = 'ERR20014';
  * token, a replayed proof one with a new proof; any other refusal, or a second, is the error.
  */
 export class DownstreamCaller {
-  constructor(readonly options: DownstreamCallerOptions) {}
+  constructor(
+    readonly options: { downstream: Downstream; tokens?: TokenSource; events?: ClientEvents },
+  ) {}
 
   async getJson(request: CallRequest = {}): Promise<{ status: number; body: unknown }> {
     const { downstream, tokens, events } = this.options;
