@@ -94,7 +94,7 @@ export class Downstream {
       resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
     } = {},
   ): Promise<DownstreamAnswer> {
-    const { name, timeoutMs, events } = this.options;
+    const { name, timeoutMs, events, transport } = this.options;
     const breaker = this.breaker;
     if (breaker && !breaker.acquire()) {
       events?.circuitRejected?.({ downstream: name });
@@ -106,7 +106,15 @@ export class Downstream {
     }
     let answer: TransportResponse;
     try {
-      answer = await this.attempt(headers, this.urlOf(options.path), options.resendHeaders);
+      const sent = withAccept(headers);
+      const url = this.urlOf(options.path);
+      const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
+      answer = await transport.request(request).catch(async (err: TransportError) => {
+        if (err.kind !== 'stale_connection') throw err;
+        events?.downstreamRetried?.({ downstream: name, reason: 'stale_connection' });
+        const again = options.resendHeaders ? withAccept(await options.resendHeaders()) : sent;
+        return transport.request({ ...request, headers: again, freshConnection: true });
+      });
     } catch (err) {
       breaker?.failure();
       const failure = err as TransportError;
@@ -153,27 +161,6 @@ export class Downstream {
     }
     const what = isStatusCode(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
     throw new StatusError('ERR20004', [name, what], { cause });
-  }
-
-  private async attempt(
-    headers: Record<string, string>,
-    url: URL,
-    resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>,
-  ): Promise<TransportResponse> {
-    const { timeoutMs, transport } = this.options;
-    const sent = withAccept(headers);
-    const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
-    try {
-      return await transport.request(request);
-    } catch (err) {
-      if ((err as TransportError).kind !== 'stale_connection') throw err;
-      this.options.events?.downstreamRetried?.({
-        downstream: this.options.name,
-        reason: 'stale_connection',
-      });
-      const again = resendHeaders ? withAccept(await resendHeaders()) : request.headers;
-      return transport.request({ ...request, headers: again, freshConnection: true });
-    }
   }
 }
 
