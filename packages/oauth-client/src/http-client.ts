@@ -10,8 +10,6 @@ import {
   type TransportResponse,
 } from './transport.js';
 
-const CONNECTIONS = 256;
-
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
@@ -72,7 +70,7 @@ export class HttpClient implements Transport {
   private agent(pipelining: number): Agent {
     return new Agent({
       connect: this.connector,
-      connections: CONNECTIONS,
+      connections: 256,
       pipelining,
       // The call has its own time-out.
       headersTimeout: 0,
