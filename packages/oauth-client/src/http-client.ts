@@ -191,28 +191,22 @@ class Call implements Dispatcher.DispatchHandler {
       this.chunks.length === 1
         ? this.chunks[0].toString('utf8')
         : Buffer.concat(this.chunks).toString('utf8');
-    this.resolve(new Answer(this.status, this.headers, body));
+    const raw = this.headers;
+    let nodeShaped: IncomingHttpHeaders | undefined;
+    // Put in Node's shape when first read.
+    this.resolve({
+      status: this.status,
+      body,
+      get headers() {
+        return (nodeShaped ??= Array.isArray(raw) ? nodeHeaders(raw) : raw);
+      },
+    });
   }
 
   // undici sends a stream the server refused unprocessed once more itself (RFC 9113 section
   // 8.7), and lets a stream a GOAWAY covers finish.
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.settled) this.fail(failureOf(err, this));
-  }
-}
-
-/** An answer whose headers are put in Node's shape when first read. */
-class Answer implements TransportResponse {
-  private nodeShaped?: IncomingHttpHeaders;
-
-  constructor(
-    readonly status: number,
-    private readonly raw: Buffer[] | IncomingHttpHeaders,
-    readonly body: string,
-  ) {}
-
-  get headers(): IncomingHttpHeaders {
-    return (this.nodeShaped ??= Array.isArray(this.raw) ? nodeHeaders(this.raw) : this.raw);
   }
 }
 
@@ -246,8 +240,7 @@ function nodeHeaders(raw: Buffer[]): IncomingHttpHeaders {
     const value = raw[i + 1].toString('latin1');
     const seen = headers[name];
     if (name === 'set-cookie') {
-      if (seen === undefined) headers[name] = [value];
-      else (seen as string[]).push(value);
+      ((headers[name] ??= []) as string[]).push(value);
     } else if (seen === undefined) {
       headers[name] = value;
     } else if (!FIRST_WINS.has(name)) {
