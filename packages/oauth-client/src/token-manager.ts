@@ -71,23 +71,22 @@ export class TokenManager {
         }`,
       );
     }
-    let source = this.sources.get(serviceId);
-    if (!source) {
-      // `clientRules` made sure of a server_url.
-      const server = servers[serviceId];
-      const requester = this.makeRequester(
-        {
-          serverUrl: (server.server_url ?? oauth.token.server_url)!,
-          uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
-          clientId: server.client_id,
-          authMethod: 'client_secret_basic',
-          clientSecret: server.client_secret,
-        },
-        this.dpopKey,
-      );
-      source = this.makeSource(requester, server.scope ?? []);
-      this.sources.set(serviceId, source);
-    }
+    const made = this.sources.get(serviceId);
+    if (made) return made;
+    // `clientRules` made sure of a server_url.
+    const server = servers[serviceId];
+    const requester = this.makeRequester(
+      {
+        serverUrl: (server.server_url ?? oauth.token.server_url)!,
+        uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
+        clientId: server.client_id,
+        authMethod: 'client_secret_basic',
+        clientSecret: server.client_secret,
+      },
+      this.dpopKey,
+    );
+    const source = this.makeSource(requester, server.scope ?? []);
+    this.sources.set(serviceId, source);
     return source;
   }
 
