@@ -43,20 +43,18 @@ export class HttpClient implements Transport {
 
   request(r: TransportRequest): Promise<TransportResponse> {
     const agent = r.freshConnection ? (this.fresh ??= this.agent(0)) : this.pool;
-    return new Promise((resolve, reject) => {
-      const call = new Call(r, resolve, reject, this);
-      call.timer = setTimeout(() => call.fail(timedOut(r)), r.timeoutMs);
-      agent.dispatch(
-        {
-          origin: r.url.origin,
-          path: r.url.pathname + r.url.search,
-          method: r.method as Dispatcher.HttpMethod,
-          headers: r.headers,
-          body: r.body,
-        },
-        call,
-      );
-    });
+    const call = new Call(r, this);
+    agent.dispatch(
+      {
+        origin: r.url.origin,
+        path: r.url.pathname + r.url.search,
+        method: r.method as Dispatcher.HttpMethod,
+        headers: r.headers,
+        body: r.body,
+      },
+      call,
+    );
+    return call.result.promise;
   }
 
   async destroy(): Promise<void> {
@@ -124,11 +122,12 @@ export function failureOf(
 }
 
 class Call implements Dispatcher.DispatchHandler {
-  timer?: NodeJS.Timeout;
+  readonly result = Promise.withResolvers<TransportResponse>();
   answered = false;
   /** On a kept-alive connection of the pool (a fresh connection is never one). */
   reused = false;
   readonly connectTimeoutMs: number;
+  private readonly timer: NodeJS.Timeout;
   private controller?: Dispatcher.DispatchController;
   private settled = false;
   private status = 0;
@@ -138,18 +137,17 @@ class Call implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly r: TransportRequest,
-    private readonly resolve: (response: TransportResponse) => void,
-    private readonly reject: (err: TransportError) => void,
     private readonly client: HttpClient,
   ) {
     this.connectTimeoutMs = client.connectTimeoutMs;
+    this.timer = setTimeout(() => this.fail(timedOut(r)), r.timeoutMs);
   }
 
   fail(err: TransportError): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.reject(err);
+    this.result.reject(err);
     if (this.controller && !this.controller.aborted) this.controller.abort(err);
   }
 
@@ -194,7 +192,7 @@ class Call implements Dispatcher.DispatchHandler {
     const raw = this.headers;
     let nodeShaped: IncomingHttpHeaders | undefined;
     // Put in Node's shape when first read.
-    this.resolve({
+    this.result.resolve({
       status: this.status,
       body,
       get headers() {
