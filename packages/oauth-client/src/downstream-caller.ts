@@ -38,15 +38,11 @@ export class DownstreamCaller {
     let answer = await this.send(request, own, first instanceof Promise ? await first : first);
     if (answer.response.status === 401) {
       const { name } = downstream.options;
-      const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
-      if (remedy === 'renew') {
-        tokens.invalidate(own);
-        events?.downstreamRetried?.({ downstream: name, reason: 'invalid_token' });
-        own = await tokens.get(trace);
-      } else if (remedy === 'new_proof') {
-        events?.downstreamRetried?.({ downstream: name, reason: 'dpop_proof_replayed' });
-      }
-      if (remedy !== 'none') {
+      const reason = retryOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
+      if (reason === 'invalid_token') tokens.invalidate(own);
+      if (reason) {
+        events?.downstreamRetried?.({ downstream: name, reason });
+        if (reason === 'invalid_token') own = await tokens.get(trace);
         answer = await this.send(request, own, await this.headers(request, own));
       }
     }
@@ -76,24 +72,24 @@ export class DownstreamCaller {
   }
 }
 
-type Remedy = 'renew' | 'new_proof' | 'none';
+type Retry = 'invalid_token' | 'dpop_proof_replayed' | undefined;
 
-function remedyOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Remedy {
+function retryOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Retry {
   const code = (answer.body as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
-    if (BINDING_REFUSED.has(code)) return 'none';
-    if (code === PROOF_REPLAYED) return dpop ? 'new_proof' : 'none';
+    if (BINDING_REFUSED.has(code)) return undefined;
+    if (code === PROOF_REPLAYED) return dpop ? 'dpop_proof_replayed' : undefined;
     if (AUTHORIZATION_REFUSED.has(code) || SCOPE_TOKEN_REFUSED.has(code)) {
       const ours = ownInScopeToken
         ? SCOPE_TOKEN_REFUSED.has(code)
         : AUTHORIZATION_REFUSED.has(code);
-      return ours ? 'renew' : 'none';
+      return ours ? 'invalid_token' : undefined;
     }
   }
-  if (ownInScopeToken) return 'none';
+  if (ownInScopeToken) return undefined;
   const challenge = answer.response.headers['www-authenticate'];
-  if (typeof challenge !== 'string') return 'none';
+  if (typeof challenge !== 'string') return undefined;
   // RFC 9449 7.1: a DPoP challenge may name the proof, which a renewed token does not mend.
-  if (/\berror\s*=\s*"?invalid_dpop_proof"?/i.test(challenge)) return 'none';
-  return /\berror\s*=\s*"?invalid_token"?/i.test(challenge) ? 'renew' : 'none';
+  if (/\berror\s*=\s*"?invalid_dpop_proof"?/i.test(challenge)) return undefined;
+  return /\berror\s*=\s*"?invalid_token"?/i.test(challenge) ? 'invalid_token' : undefined;
 }
