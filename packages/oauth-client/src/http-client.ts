@@ -171,14 +171,10 @@ class Call implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const max = this.r.maxBodyBytes;
     this.size += chunk.length;
-    if (this.size > this.r.maxBodyBytes) {
-      this.fail(
-        new TransportError('body_too_large', `a body larger than ${this.r.maxBodyBytes} bytes`),
-      );
-      return;
-    }
-    this.chunks.push(chunk);
+    if (this.size <= max) this.chunks.push(chunk);
+    else this.fail(new TransportError('body_too_large', `a body larger than ${max} bytes`));
   }
 
   onResponseEnd(): void {
