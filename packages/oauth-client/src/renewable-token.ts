@@ -123,7 +123,6 @@ export class TokenSource {
     return this.token.options.clientId;
   }
 
-  /** The token, or ERR10009 keeping the TokenFetchError as its cause. */
   async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
     if (ready) return ready.value;
