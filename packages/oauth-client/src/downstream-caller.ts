@@ -49,10 +49,7 @@ export class DownstreamCaller {
     return downstream.check(answer, path);
   }
 
-  private headers(
-    request: CallRequest,
-    own: string,
-  ): Record<string, string> | Promise<Record<string, string>> {
+  private headers(request: CallRequest, own: string) {
     const dpop = this.options.tokens?.dpop;
     if (!dpop) return this.filled(request, own);
     const url = this.options.downstream.urlOf(request.path);

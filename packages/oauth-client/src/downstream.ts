@@ -134,10 +134,7 @@ export class Downstream {
     return { response: answer, body };
   }
 
-  async getJson(
-    headers: Record<string, string>,
-    path?: string,
-  ): Promise<{ body: unknown; status: number }> {
+  async getJson(headers: Record<string, string>, path?: string) {
     return this.check(await this.send(headers, { path }), path);
   }
 
