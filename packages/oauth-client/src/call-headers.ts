@@ -25,10 +25,7 @@ export function credentialHeaders(
 }
 
 /** A bound token (the DPoP scheme, or `cnf`) is the caller's to prove, which a hop cannot. */
-export function forwardedAuthorization(
-  header: string | undefined,
-  claims?: { cnf?: unknown },
-): string | undefined {
+export function forwardedAuthorization(header: string | undefined, claims?: { cnf?: unknown }) {
   if (!header || /^\s*dpop\s/i.test(header)) return undefined;
   return claims?.cnf === undefined ? header : undefined;
 }

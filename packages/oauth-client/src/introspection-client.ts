@@ -26,10 +26,7 @@ const MAX_ANSWER = 16 * 1024;
  * `oauth.introspection`, else, when JWTs are not verified, light-4j's place for it, the key
  * section (JWT and SWT verification are exclusive there).
  */
-export function introspectionEndpoint(
-  files: ClientFiles,
-  verifiesJwt: boolean,
-): IntrospectionEndpoint | undefined {
+export function introspectionEndpoint(files: ClientFiles, verifiesJwt: boolean) {
   const { introspection, key } = files.client.oauth;
   if (!introspection && verifiesJwt) return undefined;
   const why = 'is required to introspect opaque tokens (security.yml enableVerifySwt)';
