@@ -9,12 +9,6 @@ import { clientSecrets, type ClientFiles } from './client-config.js';
 import { basicAuth } from './token-request.js';
 import { jsonObject, noAnswer, type Transport, type TransportError } from './transport.js';
 
-export interface IntrospectionEndpoint {
-  url: string;
-  clientId: string;
-  clientSecret: string;
-}
-
 /** Names the server and nothing of the request. */
 export class IntrospectionFetchError extends Error {
   override readonly name = 'IntrospectionFetchError';
@@ -49,7 +43,7 @@ export function introspectionEndpoint(files: ClientFiles, verifiesJwt: boolean) 
 
 /** RFC 7662; a reset kept-alive connection is asked again: introspection changes nothing. */
 export function createIntrospectionClient(options: {
-  endpoint: IntrospectionEndpoint;
+  endpoint: { url: string; clientId: string; clientSecret: string };
   http: Transport;
   timeoutMs: number;
 }): IntrospectionSource {
