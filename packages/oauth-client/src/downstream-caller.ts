@@ -19,10 +19,7 @@ const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
 /** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
 const PROOF_REPLAYED = 'ERR20014';
 
-/**
- * A 401 refusing **our own** token (revoked, or its key gone) gets one more call with a renewed
- * token, a replayed proof one with a new proof; any other refusal, or a second, is the error.
- */
+/** One more call when a 401 refused our own token or a replayed proof (README). */
 export class DownstreamCaller {
   constructor(
     readonly options: { downstream: Downstream; tokens?: TokenSource; events?: ClientEvents },

@@ -13,10 +13,7 @@ import {
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
-/**
- * undici, calls dispatched with a handler of ours. undici emits `connect` right before it writes
- * a new connection's first request: how a call tells a kept-alive one.
- */
+/** undici's dispatch with a handler of ours (README, "One client: undici"). */
 export class HttpClient implements Transport {
   readonly connectTimeoutMs: number;
   newConnection = false;
@@ -197,8 +194,6 @@ class Call implements Dispatcher.DispatchHandler {
     });
   }
 
-  // undici sends a stream the server refused unprocessed once more itself (RFC 9113 section
-  // 8.7), and lets a stream a GOAWAY covers finish.
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.settled) this.fail(failureOf(err, this));
   }
