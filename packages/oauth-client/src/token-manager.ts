@@ -61,15 +61,12 @@ export class TokenManager {
     }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.hasOwn(servers, serviceId)) {
-      throw new ConfigError(
-        this.files.clientFile,
-        'oauth.token.client_credentials.serviceIdAuthServers',
-        `has no entry for ${
-          serviceId === undefined
-            ? 'the downstream (no serviceId: see pathPrefixServices)'
-            : `serviceId ${serviceId}`
-        }`,
-      );
+      const key = 'oauth.token.client_credentials.serviceIdAuthServers';
+      const which =
+        serviceId === undefined
+          ? 'the downstream (no serviceId: see pathPrefixServices)'
+          : `serviceId ${serviceId}`;
+      throw new ConfigError(this.files.clientFile, key, `has no entry for ${which}`);
     }
     const made = this.sources.get(serviceId);
     if (made) return made;
