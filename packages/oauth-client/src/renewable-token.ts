@@ -49,14 +49,10 @@ export class RenewableToken {
   /** The token when it can be served at once: the hot path, no promise, no timer. */
   peek(now = this.now(), trace?: OutgoingTrace): AccessToken | undefined {
     const state = this.state(now);
-    if (state === 'fresh') return this.token;
-    if (state === 'early') {
-      if (!this.pending && now >= this.earlyRetryAt) {
-        this.renew('early', trace).catch((err: unknown) => this.options.onBackgroundError?.(err));
-      }
-      return this.token;
+    if (state === 'early' && !this.pending && now >= this.earlyRetryAt) {
+      this.renew('early', trace).catch((err: unknown) => this.options.onBackgroundError?.(err));
     }
-    return undefined;
+    return state === 'fresh' || state === 'early' ? this.token : undefined;
   }
 
   async get(trace?: OutgoingTrace): Promise<AccessToken> {
