@@ -184,7 +184,6 @@ class Call implements Dispatcher.DispatchHandler {
         : Buffer.concat(this.chunks).toString('utf8');
     const raw = this.headers;
     let nodeShaped: IncomingHttpHeaders | undefined;
-    // Put in Node's shape when first read.
     this.result.resolve({
       status: this.status,
       body,

@@ -20,11 +20,7 @@ export interface RenewableTokenOptions {
 /** `cold`: no token (or it was refused downstream); `early`: in the renewal window. */
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
-/**
- * One cached token and its renewal, as light-4j's client does it: served in the renewal window
- * while one background renewal runs; once cold or expired, callers share one renewal, and after
- * a failed one fail at once (`retry_later`) until the retry delay has passed.
- */
+/** One cached token and its renewal, as light-4j's client does it (README's module table). */
 export class RenewableToken {
   private token: AccessToken | undefined;
   private pending: Promise<AccessToken> | undefined;

@@ -94,7 +94,6 @@ export class TokenRequester {
       .catch((err: unknown) => {
         throw this.failure(err, answer?.status);
       });
-    // Counted from when the request was sent: the token is never kept past its real end.
     const lifetime = token.expires_in ?? 0;
     if (lifetime <= 0) throw this.failure(new Error('no expires_in'), 200);
     if (dpop && token.token_type !== 'dpop') {
