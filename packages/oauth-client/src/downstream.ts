@@ -75,14 +75,13 @@ export class Downstream {
 
   urlOf(path?: string): URL {
     if (path === undefined) return this.target;
-    let url = this.urls.get(path);
-    if (!url) {
-      const base = this.target.href.replace(/\/+$/, '');
-      url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-      // Paths made per request (ids in them) must not grow the map without end.
-      if (this.urls.size >= 256) this.urls.clear();
-      this.urls.set(path, url);
-    }
+    const made = this.urls.get(path);
+    if (made) return made;
+    const base = this.target.href.replace(/\/+$/, '');
+    const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
+    // Paths made per request (ids in them) must not grow the map without end.
+    if (this.urls.size >= 256) this.urls.clear();
+    this.urls.set(path, url);
     return url;
   }
 
