@@ -47,17 +47,12 @@ export class ClientStats {
   }
 
   take(): ClientSnapshot {
-    const counters = [...this.counters.values()].map((series) => {
-      const { value } = series;
-      series.value = 0;
-      return { ...series, value };
-    });
-    const timers: ClientSnapshot['timers'] = [];
-    for (const series of this.timers.values()) {
-      if (series.value.count > 0) timers.push({ ...series });
-      series.value = emptyTimer();
-    }
-    const gauges = [...this.gauges.values()].map((series) => ({ ...series }));
+    const copies = <T>(map: Map<string, Series<T>>) => [...map.values()].map((s) => ({ ...s }));
+    const counters = copies(this.counters);
+    const timers = copies(this.timers).filter((series) => series.value.count > 0);
+    const gauges = copies(this.gauges);
+    for (const series of this.counters.values()) series.value = 0;
+    for (const series of this.timers.values()) series.value = emptyTimer();
     return { counters, timers, gauges };
   }
 

@@ -24,7 +24,6 @@ export interface PointContext extends HostIdentity {
   serviceId: string;
 }
 
-// The influx package escapes tags but not measurements.
 const point = (measurement: string, tags: IPoint['tags'], value: number, timestamp: number) => ({
   measurement: escape.measurement(measurement),
   tags,

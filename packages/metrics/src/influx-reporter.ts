@@ -39,10 +39,7 @@ const isRefusal = (err: unknown): boolean => {
   return status === 400 || status === 413;
 };
 
-/**
- * A write that timed out may have been applied: sent again, its points are the same and InfluxDB
- * keeps one, so nothing counts twice.
- */
+/** Each interval to InfluxDB, held while it does not answer (README, "InfluxDB"). */
 export class InfluxReporter {
   readonly intervalMs: number;
   readonly target: string;
@@ -131,7 +128,6 @@ export class InfluxReporter {
   }
 
   private collect(): void {
-    // Strictly increasing: two intervals sharing a timestamp would overwrite each other's points.
     const timestamp = Math.max(Math.floor(this.options.now()), this.lastTimestamp + 1);
     this.lastTimestamp = timestamp;
     try {

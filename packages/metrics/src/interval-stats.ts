@@ -10,7 +10,6 @@ export interface SeriesSnapshot {
   responseTime?: { count: number; min: number; max: number; mean: number };
 }
 
-/** As light-4j's reporter, a series once seen keeps being reported, with zero counts. */
 export class IntervalStats {
   private readonly table = new SeriesTable((endpoint, clientId) => ({
     endpoint,

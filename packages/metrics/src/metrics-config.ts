@@ -1,6 +1,5 @@
 import { configFile, text, z, type Light4jKey } from '@chain/config';
 
-/** light-4j's metrics.yml keys this project does not implement. */
 const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   enableJVMMonitor: {
     same: false,

@@ -60,7 +60,6 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
     },
     start: () => (forwarder ?? reporter)?.start(),
     stop: async () => (forwarder ?? reporter)?.stop(),
-    // Ends the current interval now and writes it with the held ones (tests).
     report: async () => (reporter ? reporter.report() : { written: 0, held: 0 }),
   };
 }

@@ -8,12 +8,11 @@ export class SeriesTable<T> {
   get(endpoint: string, clientId: string): T {
     let byClient = this.byEndpoint.get(endpoint);
     if (!byClient) this.byEndpoint.set(endpoint, (byClient = new Map()));
-    let entry = byClient.get(clientId);
-    if (!entry) {
-      entry = this.make(endpoint, clientId);
-      byClient.set(clientId, entry);
-      this.all.push(entry);
-    }
+    const found = byClient.get(clientId);
+    if (found) return found;
+    const entry = this.make(endpoint, clientId);
+    byClient.set(clientId, entry);
+    this.all.push(entry);
     return entry;
   }
 

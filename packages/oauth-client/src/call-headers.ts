@@ -12,40 +12,29 @@ export function credentialHeaders(
   dpopProof?: string,
   headers: Record<string, string> = {},
 ): Record<string, string> {
+  const own = `${dpopProof === undefined ? 'Bearer' : 'DPoP'} ${ownToken}`;
   if (callerAuthorization) {
     headers.Authorization = callerAuthorization;
-    if (dpopProof === undefined) {
-      headers['X-Scope-Token'] = `Bearer ${ownToken}`;
-    } else {
-      headers['X-Scope-Token'] = `DPoP ${ownToken}`;
-      headers['X-Scope-Token-DPoP'] = dpopProof;
-    }
-  } else if (dpopProof === undefined) {
-    headers.Authorization = `Bearer ${ownToken}`;
+    headers['X-Scope-Token'] = own;
+    if (dpopProof !== undefined) headers['X-Scope-Token-DPoP'] = dpopProof;
   } else {
-    headers.Authorization = `DPoP ${ownToken}`;
-    headers.DPoP = dpopProof;
+    headers.Authorization = own;
+    if (dpopProof !== undefined) headers.DPoP = dpopProof;
   }
   return headers;
 }
 
 /** A bound token (the DPoP scheme, or `cnf`) is the caller's to prove, which a hop cannot. */
-export function forwardedAuthorization(
-  header: string | undefined,
-  claims?: { cnf?: unknown },
-): string | undefined {
+export function forwardedAuthorization(header: string | undefined, claims?: { cnf?: unknown }) {
   if (!header || /^\s*dpop\s/i.test(header)) return undefined;
   return claims?.cnf === undefined ? header : undefined;
 }
 
 /** What a log line may say of a request's tokens: claims read (not verified), a fingerprint. */
 export function credentialSummary(headers: Record<string, string | string[] | undefined>) {
-  const summary: { authorization?: TokenSummary; scopeToken?: TokenSummary } = {};
-  const auth = summarize(headers.authorization);
-  const scope = summarize(headers['x-scope-token']);
-  if (auth) summary.authorization = auth;
-  if (scope) summary.scopeToken = scope;
-  return summary;
+  const authorization = summarize(headers.authorization);
+  const scopeToken = summarize(headers['x-scope-token']);
+  return { ...(authorization && { authorization }), ...(scopeToken && { scopeToken }) };
 }
 
 export interface TokenSummary {

@@ -7,10 +7,7 @@ export interface CircuitBreakerOptions {
   onStateChange?: (state: CircuitState, previous: CircuitState) => void;
 }
 
-/**
- * light-4j's, but per downstream (light-4j has one per process) and with one trial call when
- * half-open. Every call `acquire` lets through must end in `success()` or `failure()`.
- */
+/** Every call `acquire` lets through must end in `success()` or `failure()`. */
 export class CircuitBreaker {
   private current: CircuitState = 'closed';
   private failures = 0;

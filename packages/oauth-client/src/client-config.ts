@@ -196,24 +196,21 @@ function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
   const { tls, oauth } = cfg;
   const store = (key: 'trustStore' | 'keyStore', fits: (pem: string) => boolean, or: string) => {
     const file = tls[key];
+    if (!tls[key === 'trustStore' ? 'loadTrustStore' : 'loadKeyStore']) return;
     if (!file) issue(['tls', key], 'is required');
     else if (!fs.existsSync(file)) issue(['tls', key], `file not found: ${file}`);
     else if (!fits(fs.readFileSync(file, 'utf8'))) issue(['tls', key], `${file} ${or}`);
   };
-  if (tls.loadTrustStore) {
-    store(
-      'trustStore',
-      (pem) => pem.includes('-----BEGIN CERTIFICATE-----'),
-      'is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)',
-    );
-  }
-  if (tls.loadKeyStore) {
-    store(
-      'keyStore',
-      (pem) => Object.values(pemParts(pem)).every(Boolean),
-      'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
-    );
-  }
+  store(
+    'trustStore',
+    (pem) => pem.includes('-----BEGIN CERTIFICATE-----'),
+    'is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)',
+  );
+  store(
+    'keyStore',
+    (pem) => Object.values(pemParts(pem)).every(Boolean),
+    'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
+  );
   const cc = oauth.token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
   // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.

@@ -3,12 +3,6 @@ import type { ClientEvents } from './client-events.js';
 import type { Downstream, DownstreamAnswer } from './downstream.js';
 import type { TokenSource } from './renewable-token.js';
 
-export interface DownstreamCallerOptions {
-  downstream: Downstream;
-  tokens?: TokenSource;
-  events?: ClientEvents;
-}
-
 export interface CallRequest {
   path?: string;
   callerAuthorization?: string;
@@ -25,12 +19,11 @@ const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
 /** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
 const PROOF_REPLAYED = 'ERR20014';
 
-/**
- * A 401 refusing **our own** token (revoked, or its key gone) gets one more call with a renewed
- * token, a replayed proof one with a new proof; any other refusal, or a second, is the error.
- */
+/** One more call when a 401 refused our own token or a replayed proof (README). */
 export class DownstreamCaller {
-  constructor(readonly options: DownstreamCallerOptions) {}
+  constructor(
+    readonly options: { downstream: Downstream; tokens?: TokenSource; events?: ClientEvents },
+  ) {}
 
   async getJson(request: CallRequest = {}): Promise<{ status: number; body: unknown }> {
     const { downstream, tokens, events } = this.options;
@@ -42,25 +35,18 @@ export class DownstreamCaller {
     let answer = await this.send(request, own, first instanceof Promise ? await first : first);
     if (answer.response.status === 401) {
       const { name } = downstream.options;
-      const remedy = remedyOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
-      if (remedy === 'renew') {
-        tokens.invalidate(own);
-        events?.downstreamRetried?.({ downstream: name, reason: 'invalid_token' });
-        own = await tokens.get(trace);
-      } else if (remedy === 'new_proof') {
-        events?.downstreamRetried?.({ downstream: name, reason: 'dpop_proof_replayed' });
-      }
-      if (remedy !== 'none') {
+      const reason = retryOf(answer, callerAuthorization !== undefined, tokens.dpop !== undefined);
+      if (reason === 'invalid_token') tokens.invalidate(own);
+      if (reason) {
+        events?.downstreamRetried?.({ downstream: name, reason });
+        if (reason === 'invalid_token') own = await tokens.get(trace);
         answer = await this.send(request, own, await this.headers(request, own));
       }
     }
     return downstream.check(answer, path);
   }
 
-  private headers(
-    request: CallRequest,
-    own: string,
-  ): Record<string, string> | Promise<Record<string, string>> {
+  private headers(request: CallRequest, own: string) {
     const dpop = this.options.tokens?.dpop;
     if (!dpop) return this.filled(request, own);
     const url = this.options.downstream.urlOf(request.path);
@@ -80,24 +66,24 @@ export class DownstreamCaller {
   }
 }
 
-type Remedy = 'renew' | 'new_proof' | 'none';
+type Retry = 'invalid_token' | 'dpop_proof_replayed' | undefined;
 
-function remedyOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Remedy {
+function retryOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Retry {
   const code = (answer.body as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
-    if (BINDING_REFUSED.has(code)) return 'none';
-    if (code === PROOF_REPLAYED) return dpop ? 'new_proof' : 'none';
+    if (BINDING_REFUSED.has(code)) return undefined;
+    if (code === PROOF_REPLAYED) return dpop ? 'dpop_proof_replayed' : undefined;
     if (AUTHORIZATION_REFUSED.has(code) || SCOPE_TOKEN_REFUSED.has(code)) {
       const ours = ownInScopeToken
         ? SCOPE_TOKEN_REFUSED.has(code)
         : AUTHORIZATION_REFUSED.has(code);
-      return ours ? 'renew' : 'none';
+      return ours ? 'invalid_token' : undefined;
     }
   }
-  if (ownInScopeToken) return 'none';
+  if (ownInScopeToken) return undefined;
   const challenge = answer.response.headers['www-authenticate'];
-  if (typeof challenge !== 'string') return 'none';
+  if (typeof challenge !== 'string') return undefined;
   // RFC 9449 7.1: a DPoP challenge may name the proof, which a renewed token does not mend.
-  if (/\berror\s*=\s*"?invalid_dpop_proof"?/i.test(challenge)) return 'none';
-  return /\berror\s*=\s*"?invalid_token"?/i.test(challenge) ? 'renew' : 'none';
+  if (/\berror\s*=\s*"?invalid_dpop_proof"?/i.test(challenge)) return undefined;
+  return /\berror\s*=\s*"?invalid_token"?/i.test(challenge) ? 'invalid_token' : undefined;
 }

@@ -58,12 +58,10 @@ const fallbackArgs = (code: StatusCode, name: string): string[] =>
 export class Downstream {
   private readonly target: URL;
   private readonly urls = new Map<string, URL>();
-  private readonly transport: Transport;
   readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
     this.target = new URL(options.url);
-    this.transport = options.transport;
     const { breaker, events, name } = options;
     if (breaker && breaker.errorThreshold > 0) {
       this.breaker = new CircuitBreaker({
@@ -77,14 +75,13 @@ export class Downstream {
 
   urlOf(path?: string): URL {
     if (path === undefined) return this.target;
-    let url = this.urls.get(path);
-    if (!url) {
-      const base = this.target.href.replace(/\/+$/, '');
-      url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-      // Paths made per request (ids in them) must not grow the map without end.
-      if (this.urls.size >= 256) this.urls.clear();
-      this.urls.set(path, url);
-    }
+    const made = this.urls.get(path);
+    if (made) return made;
+    const base = this.target.href.replace(/\/+$/, '');
+    const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
+    // Paths made per request (ids in them) must not grow the map without end.
+    if (this.urls.size >= 256) this.urls.clear();
+    this.urls.set(path, url);
     return url;
   }
 
@@ -96,7 +93,7 @@ export class Downstream {
       resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
     } = {},
   ): Promise<DownstreamAnswer> {
-    const { name, timeoutMs, events } = this.options;
+    const { name, timeoutMs, events, transport } = this.options;
     const breaker = this.breaker;
     if (breaker && !breaker.acquire()) {
       events?.circuitRejected?.({ downstream: name });
@@ -108,7 +105,15 @@ export class Downstream {
     }
     let answer: TransportResponse;
     try {
-      answer = await this.attempt(headers, this.urlOf(options.path), options.resendHeaders);
+      const sent = withAccept(headers);
+      const url = this.urlOf(options.path);
+      const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
+      answer = await transport.request(request).catch(async (err: TransportError) => {
+        if (err.kind !== 'stale_connection') throw err;
+        events?.downstreamRetried?.({ downstream: name, reason: 'stale_connection' });
+        const again = options.resendHeaders ? withAccept(await options.resendHeaders()) : sent;
+        return transport.request({ ...request, headers: again, freshConnection: true });
+      });
     } catch (err) {
       breaker?.failure();
       const failure = err as TransportError;
@@ -122,16 +127,13 @@ export class Downstream {
     }
     const body = parseJson(answer.body);
     if (breaker) {
-      if (isOwnFailure(answer.status, body)) breaker.failure();
+      if (answer.status >= 500 && !isPassedOn(codeOf(body))) breaker.failure();
       else breaker.success();
     }
     return { response: answer, body };
   }
 
-  async getJson(
-    headers: Record<string, string>,
-    path?: string,
-  ): Promise<{ body: unknown; status: number }> {
+  async getJson(headers: Record<string, string>, path?: string) {
     return this.check(await this.send(headers, { path }), path);
   }
 
@@ -144,8 +146,8 @@ export class Downstream {
     const cause = new Error(
       `${this.urlOf(path).href} answered HTTP ${status}: ${response.body.slice(0, 200)}`,
     );
-    const code = (body as { code?: unknown } | null)?.code;
-    if (isStatusCode(code) && PASS_THROUGH.includes(code)) {
+    const code = codeOf(body);
+    if (isPassedOn(code)) {
       const passed = new StatusError(code, fallbackArgs(code, name), { cause });
       const description = (body as { description?: unknown }).description;
       if (typeof description === 'string' && OUR_DESCRIPTIONS.get(code)!.test(description)) {
@@ -156,27 +158,6 @@ export class Downstream {
     const what = isStatusCode(code) ? `HTTP ${status} ${code}` : `HTTP ${status}`;
     throw new StatusError('ERR20004', [name, what], { cause });
   }
-
-  private async attempt(
-    headers: Record<string, string>,
-    url: URL,
-    resendHeaders?: () => Record<string, string> | Promise<Record<string, string>>,
-  ): Promise<TransportResponse> {
-    const { timeoutMs } = this.options;
-    const sent = withAccept(headers);
-    const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
-    try {
-      return await this.transport.request(request);
-    } catch (err) {
-      if ((err as TransportError).kind !== 'stale_connection') throw err;
-      this.options.events?.downstreamRetried?.({
-        downstream: this.options.name,
-        reason: 'stale_connection',
-      });
-      const again = resendHeaders ? withAccept(await resendHeaders()) : request.headers;
-      return this.transport.request({ ...request, headers: again, freshConnection: true });
-    }
-  }
 }
 
 /** Filled by assignment: faster than a spread. */
@@ -186,11 +167,10 @@ function withAccept(headers: Record<string, string>): Record<string, string> {
   return sent;
 }
 
-function isOwnFailure(status: number, body: unknown): boolean {
-  if (status < 500) return false;
-  const code = (body as { code?: unknown } | null)?.code;
-  return !(isStatusCode(code) && PASS_THROUGH.includes(code));
-}
+const codeOf = (body: unknown) => (body as { code?: unknown } | null)?.code;
+
+const isPassedOn = (code: unknown): code is StatusCode =>
+  isStatusCode(code) && PASS_THROUGH.includes(code);
 
 function parseJson(text: string): unknown {
   try {

@@ -4,12 +4,7 @@ import { DPoP, type DPoPHandle } from 'oauth4webapi';
 
 const P256 = { name: 'ECDSA', namedCurve: 'P-256' };
 
-/**
- * One key pair, in memory only (a restart is the rotation). oauth4webapi's `handle` proves the
- * token requests (and keeps the servers' nonces); `proof` the downstream calls, whose proof
- * oauth4webapi cannot give: it puts its proofs only in the `DPoP` header of its own requests.
- * Both take `iat` from the real clock, as the servers that check it do.
- */
+/** `handle` proves the token requests, `proof` the downstream calls (README, "Token requests"). */
 export class DpopKey {
   readonly #privateKey: KeyObject;
   readonly jwk: JWK;
@@ -35,7 +30,6 @@ export class DpopKey {
   /** A new proof for one call (`htu` without query and fragment): servers refuse a seen `jti`. */
   proof(method: string, url: URL, accessToken?: string): Promise<string> {
     const claims: Record<string, string> = { htm: method, htu: url.origin + url.pathname };
-    // The hash is about 2% of the signature: worth no cache.
     if (accessToken !== undefined) {
       claims.ath = createHash('sha256').update(accessToken).digest('base64url');
     }

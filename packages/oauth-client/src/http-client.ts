@@ -10,15 +10,10 @@ import {
   type TransportResponse,
 } from './transport.js';
 
-const CONNECTIONS = 256;
-
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
 
-/**
- * undici, calls dispatched with a handler of ours. undici emits `connect` right before it writes
- * a new connection's first request: how a call tells a kept-alive one.
- */
+/** undici's dispatch with a handler of ours (README, "One client: undici"). */
 export class HttpClient implements Transport {
   readonly connectTimeoutMs: number;
   newConnection = false;
@@ -45,20 +40,18 @@ export class HttpClient implements Transport {
 
   request(r: TransportRequest): Promise<TransportResponse> {
     const agent = r.freshConnection ? (this.fresh ??= this.agent(0)) : this.pool;
-    return new Promise((resolve, reject) => {
-      const call = new Call(r, resolve, reject, this);
-      call.timer = setTimeout(() => call.fail(timedOut(r)), r.timeoutMs);
-      agent.dispatch(
-        {
-          origin: r.url.origin,
-          path: r.url.pathname + r.url.search,
-          method: r.method as Dispatcher.HttpMethod,
-          headers: r.headers,
-          body: r.body,
-        },
-        call,
-      );
-    });
+    const call = new Call(r, this);
+    agent.dispatch(
+      {
+        origin: r.url.origin,
+        path: r.url.pathname + r.url.search,
+        method: r.method as Dispatcher.HttpMethod,
+        headers: r.headers,
+        body: r.body,
+      },
+      call,
+    );
+    return call.result.promise;
   }
 
   async destroy(): Promise<void> {
@@ -72,7 +65,7 @@ export class HttpClient implements Transport {
   private agent(pipelining: number): Agent {
     return new Agent({
       connect: this.connector,
-      connections: CONNECTIONS,
+      connections: 256,
       pipelining,
       // The call has its own time-out.
       headersTimeout: 0,
@@ -126,11 +119,12 @@ export function failureOf(
 }
 
 class Call implements Dispatcher.DispatchHandler {
-  timer?: NodeJS.Timeout;
+  readonly result = Promise.withResolvers<TransportResponse>();
   answered = false;
   /** On a kept-alive connection of the pool (a fresh connection is never one). */
   reused = false;
   readonly connectTimeoutMs: number;
+  private readonly timer: NodeJS.Timeout;
   private controller?: Dispatcher.DispatchController;
   private settled = false;
   private status = 0;
@@ -140,18 +134,17 @@ class Call implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly r: TransportRequest,
-    private readonly resolve: (response: TransportResponse) => void,
-    private readonly reject: (err: TransportError) => void,
     private readonly client: HttpClient,
   ) {
     this.connectTimeoutMs = client.connectTimeoutMs;
+    this.timer = setTimeout(() => this.fail(timedOut(r)), r.timeoutMs);
   }
 
   fail(err: TransportError): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.reject(err);
+    this.result.reject(err);
     if (this.controller && !this.controller.aborted) this.controller.abort(err);
   }
 
@@ -175,14 +168,10 @@ class Call implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const max = this.r.maxBodyBytes;
     this.size += chunk.length;
-    if (this.size > this.r.maxBodyBytes) {
-      this.fail(
-        new TransportError('body_too_large', `a body larger than ${this.r.maxBodyBytes} bytes`),
-      );
-      return;
-    }
-    this.chunks.push(chunk);
+    if (this.size <= max) this.chunks.push(chunk);
+    else this.fail(new TransportError('body_too_large', `a body larger than ${max} bytes`));
   }
 
   onResponseEnd(): void {
@@ -193,28 +182,19 @@ class Call implements Dispatcher.DispatchHandler {
       this.chunks.length === 1
         ? this.chunks[0].toString('utf8')
         : Buffer.concat(this.chunks).toString('utf8');
-    this.resolve(new Answer(this.status, this.headers, body));
+    const raw = this.headers;
+    let nodeShaped: IncomingHttpHeaders | undefined;
+    this.result.resolve({
+      status: this.status,
+      body,
+      get headers() {
+        return (nodeShaped ??= Array.isArray(raw) ? nodeHeaders(raw) : raw);
+      },
+    });
   }
 
-  // undici sends a stream the server refused unprocessed once more itself (RFC 9113 section
-  // 8.7), and lets a stream a GOAWAY covers finish.
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.settled) this.fail(failureOf(err, this));
-  }
-}
-
-/** An answer whose headers are put in Node's shape when first read. */
-class Answer implements TransportResponse {
-  private nodeShaped?: IncomingHttpHeaders;
-
-  constructor(
-    readonly status: number,
-    private readonly raw: Buffer[] | IncomingHttpHeaders,
-    readonly body: string,
-  ) {}
-
-  get headers(): IncomingHttpHeaders {
-    return (this.nodeShaped ??= Array.isArray(this.raw) ? nodeHeaders(this.raw) : this.raw);
   }
 }
 
@@ -248,8 +228,7 @@ function nodeHeaders(raw: Buffer[]): IncomingHttpHeaders {
     const value = raw[i + 1].toString('latin1');
     const seen = headers[name];
     if (name === 'set-cookie') {
-      if (seen === undefined) headers[name] = [value];
-      else (seen as string[]).push(value);
+      ((headers[name] ??= []) as string[]).push(value);
     } else if (seen === undefined) {
       headers[name] = value;
     } else if (!FIRST_WINS.has(name)) {

@@ -9,12 +9,6 @@ import { clientSecrets, type ClientFiles } from './client-config.js';
 import { basicAuth } from './token-request.js';
 import { jsonObject, noAnswer, type Transport, type TransportError } from './transport.js';
 
-export interface IntrospectionEndpoint {
-  url: string;
-  clientId: string;
-  clientSecret: string;
-}
-
 /** Names the server and nothing of the request. */
 export class IntrospectionFetchError extends Error {
   override readonly name = 'IntrospectionFetchError';
@@ -26,10 +20,7 @@ const MAX_ANSWER = 16 * 1024;
  * `oauth.introspection`, else, when JWTs are not verified, light-4j's place for it, the key
  * section (JWT and SWT verification are exclusive there).
  */
-export function introspectionEndpoint(
-  files: ClientFiles,
-  verifiesJwt: boolean,
-): IntrospectionEndpoint | undefined {
+export function introspectionEndpoint(files: ClientFiles, verifiesJwt: boolean) {
   const { introspection, key } = files.client.oauth;
   if (!introspection && verifiesJwt) return undefined;
   const why = 'is required to introspect opaque tokens (security.yml enableVerifySwt)';
@@ -52,7 +43,7 @@ export function introspectionEndpoint(
 
 /** RFC 7662; a reset kept-alive connection is asked again: introspection changes nothing. */
 export function createIntrospectionClient(options: {
-  endpoint: IntrospectionEndpoint;
+  endpoint: { url: string; clientId: string; clientSecret: string };
   http: Transport;
   timeoutMs: number;
 }): IntrospectionSource {

@@ -50,13 +50,11 @@ export function keyServiceAnswer(
   const keyId = kid.length < 4 ? kid : kid.slice(2);
   const own = provider === undefined || provider === options.providerId;
   if (!own && provider !== '00') return status('ERR12017', kid);
-  if (own) {
-    const client = options.authenticate(authorization);
-    if (!client.ok) {
-      if (client.reason === 'missing') return status('ERR12002');
-      if (client.reason === 'unknown-client') return status('ERR12014', client.clientId);
-      return status('ERR12007');
-    }
+  const client: ClientCheck = own ? options.authenticate(authorization) : { ok: true };
+  if (!client.ok) {
+    if (client.reason === 'missing') return status('ERR12002');
+    if (client.reason === 'unknown-client') return status('ERR12014', client.clientId);
+    return status('ERR12007');
   }
   const pem = options.certificate(keyId);
   if (pem === undefined) return status('ERR12030', kid);

@@ -20,11 +20,7 @@ export interface RenewableTokenOptions {
 /** `cold`: no token (or it was refused downstream); `early`: in the renewal window. */
 export type TokenState = 'cold' | 'fresh' | 'early' | 'expired';
 
-/**
- * One cached token and its renewal, as light-4j's client does it: served in the renewal window
- * while one background renewal runs; once cold or expired, callers share one renewal, and after
- * a failed one fail at once (`retry_later`) until the retry delay has passed.
- */
+/** One cached token and its renewal, as light-4j's client does it (README's module table). */
 export class RenewableToken {
   private token: AccessToken | undefined;
   private pending: Promise<AccessToken> | undefined;
@@ -49,14 +45,10 @@ export class RenewableToken {
   /** The token when it can be served at once: the hot path, no promise, no timer. */
   peek(now = this.now(), trace?: OutgoingTrace): AccessToken | undefined {
     const state = this.state(now);
-    if (state === 'fresh') return this.token;
-    if (state === 'early') {
-      if (!this.pending && now >= this.earlyRetryAt) {
-        this.renew('early', trace).catch((err: unknown) => this.options.onBackgroundError?.(err));
-      }
-      return this.token;
+    if (state === 'early' && !this.pending && now >= this.earlyRetryAt) {
+      this.renew('early', trace).catch((err: unknown) => this.options.onBackgroundError?.(err));
     }
-    return undefined;
+    return state === 'fresh' || state === 'early' ? this.token : undefined;
   }
 
   async get(trace?: OutgoingTrace): Promise<AccessToken> {
@@ -123,7 +115,6 @@ export class TokenSource {
     return this.token.options.clientId;
   }
 
-  /** The token, or ERR10009 keeping the TokenFetchError as its cause. */
   async get(trace?: OutgoingTrace): Promise<string> {
     const ready = this.token.peek(undefined, trace);
     if (ready) return ready.value;

@@ -21,20 +21,17 @@ export interface TokenFetchErrorDetails {
 /** With its cause (the transport's failure, or the server's error answer), never the request. */
 export class TokenFetchError extends Error {
   override readonly name = 'TokenFetchError';
-  readonly clientId: string;
+  readonly clientId!: string;
   readonly url?: string;
   readonly status?: number;
   readonly oauthError?: string;
 
   constructor(
     readonly code: TokenFetchErrorCode,
-    details: TokenFetchErrorDetails,
+    { cause, ...details }: TokenFetchErrorDetails,
   ) {
-    super(describe(code, details), { cause: details.cause });
-    this.clientId = details.clientId;
-    this.url = details.url;
-    this.status = details.status;
-    this.oauthError = details.oauthError;
+    super(describe(code, details), { cause });
+    Object.assign(this, details);
   }
 }
 

@@ -61,33 +61,29 @@ export class TokenManager {
     }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.hasOwn(servers, serviceId)) {
-      throw new ConfigError(
-        this.files.clientFile,
-        'oauth.token.client_credentials.serviceIdAuthServers',
-        `has no entry for ${
-          serviceId === undefined
-            ? 'the downstream (no serviceId: see pathPrefixServices)'
-            : `serviceId ${serviceId}`
-        }`,
-      );
+      const key = 'oauth.token.client_credentials.serviceIdAuthServers';
+      const which =
+        serviceId === undefined
+          ? 'the downstream (no serviceId: see pathPrefixServices)'
+          : `serviceId ${serviceId}`;
+      throw new ConfigError(this.files.clientFile, key, `has no entry for ${which}`);
     }
-    let source = this.sources.get(serviceId);
-    if (!source) {
-      // `clientRules` made sure of a server_url.
-      const server = servers[serviceId];
-      const requester = this.makeRequester(
-        {
-          serverUrl: (server.server_url ?? oauth.token.server_url)!,
-          uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
-          clientId: server.client_id,
-          authMethod: 'client_secret_basic',
-          clientSecret: server.client_secret,
-        },
-        this.dpopKey,
-      );
-      source = this.makeSource(requester, server.scope ?? []);
-      this.sources.set(serviceId, source);
-    }
+    const made = this.sources.get(serviceId);
+    if (made) return made;
+    // `clientRules` made sure of a server_url.
+    const server = servers[serviceId];
+    const requester = this.makeRequester(
+      {
+        serverUrl: (server.server_url ?? oauth.token.server_url)!,
+        uri: server.uri ?? oauth.token.client_credentials?.uri ?? '/oauth2/token',
+        clientId: server.client_id,
+        authMethod: 'client_secret_basic',
+        clientSecret: server.client_secret,
+      },
+      this.dpopKey,
+    );
+    const source = this.makeSource(requester, server.scope ?? []);
+    this.sources.set(serviceId, source);
     return source;
   }
 

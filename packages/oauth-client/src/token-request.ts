@@ -38,12 +38,7 @@ export function basicAuth(id: string, secret: string): string {
   return `Basic ${Buffer.from(pair).toString('base64')}`;
 }
 
-/**
- * A token request by oauth4webapi over the service's transport: the grant's form, the client's
- * authentication (Basic by `basicAuth`, or RFC 8705 `tls_client_auth`: `client_id` in the form),
- * the answer's checks and, when bound, the DPoP proof, once more with the nonce the server asks
- * for (RFC 9449 8).
- */
+/** A token request by oauth4webapi over the service's transport (README, "Token requests"). */
 export class TokenRequester {
   readonly url: string;
   readonly clientId: string;
@@ -67,7 +62,6 @@ export class TokenRequester {
     this.options = {
       DPoP: dpop?.handle,
       [oauth.customFetch]: fetchOver(http, timeoutMs, MAX_ANSWER),
-      // client.yml may name an http:// token server, as light-4j's does.
       [oauth.allowInsecureRequests]: true,
     };
   }
@@ -100,11 +94,9 @@ export class TokenRequester {
       .catch((err: unknown) => {
         throw this.failure(err, answer?.status);
       });
-    // Counted from when the request was sent: the token is never kept past its real end.
     const lifetime = token.expires_in ?? 0;
     if (lifetime <= 0) throw this.failure(new Error('no expires_in'), 200);
     if (dpop && token.token_type !== 'dpop') {
-      // RFC 9449 5: a token not bound to the key is never used as one.
       const why = `token_type ${token.token_type}, not DPoP: the token is not bound`;
       throw this.failure(new Error(why), 200);
     }
@@ -127,11 +119,9 @@ export class TokenRequester {
       return new TokenFetchError(code, { ...details, cause: err });
     }
     if (status === 200) {
-      // oauth4webapi's errors hold the answer (a token, maybe): only the reason is kept.
       const cause = new Error((err as Error).message);
       return new TokenFetchError('bad_response', { ...details, cause });
     }
-    // The error in the body, or in oidc-provider's WWW-Authenticate challenge of a 401.
     const challenge = err instanceof oauth.WWWAuthenticateChallengeError && err.cause[0].parameters;
     const said = challenge || (err instanceof oauth.ResponseBodyError ? err : {});
     const oauthError = said.error;
