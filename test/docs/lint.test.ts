@@ -9,10 +9,12 @@ import { ROOT } from '@chain/testkit';
 vi.setConfig({ testTimeout: 120_000 });
 
 const PROBE = path.join(ROOT, 'test', 'docs', 'lint-probe');
+let probes = 0;
 
+/** The findings of `code` in a file of its own (a new name each time: no cached program of an earlier probe). */
 async function findings(code: string): Promise<string[]> {
   fs.mkdirSync(PROBE, { recursive: true });
-  const file = path.join(PROBE, 'probe.ts');
+  const file = path.join(PROBE, `probe-${++probes}.ts`);
   fs.writeFileSync(file, code);
   try {
     const [result] = await new ESLint({ cwd: ROOT }).lintFiles([file]);
