@@ -73,11 +73,7 @@ export function createIntrospectionVerifier(
   };
   // A refusal is not kept: a token not valid yet (`nbf`) may become active.
   const lifeOf = (answer: VerifiedCaller | string) =>
-    typeof answer === 'string'
-      ? undefined
-      : answer.exp === undefined
-        ? Infinity
-        : answer.exp * 1000;
+    typeof answer === 'string' ? undefined : (answer.exp ?? Infinity) * 1000;
 
   return async (token: string, request: IntrospectionRequest): Promise<VerifiedCaller> => {
     if (token.length > MAX_TOKEN_LENGTH) {
