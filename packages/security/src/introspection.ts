@@ -86,10 +86,8 @@ export function createIntrospectionVerifier(
         ? { clientId, clientSecret }
         : undefined;
     // Header text cannot contain a NUL.
-    const hash = createHash('sha256').update(
-      client ? `${client.clientId}\0${client.clientSecret}\0` : '\0',
-    );
-    const key = hash.update(token).digest('base64');
+    const prefix = client ? `${client.clientId}\0${client.clientSecret}\0` : '\0';
+    const key = createHash('sha256').update(prefix).update(token).digest('base64');
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
     if (typeof answer === 'string') throw new TokenError('inactive', answer);
     return answer;
