@@ -31,21 +31,23 @@ export function wwwAuthenticate(
   body: ErrorBody,
   requiredScopes: readonly string[] = [],
 ): Record<string, string> {
-  const description = body.description.replace(/["\\]/g, '');
   if (body.statusCode === 401) {
     // A request that carried no credentials gets the bare challenge (RFC 6750 3.1).
     if (body.code === 'ERR10002') return { 'WWW-Authenticate': 'Bearer realm="api"' };
-    return {
-      'WWW-Authenticate': `Bearer realm="api", error="invalid_token", error_description="${description}"`,
-    };
+    return { 'WWW-Authenticate': errorChallenge('Bearer', 'invalid_token', body) };
   }
   if (body.statusCode === 403) {
-    const scope = requiredScopes.length ? `, scope="${requiredScopes.join(' ')}"` : '';
-    return {
-      'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", error_description="${description}"${scope}`,
-    };
+    const scope = requiredScopes.length ? requiredScopes.join(' ') : undefined;
+    return { 'WWW-Authenticate': errorChallenge('Bearer', 'insufficient_scope', body, scope) };
   }
   return {};
+}
+
+/** One challenge of `scheme` with its error; `scope` undefined: no scope attribute. */
+export function errorChallenge(scheme: string, error: string, body: ErrorBody, scope?: string) {
+  const description = body.description.replace(/["\\]/g, '');
+  const scoped = scope === undefined ? '' : `, scope="${scope}"`;
+  return `${scheme} realm="api", error="${error}", error_description="${description}"${scoped}`;
 }
 
 /** Any thrown value as a StatusError: unknown errors become ERR10010 with nothing leaked. */

@@ -1,8 +1,6 @@
 /**
- * ERR10000-ERR10010 and ERR10068 are light-4j's rows; ERR11004 its code with our wording;
- * ERR10079-ERR10081 its introspection codes with our status (light-4j answers 400) and wording
- * (its descriptions print the token); ERR2xxxx are ours. Descriptions never carry a token, a
- * secret or a stack trace: callers pass only names, paths, scopes and status codes.
+ * Which rows are light-4j's and which ours: README. Descriptions never carry a token, a secret or
+ * a stack trace: callers pass only names, paths, scopes and status codes.
  */
 export interface ErrorBody {
   statusCode: number;

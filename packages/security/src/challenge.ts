@@ -1,4 +1,4 @@
-import { wwwAuthenticate, type ErrorBody } from '@chain/errors';
+import { errorChallenge, wwwAuthenticate, type ErrorBody } from '@chain/errors';
 
 export type Scheme = 'bearer' | 'dpop';
 
@@ -23,12 +23,9 @@ export function bindingChallenge(
         : PROOF_CODES.has(body.code)
           ? 'invalid_dpop_proof'
           : 'invalid_token';
-    const description = body.description.replace(/["\\]/g, '');
     const scopes = body.statusCode === 403 && options.requiredScopes?.join(' ');
-    const scope = scopes ? `, scope="${scopes}"` : '';
-    return {
-      'WWW-Authenticate': `DPoP realm="api", error="${error}", error_description="${description}"${scope}, ${algs}, Bearer realm="api"`,
-    };
+    const dpop = errorChallenge('DPoP', error, body, scopes || undefined);
+    return { 'WWW-Authenticate': `${dpop}, ${algs}, Bearer realm="api"` };
   }
   if (!options.dpopBound) return undefined;
   const bearer = wwwAuthenticate(body, options.requiredScopes)['WWW-Authenticate'];

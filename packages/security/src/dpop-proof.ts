@@ -13,7 +13,7 @@ import { isCanonicalCompactJws } from './compact-jws.js';
 import { setBounded } from './key-policy.js';
 import type { Clock } from './key-source.js';
 import type { SecurityConfig } from './security-config.js';
-import { TokenError } from './token-error.js';
+import { refusalOf, TokenError } from './token-error.js';
 
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 128;
@@ -30,6 +30,7 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWT_INVALID: 'payload is not a JSON object',
   ERR_JOSE_NOT_SUPPORTED: 'crit header parameters are not supported',
 };
+const NOT_A_PROOF = 'proof is not a compact JWS with a JSON header';
 
 const proofError = (reason: string) => new TokenError('proof', reason);
 
@@ -87,7 +88,7 @@ export function createDpopProofVerifier(
       requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
       currentDate: new Date(nowMs),
     }).catch((err: unknown) => {
-      throw refusalOf(err, algorithms);
+      throw proofRefusalOf(err, algorithms);
     });
     const { jti, htm, htu, ath } = verified.payload;
     const iat = verified.payload.iat!; // required, and a number: jose checked both
@@ -126,21 +127,14 @@ function singleProof(header: string | string[] | undefined): string {
   return proof;
 }
 
-function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
-  if (err instanceof TokenError) return err;
+function proofRefusalOf(err: unknown, algorithms: readonly string[]): unknown {
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'typ') return proofError('typ is not dpop+jwt');
     return proofError(`${err.claim} is ${err.reason === 'missing' ? 'missing' : 'not valid'}`);
   }
-  if (err instanceof errors.JOSEError) {
-    if (err.code === 'ERR_JOSE_ALG_NOT_ALLOWED') {
-      return proofError(`alg is not ${algorithms.join(', ')}`);
-    }
-    return proofError(JOSE_REFUSALS[err.code] ?? 'proof is not a compact JWS with a JSON header');
-  }
   // jose's TypeError: a key that does not fit the alg (a short RSA key, another curve).
   if (err instanceof TypeError) return proofError('jwk does not fit the alg');
-  return err;
+  return refusalOf(err, algorithms, proofError, JOSE_REFUSALS, NOT_A_PROOF);
 }
 
 /** Visible ASCII but the backslash. */

@@ -73,11 +73,7 @@ export function createIntrospectionVerifier(
   };
   // A refusal is not kept: a token not valid yet (`nbf`) may become active.
   const lifeOf = (answer: VerifiedCaller | string) =>
-    typeof answer === 'string'
-      ? undefined
-      : answer.exp === undefined
-        ? Infinity
-        : answer.exp * 1000;
+    typeof answer === 'string' ? undefined : (answer.exp ?? Infinity) * 1000;
 
   return async (token: string, request: IntrospectionRequest): Promise<VerifiedCaller> => {
     if (token.length > MAX_TOKEN_LENGTH) {
@@ -90,10 +86,8 @@ export function createIntrospectionVerifier(
         ? { clientId, clientSecret }
         : undefined;
     // Header text cannot contain a NUL.
-    const hash = createHash('sha256').update(
-      client ? `${client.clientId}\0${client.clientSecret}\0` : '\0',
-    );
-    const key = hash.update(token).digest('base64');
+    const prefix = client ? `${client.clientId}\0${client.clientSecret}\0` : '\0';
+    const key = createHash('sha256').update(prefix).update(token).digest('base64');
     const answer = await cache.answer(key, () => ask(token, client), lifeOf);
     if (typeof answer === 'string') throw new TokenError('inactive', answer);
     return answer;

@@ -169,15 +169,13 @@ export class LookupBudget {
   private count(kid: string): void {
     const count = this.asked.get(kid);
     if (count === undefined && this.asked.size >= MAX_KIDS) {
-      let drop = this.asked.keys().next().value as string;
-      for (const [other, n] of this.asked) {
-        if (n === 1) {
-          drop = other;
-          break;
-        }
-      }
-      this.asked.delete(drop);
+      this.asked.delete(kidToDrop(this.asked));
     }
     this.asked.set(kid, (count ?? 0) + 1);
   }
+}
+
+function kidToDrop(asked: Map<string, number>): string {
+  for (const [kid, n] of asked) if (n === 1) return kid;
+  return asked.keys().next().value as string;
 }

@@ -30,9 +30,8 @@ export interface RequestGuardOptions {
   /** For the production check of `enableMockJwt`. */
   env?: NodeJS.ProcessEnv;
   /**
-   * The origins (`https://host:port`) this service is reached at, for a DPoP proof's `htu` when
-   * security.yml `dpop.origins` names none; asked per proof (a port may be known only once it
-   * listens). Without either, every DPoP proof is refused.
+   * A DPoP proof's `htu` origins when `dpop.origins` names none (README); asked per proof (a port
+   * may be known only once it listens). Without either, every DPoP proof is refused.
    */
   ownOrigins?: () => readonly string[];
 }

@@ -36,11 +36,17 @@ const JOSE_REFUSALS: Record<string, string> = {
   ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature does not verify',
 };
 
-export function refusalOf(err: unknown, algorithms: readonly string[]): unknown {
+export function refusalOf(
+  err: unknown,
+  algorithms: readonly string[],
+  refuse = invalidToken,
+  reasons = JOSE_REFUSALS,
+  fallback = 'token is not a valid JWS',
+): unknown {
   if (!(err instanceof errors.JOSEError)) return err;
   const reason =
     err.code === 'ERR_JOSE_ALG_NOT_ALLOWED'
       ? `alg is not ${algorithms.join(', ')}`
-      : (JOSE_REFUSALS[err.code] ?? 'token is not a valid JWS');
-  return invalidToken(reason);
+      : (reasons[err.code] ?? fallback);
+  return refuse(reason);
 }

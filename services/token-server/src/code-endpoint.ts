@@ -79,13 +79,11 @@ export async function codeEndpoint(
   const redirectUri =
     query.get('redirect_uri') ?? (registered.length === 1 ? registered[0] : undefined);
   if (redirectUri === undefined || !registered.includes(redirectUri)) {
-    status(
-      res,
-      'ERR12026',
+    const description =
       registered.length === 0
         ? `Client ${clientId} has no redirect URI registered: it cannot use the authorization code grant`
-        : `redirect_uri is not a redirect URI registered for client ${clientId}`,
-    );
+        : `redirect_uri is not a redirect URI registered for client ${clientId}`;
+    status(res, 'ERR12026', description);
     return { clientId, reason: 'redirect_uri not registered' };
   }
   // From here on the client learns of an error by redirect, with its state.
@@ -103,10 +101,7 @@ export async function codeEndpoint(
   }
   const challenge = query.get('code_challenge') ?? undefined;
   const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
-  if (
-    method !== undefined &&
-    (method !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge))
-  ) {
+  if (method !== undefined && (method !== 'S256' || !S256_CHALLENGE.test(challenge ?? ''))) {
     const description =
       'code_challenge must be 43 base64url characters with code_challenge_method S256';
     return refuse('code_challenge', 'invalid_request', description);

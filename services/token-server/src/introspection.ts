@@ -3,10 +3,9 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { TokenStats } from './token-stats.js';
 
 /**
- * oidc-provider middleware: counts and logs each introspection and revocation, never the token.
- * Every active answer names its `token_type`: oidc-provider leaves it out for a refresh token
- * (the only kind it introspects without one), so a resource server could not tell it from an
- * access token.
+ * oidc-provider middleware: counts and logs (README), never the token. Every active answer names
+ * its `token_type`: oidc-provider leaves it out for a refresh token (the only kind it introspects
+ * without one), so a resource server could not tell it from an access token.
  */
 export function introspectionAudit(stats: TokenStats, logger: Logger) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {

@@ -21,10 +21,7 @@ const MAX_BODY = 64 * 1024;
 
 type Route = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => void;
 
-/**
- * The token port and the key port, both HTTPS. `reload` reads the files again (key rotation:
- * ports and connections stay); a file that does not load keeps the running configuration.
- */
+/** The token port and the key port, both HTTPS; `reload`: the README's key rotation. */
 export async function startTokenServer(options: ConfigLoaderOptions) {
   const loader = new ConfigLoader(options);
   const files = loadTokenServerConfig(loader);
