@@ -27,13 +27,11 @@ import type { ServiceConfig } from './service-config.js';
 import { dispatchStage } from './stages/dispatch.js';
 import { metricsStage } from './stages/metrics.js';
 import { mockTokenStage } from './stages/mock-token.js';
-import { notFoundStage } from './stages/not-found.js';
 import { probesStage } from './stages/probes.js';
 import { createReadiness, type ReadinessCheck } from './readiness.js';
-import { routingStage } from './stages/routing.js';
+import { notFoundStage, routingStage, validationStage } from './stages/routing.js';
 import { securityStage } from './stages/security.js';
 import { tracingStage } from './stages/tracing.js';
-import { validationStage } from './stages/validation.js';
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 

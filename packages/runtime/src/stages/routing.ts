@@ -1,4 +1,4 @@
-import type { OpenApiSpec } from '@chain/openapi';
+import { coerceParams, type OpenApiSpec } from '@chain/openapi';
 import { StatusError } from '@chain/errors';
 import type { Stage } from '../exchange.js';
 import { sendEmpty } from '../respond.js';
@@ -19,10 +19,21 @@ export function routingStage(spec: OpenApiSpec): Stage {
       x.context.rawParams = found.params;
       return;
     }
-    if (found.kind === 'no-path') throw new StatusError('ERR10007', [echoPath(x.path)]);
+    if (found.kind === 'no-path') return notFoundStage(x);
     if (x.method === 'OPTIONS') return sendEmpty(x.res, 204, { Allow: found.allow });
     throw new StatusError('ERR10008', [x.method, echoPath(x.path)], {
       headers: { Allow: found.allow },
     });
   };
 }
+
+export const validationStage: Stage = (x) => {
+  const operation = x.context.operation;
+  if (operation && operation.params.length > 0) {
+    x.context.params = coerceParams(operation.params, x.context.rawParams);
+  }
+};
+
+export const notFoundStage: Stage = (x) => {
+  throw new StatusError('ERR10007', [echoPath(x.path)]);
+};
