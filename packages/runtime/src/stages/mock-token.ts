@@ -1,7 +1,6 @@
 import { mockTokenResponse, type MockTokenIssuer } from '@chain/security';
 import type { Stage } from '../exchange.js';
-import { sendJson } from '../respond.js';
-import { readBody } from '../read-body.js';
+import { readBody, sendJson } from '../respond.js';
 
 const MAX_FORM_BYTES = 4096;
 
