@@ -24,12 +24,10 @@ import { expressApplication, type ExpressExtensions } from './hosts/express.js';
 import { nativeListener } from './hosts/native.js';
 import type { Framework } from './server-config.js';
 import type { ServiceConfig } from './service-config.js';
-import { mockTokenStage } from './stages/mock-token.js';
-import { metricsStage, probesStage } from './stages/probes.js';
 import { createReadiness, type ReadinessCheck } from './readiness.js';
 import { dispatchStage, notFoundStage, routingStage, validationStage } from './stages/routing.js';
+import { metricsStage, mockTokenStage, probesStage, tracingStage } from './stages/outer.js';
 import { securityStage } from './stages/security.js';
-import { tracingStage } from './stages/tracing.js';
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 
