@@ -64,11 +64,10 @@ export interface ServiceApp {
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { metrics, exporter, stages, setOwnOrigins } = buildStages(options);
   const { framework } = options.config.server;
-  const { outer, spec, end, renderError } = stages;
   const listener =
     framework === 'express'
       ? expressApplication(stages, options.express)
-      : nativeListener([...outer, ...spec, end], renderError);
+      : nativeListener([...stages.outer, ...stages.spec, stages.end], stages.renderError);
   return { framework, listener, metrics, exporter, setOwnOrigins };
 }
 
