@@ -1,12 +1,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 
-/**
- * What a DPoP proof's `htu` may name when security.yml `dpop.origins` is empty: the origins this
- * service's own configuration says it is reached at, each name of its certificate (its DNS and IP
- * subject alternative names, else its common name; wildcards left out) and server.yml `ip` when
- * it is one address, on the port it listens on. Never a request header.
- */
+/** A DPoP `htu`'s origins when security.yml `dpop.origins` is empty (docs/configuration.md). */
 export function ownOrigins(
   protocol: 'https' | 'http',
   port: number,

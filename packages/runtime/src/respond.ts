@@ -1,5 +1,6 @@
 import type http from 'node:http';
-import type { StatusError } from '@chain/errors';
+import getRawBody from 'raw-body';
+import { StatusError } from '@chain/errors';
 
 export const isHttp2 = (res: http.ServerResponse): boolean =>
   (res as unknown as { stream?: unknown }).stream !== undefined;
@@ -45,4 +46,14 @@ export function sendEmpty(
 
 export function sendError(res: http.ServerResponse, error: StatusError): void {
   send(res, error.statusCode, ERROR_TYPE, JSON.stringify(error.body), error.headers);
+}
+
+/** Over `maxBytes`: ERR10068 and the connection closed after the answer (the rest is unread). */
+export async function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  try {
+    return await getRawBody(req, { length: req.headers['content-length'], limit: maxBytes });
+  } catch (err) {
+    if ((err as getRawBody.RawBodyError).type !== 'entity.too.large') throw err;
+    throw new StatusError('ERR10068', [], { headers: { Connection: 'close' } });
+  }
 }

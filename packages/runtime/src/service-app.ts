@@ -24,16 +24,10 @@ import { expressApplication, type ExpressExtensions } from './hosts/express.js';
 import { nativeListener } from './hosts/native.js';
 import type { Framework } from './server-config.js';
 import type { ServiceConfig } from './service-config.js';
-import { dispatchStage } from './stages/dispatch.js';
-import { metricsStage } from './stages/metrics.js';
-import { mockTokenStage } from './stages/mock-token.js';
-import { notFoundStage } from './stages/not-found.js';
-import { probesStage } from './stages/probes.js';
 import { createReadiness, type ReadinessCheck } from './readiness.js';
-import { routingStage } from './stages/routing.js';
+import { dispatchStage, notFoundStage, routingStage, validationStage } from './stages/routing.js';
+import { metricsStage, mockTokenStage, probesStage, tracingStage } from './stages/outer.js';
 import { securityStage } from './stages/security.js';
-import { tracingStage } from './stages/tracing.js';
-import { validationStage } from './stages/validation.js';
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 
@@ -70,11 +64,10 @@ export interface ServiceApp {
 export function createServiceApp(options: ServiceAppOptions): ServiceApp {
   const { metrics, exporter, stages, setOwnOrigins } = buildStages(options);
   const { framework } = options.config.server;
-  const { outer, spec, end, renderError } = stages;
   const listener =
     framework === 'express'
       ? expressApplication(stages, options.express)
-      : nativeListener([...outer, ...spec, end], renderError);
+      : nativeListener([...stages.outer, ...stages.spec, stages.end], stages.renderError);
   return { framework, listener, metrics, exporter, setOwnOrigins };
 }
 

@@ -85,9 +85,8 @@ export function createServiceClient(options: {
       return serviceDownstream(base, callerOf, true, options.exporter);
     },
     readinessChecks() {
-      const sources = [...ownTokens];
-      return sources.map((source) => ({
-        name: sources.length === 1 ? 'token' : `token ${source.clientId}`,
+      return [...ownTokens].map((source) => ({
+        name: ownTokens.size === 1 ? 'token' : `token ${source.clientId}`,
         check: () => source.get(),
       }));
     },

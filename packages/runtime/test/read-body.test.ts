@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { PassThrough } from 'node:stream';
 import { StatusError } from '@chain/errors';
-import { readBody } from '../src/read-body.js';
+import { readBody } from '../src/respond.js';
 
 /** A request body as a stream, with the headers a request would carry. */
 const body = (headers: http.IncomingHttpHeaders = {}) =>

@@ -8,7 +8,7 @@ import {
   type ServiceApp,
   type ServiceConfig,
 } from '../src/index.js';
-import { readBody } from '../src/read-body.js';
+import { readBody } from '../src/respond.js';
 import { configDir, deferred } from '@chain/testkit';
 
 export { deferred };
