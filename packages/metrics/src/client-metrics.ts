@@ -1,16 +1,6 @@
+import type { ClientEvents } from '@chain/oauth-client';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { combine, emptyTimer, observe, type Timer } from './timer.js';
-
-/** `@chain/oauth-client`'s ClientEvents (the runtime hands one to the other). */
-export interface ClientMetrics {
-  tokenRenewed(event: { clientId: string; trigger: string; ms: number }): void;
-  tokenRenewalFailed(event: { clientId: string; trigger: string; cause: string }): void;
-  tokenWaited(event: { clientId: string; ms: number; ok: boolean }): void;
-  keyFetched(event: { outcome: string }): void;
-  circuitChanged(event: { downstream: string; state: string; previous: string }): void;
-  circuitRejected(event: { downstream: string }): void;
-  downstreamRetried(event: { downstream: string; reason: string }): void;
-}
 
 const CIRCUIT_STATE_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -76,7 +66,7 @@ export class ClientStats {
 export function clientMetrics(
   stats: ClientStats | undefined,
   registry: Registry | undefined,
-): ClientMetrics {
+): Required<ClientEvents> {
   const registers = registry && [registry];
   const counter = (name: string, help: string, labelNames: string[]) =>
     registers && new Counter({ name, help, labelNames, registers });

@@ -77,7 +77,7 @@ describe('createMetrics in a worker (a WorkerLink)', () => {
       statusCode: 200,
       startedAt: metrics.now(),
     });
-    metrics.client?.keyFetched({ outcome: 'ok' });
+    metrics.client?.keyFetched({ outcome: 'key' });
     await metrics.stop();
     expect(sent).toHaveLength(1);
     expect(sent[0].series).toEqual([
@@ -88,7 +88,7 @@ describe('createMetrics in a worker (a WorkerLink)', () => {
       }),
     ]);
     expect(sent[0].client.counters).toEqual([
-      { name: 'key_fetch', tags: { outcome: 'ok' }, value: 1 },
+      { name: 'key_fetch', tags: { outcome: 'key' }, value: 1 },
     ]);
     expect(await metrics.prometheus()).toEqual({
       contentType: 'text/plain',

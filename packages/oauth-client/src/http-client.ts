@@ -58,10 +58,7 @@ export class HttpClient implements Transport {
     await Promise.all([this.pool.destroy(), this.fresh?.destroy()]);
   }
 
-  /**
-   * `pipelining` 1: keep-alive, one call at a time on an HTTP/1.1 connection (undici's ceiling on
-   * an h2 session is its streams' limit, 100 or the server's lower one); 0: none kept alive.
-   */
+  /** `pipelining` 1: keep-alive, one call at a time; 0: none kept alive (README, "HTTP/2"). */
   private agent(pipelining: number): Agent {
     return new Agent({
       connect: this.connector,

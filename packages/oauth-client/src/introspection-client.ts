@@ -16,10 +16,7 @@ export class IntrospectionFetchError extends Error {
 
 const MAX_ANSWER = 16 * 1024;
 
-/**
- * `oauth.introspection`, else, when JWTs are not verified, light-4j's place for it, the key
- * section (JWT and SWT verification are exclusive there).
- */
+/** Where the introspection server is (README, "The introspection server (opaque tokens)"). */
 export function introspectionEndpoint(files: ClientFiles, verifiesJwt: boolean) {
   const { introspection, key } = files.client.oauth;
   if (!introspection && verifiesJwt) return undefined;
