@@ -1,6 +1,7 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ESLint } from 'eslint';
+import { promisify } from 'node:util';
 import { ROOT } from '@chain/testkit';
 
 // The lint is type-aware: a promise nobody awaits or catches, or one handed where nothing waits
@@ -9,15 +10,30 @@ import { ROOT } from '@chain/testkit';
 vi.setConfig({ testTimeout: 120_000 });
 
 const PROBE = path.join(ROOT, 'test', 'docs', 'lint-probe');
+const ESLINT = path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js');
 let probes = 0;
 
-/** The findings of `code` in a file of its own (a new name each time: no cached program of an earlier probe). */
+/**
+ * The findings of `code` in a file of its own, by ESLint's command line as `pnpm lint` runs it
+ * (a process of its own: no program of an earlier probe, no state of the test's process).
+ */
 async function findings(code: string): Promise<string[]> {
   fs.mkdirSync(PROBE, { recursive: true });
   const file = path.join(PROBE, `probe-${++probes}.ts`);
   fs.writeFileSync(file, code);
   try {
-    const [result] = await new ESLint({ cwd: ROOT }).lintFiles([file]);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [ESLINT, '--format', 'json', file],
+      { cwd: ROOT },
+    ).catch((err: { stdout?: string; code?: number }) => {
+      // Exit 1: findings (in stdout); anything else is a failure of the probe itself.
+      if (err.code === 1 && err.stdout) return { stdout: err.stdout };
+      throw err;
+    });
+    const [result] = JSON.parse(stdout) as {
+      messages: { line: number; ruleId: string | null; message: string }[];
+    }[];
     return result.messages.map((m) => `${m.line}: ${m.ruleId ?? m.message}`);
   } finally {
     fs.rmSync(PROBE, { recursive: true, force: true });
