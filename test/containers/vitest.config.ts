@@ -3,8 +3,11 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from '../../vitest.config.js';
 
+// Without the main run's projects and coverage (left out, not set to undefined: Vitest reads them).
+const { projects: _projects, coverage: _coverage, ...test } = base.test ?? {};
+
 export default mergeConfig(
-  { ...base, test: { ...base.test, projects: undefined, coverage: undefined } },
+  { ...base, test },
   defineConfig({
     test: {
       name: 'containers',
