@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NODE_MAJOR } from '@chain/runtime';
@@ -56,6 +56,38 @@ describe('Node 24, one major everywhere', () => {
     const standIns = execFileSync('bash', [script, '--list'], { encoding: 'utf8' });
     expect(standIns.split('\n')).toContain(`node:${NEEDED}-slim`);
   });
+});
+
+/** A node on the PATH older than 24 (the machine's own, behind pnpm's node_modules/.bin), if any. */
+const olderNode = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .map((dir) => path.join(dir, 'node'))
+  .find((bin) => {
+    try {
+      const v = execFileSync(bin, ['--version'], { encoding: 'utf8' });
+      return Number(v.slice(1).split('.')[0]) < NEEDED;
+    } catch {
+      return false;
+    }
+  });
+
+describe.runIf(olderNode)(`a built service on an older Node (${olderNode})`, () => {
+  it.each(['api-a', 'token-server'])(
+    '%s: one line on stderr, exit 1, before any module that needs Node 24 loads',
+    (service) => {
+      const run = spawnSync(
+        olderNode!,
+        [path.join(ROOT, 'services', service, 'dist', 'index.js')],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 1, stdout: '' });
+      expect(run.stderr).toMatch(
+        /^Cannot start: Node 24 or later is needed \(this is \d+\.[^\n]*\n$/,
+      );
+    },
+  );
 });
 
 describe('the line an older Node gets from the repository entry points', () => {

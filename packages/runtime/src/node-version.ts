@@ -18,3 +18,7 @@ export function exitOnOldNode(version?: string): void {
   process.stderr.write(`Cannot start: ${problem}\n`);
   process.exit(1);
 }
+
+// At import, and the index imports this module first: on Node 20 undici 8 throws while loading,
+// so a check in startService would come after a stack trace.
+exitOnOldNode();

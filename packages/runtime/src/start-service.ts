@@ -9,7 +9,6 @@ import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server.js';
 import { createLogger, exitOnFatalError, flushLogger } from './logger.js';
-import { exitOnOldNode } from './node-version.js';
 import { ownOrigins } from './own-origins.js';
 import type { ServiceApp } from './service-app.js';
 import { loadServiceConfig, type ServiceConfig } from './service-config.js';
@@ -41,7 +40,6 @@ export interface RunningService {
 
 /** What keeps it from starting: exit 1, one `Cannot start: ...` line. A primary never resolves. */
 export async function startService(definition: ServiceDefinition): Promise<RunningService> {
-  exitOnOldNode();
   let logger: Logger | undefined;
   const worker = workerNumber();
   if (worker !== undefined) watchForStop();

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { exitOnFatalError, exitOnOldNode } from '@chain/runtime';
+import { exitOnFatalError } from '@chain/runtime';
 import { startTokenServer } from './token-server.js';
 
-exitOnOldNode();
 const bundledDir = path.join(import.meta.dirname, '..', 'config');
 const server = await startTokenServer({ bundledDir }).catch((err: Error) => {
   process.stderr.write(`Cannot start: ${err.message}\n`);
