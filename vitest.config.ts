@@ -9,7 +9,7 @@
 // Vitest only transpiles; `tsc -p tsconfig.test.json` type-checks the tests.
 import './scripts/lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import path from 'node:path';
-import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 const root = import.meta.dirname;
 const packages = ['errors', 'config', 'security', 'openapi', 'oauth-client', 'metrics'];
@@ -18,14 +18,36 @@ const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'
 const onBothHosts = ['packages/chain', 'services/api-a', 'services/api-b', 'services/api-c'];
 onBothHosts.push('services/api-d', 'services/petstore');
 
+/**
+ * The unit and service files of a project share their worker's modules with the files it ran
+ * before (`isolate: false`): a fresh process per file spent more time starting and importing
+ * than testing. These files change a module or the process for good, so each runs in a process
+ * of its own, in the project "<name> (isolated)": they mock jose to count its calls, or install
+ * the process's fatal-error handlers once.
+ */
+const isolated = ['dpop-proof', 'jwt-verifier', 'request-guard', 'token-binding']
+  .map((f) => `packages/security/test/${f}.test.ts`)
+  .concat('packages/runtime/test/logger.test.ts');
+
 const project = (
   name: string,
   folder: string,
   env: Record<string, string> = {},
-): TestProjectInlineConfiguration => ({
-  extends: true,
-  test: { name, include: [`${folder}/**/*.test.ts`], env },
-});
+): TestProjectInlineConfiguration[] => {
+  const own = isolated.filter((f) => f.startsWith(`${folder}/`));
+  const shared: TestProjectInlineConfiguration = {
+    extends: true,
+    test: {
+      name,
+      include: [`${folder}/**/*.test.ts`],
+      exclude: [...configDefaults.exclude, ...own],
+      env,
+      isolate: false,
+    },
+  };
+  if (own.length === 0) return [shared];
+  return [shared, { extends: true, test: { name: `${name} (isolated)`, include: own, env } }];
+};
 
 /**
  * After every unit and service suite, one file at a time: the end-to-end suites start whole
@@ -55,9 +77,9 @@ export default defineConfig({
     // Every temporary folder of the run under one, removed at its end (test/support/temp-root.ts).
     globalSetup: ['test/support/temp-root.ts'],
     projects: [
-      ...packages.map((p) => project(p, `packages/${p}/test`)),
-      ...services.map((s) => project(s, `services/${s}/test`)),
-      ...onBothHosts.map((f) =>
+      ...packages.flatMap((p) => project(p, `packages/${p}/test`)),
+      ...services.flatMap((s) => project(s, `services/${s}/test`)),
+      ...onBothHosts.flatMap((f) =>
         project(`${f.split('/')[1]} (express)`, `${f}/test`, { TEST_FRAMEWORK: 'express' }),
       ),
       alone('e2e', 'test/e2e'),
