@@ -8,6 +8,7 @@
 // the native host, and as "<name> (express)" on the Express host (server.yml `framework`).
 // Vitest only transpiles; `tsc -p tsconfig.test.json` type-checks the tests.
 import './scripts/lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
+import os from 'node:os';
 import path from 'node:path';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
@@ -50,19 +51,40 @@ const project = (
 };
 
 /**
- * After every unit and service suite, one file at a time: the end-to-end suites start whole
- * chains of processes, InfluxDB and Prometheus, and time what they do; two at once on two cores
+ * After every unit and service suite, the end-to-end, docs and manifest suites: they start
+ * whole chains of processes, InfluxDB and Prometheus, and spend most of their time waiting on
+ * them, so two files run at a time. The files that load a chain or time what it does (and those
+ * that take the chain's fixed ports) run last, one at a time: two at once on two cores would
  * starve each other's time-outs.
  */
-const alone = (name: string, folder: string): TestProjectInlineConfiguration => ({
-  extends: true,
-  test: {
-    name,
-    include: [`${folder}/**/*.test.ts`],
-    fileParallelism: false,
-    sequence: { groupOrder: 1 },
+const alone = ['bench', 'bench-options', 'key-rotation', 'metrics-outage', 'workers']
+  .concat('resilience', 'local-run', 'mtls', 'chain')
+  .map((f) => `test/e2e/${f}.test.ts`);
+
+const late = (name: string, folder: string): TestProjectInlineConfiguration[] => [
+  {
+    extends: true,
+    test: {
+      name,
+      include: [`${folder}/**/*.test.ts`],
+      exclude: [...configDefaults.exclude, ...alone],
+      sequence: { groupOrder: 1 },
+    },
   },
-});
+  ...(alone.some((f) => f.startsWith(`${folder}/`))
+    ? [
+        {
+          extends: true,
+          test: {
+            name: `${name} (alone)`,
+            include: alone,
+            fileParallelism: false,
+            sequence: { groupOrder: 2 },
+          },
+        },
+      ]
+    : []),
+];
 
 export default defineConfig({
   resolve: {
@@ -74,6 +96,8 @@ export default defineConfig({
     root,
     globals: true,
     pool: 'forks',
+    // A worker per core (Vitest's default leaves one core to itself: one worker on two cores).
+    maxWorkers: os.availableParallelism(),
     // Every temporary folder of the run under one, removed at its end (test/support/temp-root.ts).
     globalSetup: ['test/support/temp-root.ts'],
     projects: [
@@ -82,9 +106,9 @@ export default defineConfig({
       ...onBothHosts.flatMap((f) =>
         project(`${f.split('/')[1]} (express)`, `${f}/test`, { TEST_FRAMEWORK: 'express' }),
       ),
-      alone('e2e', 'test/e2e'),
-      alone('docs', 'test/docs'),
-      alone('kubernetes', 'test/kubernetes'),
+      ...late('e2e', 'test/e2e'),
+      ...late('docs', 'test/docs'),
+      ...late('kubernetes', 'test/kubernetes'),
     ],
     coverage: {
       provider: 'v8',
