@@ -108,7 +108,10 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
         }).getJson({});
       const err = await get(true).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'ERR20002' });
-      expect(((err as Error).cause as { code?: string }).code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
+      expect((err as Error).cause).toMatchObject({
+        code: 'network',
+        cause: { code: 'ERR_TLS_CERT_ALTNAME_INVALID' },
+      });
       await expect(get(false)).resolves.toEqual({ status: 200, body: ['ok'] });
     } finally {
       await other.close();

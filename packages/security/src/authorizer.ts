@@ -1,12 +1,11 @@
-import { errorBody, StatusError, type StatusCode } from '@chain/errors';
-import { parseCredentials } from './bearer.js';
-import { bindingChallenge, type Scheme } from './challenge.js';
+import { refusalCode, StatusError, type StatusCode, type TokenHeader } from '@chain/errors';
+import { parseCredentials, type Scheme } from './bearer.js';
 import type { VerifiedCaller } from './claims.js';
 import type { IntrospectionRequest } from './introspection.js';
 import { isSkippedPath, passThroughHeaders } from './request-rules.js';
 import type { SecurityConfig } from './security-config.js';
 import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
-import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error.js';
+import { HEADER_NAMES, TokenError } from './token-error.js';
 
 export interface AuthInfo extends Pick<
   VerifiedCaller,
@@ -57,23 +56,13 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
   } = options;
   const dpopAlgorithms = options.dpop?.algorithms ?? [];
 
-  const refusal = (
-    code: StatusCode,
-    scheme: Scheme,
-    extra: { cause?: unknown; dpopBound?: boolean; requiredScopes?: readonly string[] },
-    args: string[],
-  ) =>
-    new StatusError(code, args, {
-      cause: extra.cause,
-      requiredScopes: extra.requiredScopes,
-      headers: bindingChallenge(scheme, errorBody(code, ...args), dpopAlgorithms, extra),
-    });
-
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
     const dpopBound = verified?.binding?.jkt !== undefined;
-    const code = REFUSAL_CODES[which][err.kind];
-    return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
+    return new StatusError(refusalCode(which, err.code), [HEADER_NAMES[which]], {
+      cause: err,
+      challenge: { scheme, dpopBound, dpopAlgorithms },
+    });
   };
 
   const check = async (presented: Presentation, which: TokenHeader, request: AuthRequest) => {
@@ -121,7 +110,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
     if (!hasAnyScope(checked.held, requiredScopes)) {
       const args = [formatScopes(checked.held), formatScopes(requiredScopes)];
-      const error = refusal(checked.code, checked.scheme, { requiredScopes }, args);
+      const challenge = { scheme: checked.scheme, dpopAlgorithms, requiredScopes };
+      const error = new StatusError(checked.code, args, { challenge });
       refusedCallers.set(error, auth);
       throw error;
     }

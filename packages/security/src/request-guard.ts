@@ -1,4 +1,4 @@
-import { ConfigError, StatusError } from '@chain/errors';
+import { ConfigError, STATUS, StatusError } from '@chain/errors';
 import { decodeJwt } from 'jose';
 import {
   createAuthorizer,
@@ -141,8 +141,6 @@ function tokenVerifier(
     token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
 }
 
-const REFUSAL_MESSAGES: Record<number, string> = { 401: 'token refused', 403: 'scope refused' };
-
 /** ERR10010 is the renderer's to log. */
 function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
@@ -159,8 +157,9 @@ function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
     const claimed = claimedClientId(request.authorization);
     if (claimed) record.claimedClientId = claimed;
   }
-  const message = REFUSAL_MESSAGES[err.statusCode] ?? 'token not checked';
-  logger.warn(record, message);
+  const { challenge } = STATUS[err.code];
+  const message = challenge === 'insufficient_scope' ? 'scope refused' : 'token refused';
+  logger.warn(record, challenge ? message : 'token not checked');
 }
 
 function reasonOf(err: StatusError, request: GuardRequest): string {
