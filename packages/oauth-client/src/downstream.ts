@@ -1,4 +1,5 @@
 import { STATUS, StatusError, isStatusCode, type StatusCode, type StatusRow } from '@chain/errors';
+import { BoundedMap } from '@chain/security';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { ClientEvents } from './client-events.js';
 import type { Transport, TransportError, TransportResponse } from './transport.js';
@@ -46,7 +47,8 @@ const PASSED_ON = new Map<unknown, { ours: RegExp; named: boolean }>(
 /** Called with GET; the breaker counts no answer and a 5xx not passed on from further down. */
 export class Downstream {
   private readonly target: URL;
-  private readonly urls = new Map<string, URL>();
+  /** Paths made per request (ids in them) must not grow the map without end. */
+  private readonly urls = new BoundedMap<string, URL>(256);
   readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
@@ -68,8 +70,6 @@ export class Downstream {
     if (made) return made;
     const base = this.target.href.replace(/\/+$/, '');
     const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-    // Paths made per request (ids in them) must not grow the map without end.
-    if (this.urls.size >= 256) this.urls.clear();
     this.urls.set(path, url);
     return url;
   }

@@ -10,3 +10,4 @@ export { applyPassThrough } from './request-rules.js';
 export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';
+export { BoundedMap } from './bounded-map.js';
