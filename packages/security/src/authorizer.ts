@@ -2,7 +2,7 @@ import { refusalCode, StatusError, type StatusCode, type TokenHeader } from '@ch
 import { parseCredentials, type Scheme } from './bearer.js';
 import type { VerifiedCaller } from './claims.js';
 import type { IntrospectionRequest } from './introspection.js';
-import { isSkippedPath, passThroughHeaders } from './request-rules.js';
+import { passThroughHeaders, pathPrefixMatcher } from './request-rules.js';
 import type { SecurityConfig } from './security-config.js';
 import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
 import { HEADER_NAMES, TokenError } from './token-error.js';
@@ -55,6 +55,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     confirm = () => Promise.reject(new TokenError('unbound', 'token binding is not checked here')),
   } = options;
   const dpopAlgorithms = options.dpop?.algorithms ?? [];
+  const skipped = pathPrefixMatcher(skipPathPrefixes.map((prefix) => [prefix, true]));
 
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
@@ -81,7 +82,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
 
   return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
-    if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
+    if (path !== undefined && skipped(path)) return undefined;
     const presented = parseCredentials(authorization);
     if (presented === undefined) throw new StatusError('ERR10002');
     const { scheme, token } = presented;
