@@ -14,7 +14,7 @@ import type { KeyPolicy } from './key-policy.js';
 import type { Clock, KeySource, Logger } from './key-source.js';
 import { KeyStore } from './key-store.js';
 import { MockTokenIssuer } from './mock-jwt.js';
-import { loadCertificates, verificationKey, type VerificationKey } from './public-key.js';
+import { verificationKey } from './public-key.js';
 import type { SecurityConfig } from './security-config.js';
 import { createTokenBinding } from './token-binding.js';
 
@@ -114,9 +114,7 @@ function tokenVerifier(
     );
   }
   const { algorithms } = config.jwt;
-  const certificates: Map<string, VerificationKey> = config.bootstrapFromKeyService
-    ? new Map()
-    : loadCertificates(config.jwt.certificate, algorithms);
+  const certificates = new Map(config.certificates);
   if (mockIssuer) {
     certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
   }
