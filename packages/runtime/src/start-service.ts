@@ -4,7 +4,7 @@ import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server.js';
-import { createLogger, exitOnFatalError, flushLogger } from './logger.js';
+import { createLogger, exitOnFatalError, flushLogger, logConfigWarnings } from './logger.js';
 import { ownOrigins } from './own-origins.js';
 import type { ServiceApp } from './service-app.js';
 import { loadServiceConfig, type ServiceConfig } from './service-config.js';
@@ -59,9 +59,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     }
     const app = definition.createApp(config, logger);
     if (worker === undefined || worker === 1) {
-      for (const { file, key, message } of config.loader.warnings) {
-        logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-      }
+      logConfigWarnings(logger, config.loader.warnings);
       for (const file of config.loader.unreadFiles()) {
         logger.warn({ file }, `${file}: not read by this service`);
       }
