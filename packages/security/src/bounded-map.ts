@@ -16,7 +16,7 @@ export class BoundedMap<K, V> extends Map<K, V> {
 
   override set(key: K, value: V): this {
     this.delete(key);
-    if (this.size > 0 && this.size >= this.max) {
+    if (this.size >= this.max) {
       const { victim, onDrop } = this.options;
       const dropped = victim ? victim(this) : (this.keys().next().value as K);
       onDrop?.(dropped, this.get(dropped) as V);

@@ -94,7 +94,7 @@ export function createIntrospectionVerifier(
   };
 }
 
-/** The least recently used answer goes first; the call in flight is shared, also with the cache off. */
+/** The least recently used answer out first; the call in flight is shared, also with the cache off. */
 export class IntrospectionCache<T> {
   private readonly kept?: BoundedMap<string, { answer: T; until: number }>;
   private readonly pending = new Map<string, Promise<T>>();
