@@ -9,10 +9,5 @@ export {
   type TokenHeader,
   type TokenRefusal,
 } from './status.js';
-export {
-  StatusError,
-  toStatusError,
-  wwwAuthenticate,
-  type ChallengeOptions,
-} from './status-error.js';
+export { StatusError, toStatusError, wwwAuthenticate } from './status-error.js';
 export { ConfigError } from './config-error.js';
