@@ -94,10 +94,17 @@ describe('config/local/mtls: the bundled files with two-way TLS and certificate-
       overrideDir: path.join(ROOT, 'config', 'local', 'mtls', name),
       env,
     });
+    // The TLS material read when server.yml loads: the same key and certificate, and the CA.
     expect(mtls.server).toEqual({
       ...bundled.server,
       enableTwoWayTls: true,
       truststoreName: path.join(CLIENTS, 'ca.crt'),
+      tls: {
+        ...bundled.server.tls,
+        requestCert: true,
+        rejectUnauthorized: true,
+        ca: fs.readFileSync(path.join(CLIENTS, 'ca.crt')),
+      },
     });
     const { token } = bundled.client.oauth;
     // Each hop that asks for tokens of its own authenticates with its certificate and gets
@@ -115,6 +122,11 @@ describe('config/local/mtls: the bundled files with two-way TLS and certificate-
         ...bundled.client.tls,
         loadKeyStore: true,
         keyStore: path.join(CLIENTS, `${name}.pem`),
+        // Read when client.yml loads: the key store's private key and its certificate.
+        keyStorePem: {
+          key: expect.stringMatching(/^-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+          cert: expect.stringMatching(/^-----BEGIN CERTIFICATE-----/),
+        },
       },
       oauth: { ...bundled.client.oauth, token: { ...token, ...ownTokens } },
     });

@@ -5,6 +5,7 @@ export {
   type SchemaFactory,
   type SchemaHelpers,
 } from './config-loader.js';
+export { mustPass, readConfigFile } from './config-file.js';
 export { type ConfigWarning, type FileKeys, type Light4jKey } from './file-keys.js';
 export { listOf, mapOf, text } from './text-forms.js';
 export { z } from 'zod';

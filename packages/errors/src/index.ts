@@ -1,3 +1,13 @@
-export { STATUS, errorBody, isStatusCode, type ErrorBody, type StatusCode } from './status.js';
-export { errorChallenge, StatusError, toStatusError, wwwAuthenticate } from './status-error.js';
+export {
+  STATUS,
+  errorBody,
+  isStatusCode,
+  refusalCode,
+  type ErrorBody,
+  type StatusCode,
+  type StatusRow,
+  type TokenHeader,
+  type TokenRefusal,
+} from './status.js';
+export { StatusError, toStatusError, wwwAuthenticate } from './status-error.js';
 export { ConfigError } from './config-error.js';

@@ -1,4 +1,16 @@
-import { errorBody, type ErrorBody, type StatusCode } from './status.js';
+import { errorBody, isStatusCode, STATUS, type ErrorBody, type StatusCode } from './status.js';
+
+/** How the refused token was presented, for its challenge (RFC 9449 section 7). */
+export interface ChallengeOptions {
+  /** The scheme the refused token came with. */
+  scheme?: 'bearer' | 'dpop';
+  /** A DPoP-bound token sent as Bearer: a bare DPoP challenge follows the Bearer error. */
+  dpopBound?: boolean;
+  /** `algs` of a DPoP challenge. */
+  dpopAlgorithms?: readonly string[];
+  /** The operation's scopes, in the challenge of `insufficient_scope`. */
+  requiredScopes?: readonly string[];
+}
 
 /** A request failure with its HTTP meaning; rendered by one error renderer (never its `cause`). */
 export class StatusError extends Error {
@@ -12,13 +24,14 @@ export class StatusError extends Error {
     options: {
       cause?: unknown;
       headers?: Record<string, string>;
-      requiredScopes?: readonly string[];
+      challenge?: ChallengeOptions;
     } = {},
   ) {
     const body = errorBody(code, ...args);
     super(`${code} ${body.message}: ${body.description}`, { cause: options.cause });
     this.body = body;
-    this.headers = { ...wwwAuthenticate(body, options.requiredScopes), ...options.headers };
+    const challenge = wwwAuthenticate(body, options.challenge);
+    this.headers = { ...(challenge && { 'WWW-Authenticate': challenge }), ...options.headers };
   }
 
   get statusCode(): number {
@@ -26,25 +39,37 @@ export class StatusError extends Error {
   }
 }
 
-/** RFC 6750 section 3 challenge for 401 and 403 answers; none for other statuses. */
+/**
+ * The one builder of a `WWW-Authenticate` header: the catalogue's challenge of the code (RFC
+ * 6750 section 3). A token sent with the DPoP scheme gets the DPoP challenge with the error, then
+ * a bare Bearer one (RFC 9449 section 7.2); a DPoP-bound token sent as Bearer, the Bearer error,
+ * then a bare DPoP challenge. Undefined for a code without one.
+ */
 export function wwwAuthenticate(
   body: ErrorBody,
-  requiredScopes: readonly string[] = [],
-): Record<string, string> {
-  if (body.statusCode === 401) {
-    // A request that carried no credentials gets the bare challenge (RFC 6750 3.1).
-    if (body.code === 'ERR10002') return { 'WWW-Authenticate': 'Bearer realm="api"' };
-    return { 'WWW-Authenticate': errorChallenge('Bearer', 'invalid_token', body) };
+  options: ChallengeOptions = {},
+): string | undefined {
+  const error = isStatusCode(body.code) ? STATUS[body.code].challenge : undefined;
+  if (error === undefined) return undefined;
+  const algs = `algs="${(options.dpopAlgorithms ?? []).join(' ')}"`;
+  const scopes = error === 'insufficient_scope' ? options.requiredScopes : undefined;
+  if (options.scheme === 'dpop') {
+    // No scope attribute for no scopes, nor for one empty scope.
+    const scope = scopes?.join(' ') || undefined;
+    const dpop = errorChallenge('DPoP', error === 'bare' ? 'invalid_token' : error, body, scope);
+    return `${dpop}, ${algs}, Bearer realm="api"`;
   }
-  if (body.statusCode === 403) {
-    const scope = requiredScopes.length ? requiredScopes.join(' ') : undefined;
-    return { 'WWW-Authenticate': errorChallenge('Bearer', 'insufficient_scope', body, scope) };
-  }
-  return {};
+  const scope = scopes?.length ? scopes.join(' ') : undefined;
+  // RFC 6750 knows no invalid_dpop_proof.
+  const bearerError = error === 'invalid_dpop_proof' ? 'invalid_token' : error;
+  // A request that carried no credentials gets the bare challenge (RFC 6750 3.1).
+  const bearer =
+    error === 'bare' ? 'Bearer realm="api"' : errorChallenge('Bearer', bearerError, body, scope);
+  return options.dpopBound ? `${bearer}, DPoP realm="api", ${algs}` : bearer;
 }
 
 /** One challenge of `scheme` with its error; `scope` undefined: no scope attribute. */
-export function errorChallenge(scheme: string, error: string, body: ErrorBody, scope?: string) {
+function errorChallenge(scheme: string, error: string, body: ErrorBody, scope?: string) {
   const description = body.description.replace(/["\\]/g, '');
   const scoped = scope === undefined ? '' : `, scope="${scope}"`;
   return `${scheme} realm="api", error="${error}", error_description="${description}"${scoped}`;

@@ -75,12 +75,9 @@ describe('StatusError', () => {
   });
 
   it('challenges a 403 without scopes without a scope attribute, and strips quotes', () => {
-    expect(
-      wwwAuthenticate({ statusCode: 403, code: 'X', message: 'M', description: 'a "b" \\c' }),
-    ).toEqual({
-      'WWW-Authenticate':
-        'Bearer realm="api", error="insufficient_scope", error_description="a b c"',
-    });
+    expect(wwwAuthenticate({ ...errorBody('ERR10005'), description: 'a "b" \\c' })).toBe(
+      'Bearer realm="api", error="insufficient_scope", error_description="a b c"',
+    );
   });
 
   it('turns anything else into ERR10010 without detail', () => {

@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import {
   configFile,
   listOf,
   mapOf,
+  readConfigFile,
   text,
   z,
   type Light4jKey,
@@ -179,10 +179,20 @@ const clientShape = ({ path }: SchemaHelpers) =>
       .prefault({}),
   });
 
-export type ClientConfig = z.output<ReturnType<typeof clientShape>>;
+type ClientShape = z.output<ReturnType<typeof clientShape>>;
+
+/** The trust store and the key store read when client.yml loads (when they are used). */
+type ReadStores = { trustStorePem?: string; keyStorePem?: ReturnType<typeof keyAndCertificate> };
+
+export type ClientConfig = ClientShape & { tls: ReadStores };
 
 export const clientConfigSchema = configFile<ClientConfig>(
-  (helpers) => clientShape(helpers).superRefine(clientRules),
+  (helpers) =>
+    clientShape(helpers).transform((cfg, ctx) => {
+      const tls = { ...cfg.tls, ...readStores(cfg.tls, ctx) };
+      clientRules(cfg, ctx);
+      return { ...cfg, tls };
+    }),
   {
     light4j: LIGHT4J_KEYS,
     // light-4j moved the key server section under oauth.token; both names are read.
@@ -190,27 +200,41 @@ export const clientConfigSchema = configFile<ClientConfig>(
   },
 );
 
-function clientRules(cfg: ClientConfig, ctx: z.RefinementCtx): void {
+/** The trust store's PEM text and the key store's key and certificate, when they are used. */
+function readStores(tls: ClientShape['tls'], ctx: z.RefinementCtx): ReadStores {
+  const store = <T>(
+    key: 'trustStore' | 'keyStore',
+    fit: (pem: string) => T | undefined,
+    or: string,
+  ) => {
+    const file = tls[key];
+    if (!tls[key === 'trustStore' ? 'loadTrustStore' : 'loadKeyStore']) return undefined;
+    if (!file)
+      return void ctx.addIssue({ code: 'custom', path: ['tls', key], message: 'is required' });
+    return readConfigFile(ctx, ['tls', key], file, (bytes) => {
+      const fitted = fit(bytes.toString('utf8'));
+      if (fitted === undefined) throw new Error(`${file} ${or}`);
+      return fitted;
+    });
+  };
+  return {
+    trustStorePem: store(
+      'trustStore',
+      (pem) => (pem.includes('-----BEGIN CERTIFICATE-----') ? pem : undefined),
+      'is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)',
+    ),
+    keyStorePem: store(
+      'keyStore',
+      keyAndCertificate,
+      'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
+    ),
+  };
+}
+
+function clientRules(cfg: ClientShape, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) =>
     ctx.addIssue({ code: 'custom', path, message });
   const { tls, oauth } = cfg;
-  const store = (key: 'trustStore' | 'keyStore', fits: (pem: string) => boolean, or: string) => {
-    const file = tls[key];
-    if (!tls[key === 'trustStore' ? 'loadTrustStore' : 'loadKeyStore']) return;
-    if (!file) issue(['tls', key], 'is required');
-    else if (!fs.existsSync(file)) issue(['tls', key], `file not found: ${file}`);
-    else if (!fits(fs.readFileSync(file, 'utf8'))) issue(['tls', key], `${file} ${or}`);
-  };
-  store(
-    'trustStore',
-    (pem) => pem.includes('-----BEGIN CERTIFICATE-----'),
-    'is not a PEM file of CA certificates (a Java trust store? export it with keytool -exportcert -rfc)',
-  );
-  store(
-    'keyStore',
-    (pem) => Object.values(pemParts(pem)).every(Boolean),
-    'must hold a PEM private key and its certificate (a Java key store? export both as PEM)',
-  );
   const cc = oauth.token.client_credentials;
   const at = ['oauth', 'token', 'client_credentials'];
   // Without the key store's certificate tls_client_auth is refused, mtls binds to nothing.
@@ -343,10 +367,10 @@ export function grantSettings(
 
 const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g;
 
-export function pemParts(pem: string): { key: string; cert: string } {
+/** The private key and the certificate of a PEM key store, or undefined without both. */
+function keyAndCertificate(pem: string): { key: string; cert: string } | undefined {
   const blocks = pem.match(PEM_BLOCK) ?? [];
-  return {
-    key: blocks.filter((b) => /PRIVATE KEY-----/.test(b.split('\n')[0])).join('\n'),
-    cert: blocks.filter((b) => b.startsWith('-----BEGIN CERTIFICATE')).join('\n'),
-  };
+  const key = blocks.filter((b) => /PRIVATE KEY-----/.test(b.split('\n')[0])).join('\n');
+  const cert = blocks.filter((b) => b.startsWith('-----BEGIN CERTIFICATE')).join('\n');
+  return key && cert ? { key, cert } : undefined;
 }

@@ -1,3 +1,4 @@
+import { isStatusCode, STATUS } from '@chain/errors';
 import { credentialHeaders, type OutgoingTrace } from './call-headers.js';
 import type { ClientEvents } from './client-events.js';
 import type { Downstream, DownstreamAnswer } from './downstream.js';
@@ -10,14 +11,6 @@ export interface CallRequest {
   headers?: Record<string, string>;
   trace?: OutgoingTrace;
 }
-
-/** Codes of ours that say the token in `Authorization` / `X-Scope-Token` was refused. */
-const AUTHORIZATION_REFUSED = new Set(['ERR10000', 'ERR10001']);
-const SCOPE_TOKEN_REFUSED = new Set(['ERR10003', 'ERR10004']);
-/** TOKEN_BINDING_MISMATCH, INVALID_DPOP_PROOF: a retry would be refused the same way. */
-const BINDING_REFUSED = new Set(['ERR20012', 'ERR20013']);
-/** DPOP_PROOF_REPLAYED (sent twice on the way): a new proof mends it. */
-const PROOF_REPLAYED = 'ERR20014';
 
 /** One more call when a 401 refused our own token or a replayed proof (README). */
 export class DownstreamCaller {
@@ -70,15 +63,14 @@ type Retry = 'invalid_token' | 'dpop_proof_replayed' | undefined;
 
 function retryOf(answer: DownstreamAnswer, ownInScopeToken: boolean, dpop: boolean): Retry {
   const code = (answer.body as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
-    if (BINDING_REFUSED.has(code)) return undefined;
-    if (code === PROOF_REPLAYED) return dpop ? 'dpop_proof_replayed' : undefined;
-    if (AUTHORIZATION_REFUSED.has(code) || SCOPE_TOKEN_REFUSED.has(code)) {
-      const ours = ownInScopeToken
-        ? SCOPE_TOKEN_REFUSED.has(code)
-        : AUTHORIZATION_REFUSED.has(code);
-      return ours ? 'invalid_token' : undefined;
-    }
+  const refused = isStatusCode(code) ? STATUS[code].refuses : undefined;
+  if (refused?.token === 'either') {
+    // A replayed proof (sent twice on the way) is mended by a new one; a binding mismatch or
+    // an invalid proof would be refused the same way again.
+    return refused.reasons.includes('replayed') && dpop ? 'dpop_proof_replayed' : undefined;
+  }
+  if (refused) {
+    return refused.token === (ownInScopeToken ? 'scope' : 'auth') ? 'invalid_token' : undefined;
   }
   if (ownInScopeToken) return undefined;
   const challenge = answer.response.headers['www-authenticate'];

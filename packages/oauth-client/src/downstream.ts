@@ -1,4 +1,5 @@
-import { STATUS, StatusError, isStatusCode, type StatusCode } from '@chain/errors';
+import { STATUS, StatusError, isStatusCode, type StatusCode, type StatusRow } from '@chain/errors';
+import { BoundedMap } from '@chain/security';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { ClientEvents } from './client-events.js';
 import type { Transport, TransportError, TransportResponse } from './transport.js';
@@ -23,41 +24,31 @@ export interface DownstreamAnswer {
 
 const MAX_BODY = 1024 * 1024;
 
-/** Codes that already describe a failure further down the chain: passed on unchanged. */
-const PASS_THROUGH: readonly StatusCode[] = [
-  'ERR10009',
-  'ERR10079',
-  'ERR20002',
-  'ERR20003',
-  'ERR20004',
-  'ERR20005',
-  'ERR20011',
-];
-
 /**
- * Our services' descriptions of each passed-on code, as patterns: the row's text with each
- * argument a short plain word. Any other description (markup, a stack, a URL) is not echoed.
+ * The codes the catalogue passes on (failures further down the chain), each with our services'
+ * descriptions of it as a pattern: the row's text with each argument a short plain word. Any
+ * other description (markup, a stack, a URL) is not echoed.
  */
-const OUR_DESCRIPTIONS = new Map(
-  PASS_THROUGH.map((code) => {
-    const row = STATUS[code].description as (...args: string[]) => string;
-    const marker = '\u0000';
-    const patterns = [row(), row(marker), row(marker, marker)].map((text) => {
-      const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      return `^${escaped.split(marker).join('[A-Za-z0-9._ -]{1,64}')}$`;
-    });
-    return [code, new RegExp([...new Set(patterns)].join('|'))];
-  }),
+const PASSED_ON = new Map<unknown, { ours: RegExp; named: boolean }>(
+  (Object.entries(STATUS) as [StatusCode, StatusRow][])
+    .filter(([, row]) => row.passOn)
+    .map(([code, { description, passOn }]) => {
+      const marker = '\u0000';
+      const texts = [description(), description(marker), description(marker, marker)];
+      const patterns = texts.map((text) => {
+        const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        return `^${escaped.split(marker).join('[A-Za-z0-9._ -]{1,64}')}$`;
+      });
+      const ours = new RegExp([...new Set(patterns)].join('|'));
+      return [code, { ours, named: passOn === 'named' }];
+    }),
 );
-
-/** Our words for a passed-on code whose description was not one of ours. */
-const fallbackArgs = (code: StatusCode, name: string): string[] =>
-  code === 'ERR20005' || code === 'ERR10009' ? [] : [`beyond ${name}`];
 
 /** Called with GET; the breaker counts no answer and a 5xx not passed on from further down. */
 export class Downstream {
   private readonly target: URL;
-  private readonly urls = new Map<string, URL>();
+  /** Paths made per request (ids in them) must not grow the map without end. */
+  private readonly urls = new BoundedMap<string, URL>(256);
   readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
@@ -79,8 +70,6 @@ export class Downstream {
     if (made) return made;
     const base = this.target.href.replace(/\/+$/, '');
     const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-    // Paths made per request (ids in them) must not grow the map without end.
-    if (this.urls.size >= 256) this.urls.clear();
     this.urls.set(path, url);
     return url;
   }
@@ -109,7 +98,7 @@ export class Downstream {
       const url = this.urlOf(options.path);
       const request = { method: 'GET', url, headers: sent, timeoutMs, maxBodyBytes: MAX_BODY };
       answer = await transport.request(request).catch(async (err: TransportError) => {
-        if (err.kind !== 'stale_connection') throw err;
+        if (err.code !== 'stale_connection') throw err;
         events?.downstreamRetried?.({ downstream: name, reason: 'stale_connection' });
         const again = options.resendHeaders ? withAccept(await options.resendHeaders()) : sent;
         return transport.request({ ...request, headers: again, freshConnection: true });
@@ -117,17 +106,17 @@ export class Downstream {
     } catch (err) {
       breaker?.failure();
       const failure = err as TransportError;
-      if (failure.kind === 'timeout') {
+      if (failure.code === 'timeout') {
         throw new StatusError('ERR20003', [name, String(timeoutMs)], { cause: err });
       }
-      if (failure.kind === 'body_too_large') {
+      if (failure.code === 'body_too_large') {
         throw new StatusError('ERR20004', [name, failure.message], { cause: err });
       }
       throw new StatusError('ERR20002', [name], { cause: err });
     }
     const body = parseJson(answer.body);
     if (breaker) {
-      if (answer.status >= 500 && !isPassedOn(codeOf(body))) breaker.failure();
+      if (answer.status >= 500 && !PASSED_ON.has(codeOf(body))) breaker.failure();
       else breaker.success();
     }
     return { response: answer, body };
@@ -147,10 +136,12 @@ export class Downstream {
       `${this.urlOf(path).href} answered HTTP ${status}: ${response.body.slice(0, 200)}`,
     );
     const code = codeOf(body);
-    if (isPassedOn(code)) {
-      const passed = new StatusError(code, fallbackArgs(code, name), { cause });
+    const passOn = PASSED_ON.get(code);
+    if (passOn) {
+      const args = passOn.named ? [`beyond ${name}`] : [];
+      const passed = new StatusError(code as StatusCode, args, { cause });
       const description = (body as { description?: unknown }).description;
-      if (typeof description === 'string' && OUR_DESCRIPTIONS.get(code)!.test(description)) {
+      if (typeof description === 'string' && passOn.ours.test(description)) {
         passed.body.description = description;
       }
       throw passed;
@@ -168,9 +159,6 @@ function withAccept(headers: Record<string, string>): Record<string, string> {
 }
 
 const codeOf = (body: unknown) => (body as { code?: unknown } | null)?.code;
-
-const isPassedOn = (code: unknown): code is StatusCode =>
-  isStatusCode(code) && PASS_THROUGH.includes(code);
 
 function parseJson(text: string): unknown {
   try {

@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import tls from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { pemParts, type ClientConfig } from './client-config.js';
+import type { ClientConfig } from './client-config.js';
 import {
   TransportError,
   type Transport,
@@ -71,21 +70,17 @@ export class HttpClient implements Transport {
   }
 }
 
-/** client.yml `tls` as `tls.connect` options; the files were checked when client.yml was loaded. */
+/** client.yml `tls` as `tls.connect` options, with the stores read when client.yml loaded. */
 export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
   const options: tls.ConnectionOptions = { rejectUnauthorized: true };
-  if (config.loadTrustStore && config.trustStore) {
-    const own = fs.readFileSync(config.trustStore, 'utf8');
-    options.ca = config.loadDefaultTrustStore ? [...tls.rootCertificates, own] : own;
-  }
+  const own = config.trustStorePem;
+  if (own) options.ca = config.loadDefaultTrustStore ? [...tls.rootCertificates, own] : own;
   if (config.tlsVersion) options.minVersion = config.tlsVersion;
   if (!config.verifyHostname) {
     // Only the name check is skipped (light-4j's verifyHostname: false); the chain is verified.
     options.checkServerIdentity = () => undefined;
   }
-  if (config.loadKeyStore && config.keyStore) {
-    Object.assign(options, pemParts(fs.readFileSync(config.keyStore, 'utf8')));
-  }
+  if (config.keyStorePem) Object.assign(options, config.keyStorePem);
   return options;
 }
 

@@ -19,4 +19,4 @@ export { TokenSource, UserToken } from './renewable-token.js';
 export { credentialHeaders, credentialSummary, forwardedAuthorization } from './call-headers.js';
 export { createKeyClient } from './key-client.js';
 export { createIntrospectionClient, introspectionEndpoint } from './introspection-client.js';
-export { keyServiceAnswer, type ClientCheck } from './light-oauth2-key.js';
+export { keyServiceAnswer, LIGHT_OAUTH2_STATUS, type ClientCheck } from './light-oauth2-key.js';

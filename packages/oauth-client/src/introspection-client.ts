@@ -66,7 +66,7 @@ export function createIntrospectionClient(options: {
       const answer = await http
         .request(request)
         .catch((err: TransportError) => {
-          if (err.kind !== 'stale_connection') throw err;
+          if (err.code !== 'stale_connection') throw err;
           return http.request({ ...request, freshConnection: true });
         })
         .catch((err: TransportError) => {

@@ -1,19 +1,17 @@
 import { jsonObject } from './transport.js';
 
-/**
- * light-oauth2's Oauth2KeyKeyIdGetHandler. A kid over three characters is a provider id and a key
- * id (`01` + `100`); provider `00` or its own is looked up here (its own with Basic client
- * auth), another belongs to a federated provider it does not have.
- */
-const KEY_SERVICE_STATUS = {
+/** light-oauth2's codes that its key service and its code endpoint answer with (and ours). */
+export const LIGHT_OAUTH2_STATUS = {
   ERR12002: { statusCode: 401, message: 'MISSING_AUTHORIZATION_HEADER' },
+  ERR12004: { statusCode: 401, message: 'INVALID_BASIC_CREDENTIALS' },
   ERR12007: { statusCode: 401, message: 'UNAUTHORIZED_CLIENT' },
   ERR12014: { statusCode: 404, message: 'CLIENT_NOT_FOUND' },
   ERR12017: { statusCode: 404, message: 'KEY_NOT_FOUND' },
+  ERR12026: { statusCode: 400, message: 'MISMATCH_REDIRECT_URI' },
   ERR12030: { statusCode: 400, message: 'INVALID_KEY_ID' },
 } as const;
 
-type KeyServiceCode = keyof typeof KEY_SERVICE_STATUS;
+type KeyServiceCode = 'ERR12002' | 'ERR12007' | 'ERR12014' | 'ERR12017' | 'ERR12030';
 
 const DESCRIPTION: Record<KeyServiceCode, (arg: string) => string> = {
   ERR12002: () => 'No authorization header is found in the request.',
@@ -29,12 +27,17 @@ export type ClientCheck =
   | { ok: false; reason: 'missing' | 'wrong-secret' | 'unknown-client'; clientId?: string };
 
 function status(code: KeyServiceCode, arg = '') {
-  const { statusCode, message } = KEY_SERVICE_STATUS[code];
+  const { statusCode, message } = LIGHT_OAUTH2_STATUS[code];
   const description = DESCRIPTION[code](arg);
   const body = JSON.stringify({ statusCode, code, message, description, severity: 'ERROR' });
   return { status: statusCode, contentType: 'application/json', body };
 }
 
+/**
+ * light-oauth2's Oauth2KeyKeyIdGetHandler. A kid over three characters is a provider id and a key
+ * id (`01` + `100`); provider `00` or its own is looked up here (its own with Basic client
+ * auth), another belongs to a federated provider it does not have.
+ */
 export function keyServiceAnswer(
   kid: string,
   authorization: string | undefined,

@@ -1,4 +1,5 @@
 import { ConfigError } from '@chain/errors';
+import { pathPrefixMatcher } from '@chain/security';
 import type { OutgoingTrace } from './call-headers.js';
 import {
   grantSettings,
@@ -28,28 +29,18 @@ export class TokenManager {
   private ownSource: TokenSource | undefined;
   private readonly requesters: Partial<Record<GrantName, TokenRequester>> = {};
   private readonly files: ClientFiles;
-  private readonly prefixes: [string, string][];
+  /** By pathPrefixServices. */
+  readonly serviceIdFor: (path: string) => string | undefined;
   readonly dpopKey: DpopKey | undefined;
 
   constructor(private readonly options: TokenManagerOptions) {
     const { client, secret, clientFile = 'client.yml', secretFile = 'secret.yml' } = options;
     this.files = { client, secret, clientFile, secretFile };
-    this.prefixes = Object.entries(client.pathPrefixServices).sort(
-      (a, b) => b[0].length - a[0].length,
-    );
+    this.serviceIdFor = pathPrefixMatcher(Object.entries(client.pathPrefixServices));
     const { token, multipleAuthServers } = client.oauth;
     if (token.client_credentials?.tokenBinding === 'dpop') this.dpopKey = new DpopKey();
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
-  }
-
-  /** By pathPrefixServices: the longest prefix of whole segments. */
-  serviceIdFor(path: string): string | undefined {
-    for (const [prefix, serviceId] of this.prefixes) {
-      const p = prefix.replace(/\/+$/, '');
-      if (path === p || path.startsWith(`${p}/`) || p === '') return serviceId;
-    }
-    return undefined;
   }
 
   forService(serviceId: string | undefined): TokenSource {

@@ -113,9 +113,9 @@ export class TokenRequester {
   private failure(err: unknown, status: number | undefined): TokenFetchError {
     const details = { clientId: this.clientId, url: this.url, status };
     if (status === undefined) {
-      const { kind } = err as TransportError;
+      const { code: why } = err as TransportError;
       const code =
-        kind === 'timeout' ? 'timeout' : kind === 'body_too_large' ? 'bad_response' : 'unreachable';
+        why === 'timeout' ? 'timeout' : why === 'body_too_large' ? 'bad_response' : 'unreachable';
       return new TokenFetchError(code, { ...details, cause: err });
     }
     if (status === 200) {

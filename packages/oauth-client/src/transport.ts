@@ -27,26 +27,25 @@ export interface TransportResponse {
 export type TransportFailure =
   'connect_timeout' | 'timeout' | 'body_too_large' | 'stale_connection' | 'network';
 
+/** Its cause, when it has one, is Node's or undici's error (`ECONNREFUSED`, ...). */
 export class TransportError extends Error {
   override readonly name = 'TransportError';
-  readonly code?: string;
 
   constructor(
-    readonly kind: TransportFailure,
+    readonly code: TransportFailure,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    const code = (options?.cause as NodeJS.ErrnoException | undefined)?.code;
-    if (typeof code === 'string') this.code = code;
   }
 }
 
 /** Why `request` got no answer, to follow the server's name. */
 export function noAnswer(err: TransportError, request: TransportRequest): string {
-  if (err.kind === 'timeout') return `did not answer within ${request.timeoutMs} ms`;
-  if (err.kind === 'body_too_large') return `answered more than ${request.maxBodyBytes} bytes`;
-  return `could not be reached (${err.code ?? err.kind})`;
+  if (err.code === 'timeout') return `did not answer within ${request.timeoutMs} ms`;
+  if (err.code === 'body_too_large') return `answered more than ${request.maxBodyBytes} bytes`;
+  const cause = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+  return `could not be reached (${typeof cause === 'string' ? cause : err.code})`;
 }
 
 /** The transport as fetch (oauth4webapi's): its time-out, answer cap, TLS and failures. */

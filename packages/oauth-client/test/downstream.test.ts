@@ -248,8 +248,8 @@ const answer5xx = (status: number, body: unknown): TransportResponse => ({
   headers: {},
   body: JSON.stringify(body),
 });
-const down = (kind: TransportError['kind'] = 'network') =>
-  new TransportError(kind, `${kind} failure`);
+const down = (code: TransportError['code'] = 'network') =>
+  new TransportError(code, `${code} failure`);
 
 function recording() {
   const seen: string[] = [];
@@ -333,7 +333,7 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
         transport: twice.transport,
         events,
       }).getJson({}),
-    ).rejects.toMatchObject({ code: 'ERR20002', cause: { kind: 'stale_connection' } });
+    ).rejects.toMatchObject({ code: 'ERR20002', cause: { code: 'stale_connection' } });
     expect(twice.sent.map((r) => r.freshConnection ?? false)).toEqual([false, true]);
     expect(seen).toEqual(['api-d retried stale_connection']);
 

@@ -101,8 +101,8 @@ describe('HttpClient over HTTP/1.1', () => {
       await nextTurn();
       const stale = await failure(client.request(request(s.url)));
       expect(stale).toMatchObject({
-        kind: 'stale_connection',
-        code: 'ECONNRESET',
+        code: 'stale_connection',
+        cause: { code: 'ECONNRESET' },
         message: 'kept-alive connection reset (ECONNRESET)',
       });
       // A fresh connection is a new one, outside the keep-alive pool.
@@ -116,7 +116,11 @@ describe('HttpClient over HTTP/1.1', () => {
     const reset = await server((_n, req) => req.socket.destroy());
     try {
       const err = await failure(testClient().request(request(reset.url)));
-      expect(err).toMatchObject({ kind: 'network', code: 'ECONNRESET', message: 'socket hang up' });
+      expect(err).toMatchObject({
+        code: 'network',
+        cause: { code: 'ECONNRESET' },
+        message: 'socket hang up',
+      });
     } finally {
       await reset.close();
     }
@@ -135,8 +139,8 @@ describe('HttpClient over HTTP/1.1', () => {
       );
       const took = Date.now() - started;
       expect(err).toMatchObject({
-        kind: 'connect_timeout',
-        code: 'UND_ERR_CONNECT_TIMEOUT',
+        code: 'connect_timeout',
+        cause: { code: 'UND_ERR_CONNECT_TIMEOUT' },
         message: 'no connection within 150 ms',
       });
       expect(took).toBeGreaterThanOrEqual(140);
@@ -145,7 +149,7 @@ describe('HttpClient over HTTP/1.1', () => {
       const whole = await failure(
         testClient({ connectTimeout: 500 }).request(request(url, { timeoutMs: 200 })),
       );
-      expect(whole).toMatchObject({ kind: 'timeout', message: 'no answer within 200 ms' });
+      expect(whole).toMatchObject({ code: 'timeout', message: 'no answer within 200 ms' });
     } finally {
       for (const s of sockets) s.destroy();
       silent.close();
@@ -179,36 +183,34 @@ describe('HttpClient over HTTP/1.1', () => {
     try {
       const big = await failure(client.request(request(s.url)));
       expect(big).toMatchObject({
-        kind: 'body_too_large',
+        code: 'body_too_large',
         message: 'a body larger than 1024 bytes',
       });
       const slow = await failure(client.request(request(s.url, { timeoutMs: 150 })));
-      expect(slow).toMatchObject({ kind: 'timeout', message: 'no answer within 150 ms' });
+      expect(slow).toMatchObject({ code: 'timeout', message: 'no answer within 150 ms' });
     } finally {
       await s.close();
     }
     const refused = await failure(
       client.request(request(new URL(`https://127.0.0.1:${await freePort()}/`))),
     );
-    expect(refused).toMatchObject({ kind: 'network', code: 'ECONNREFUSED' });
+    expect(refused).toMatchObject({ code: 'network', cause: { code: 'ECONNREFUSED' } });
   });
 
   it("a DNS failure is network with Node's code; a close after the answer began is network (no socket: the tests' network is loopback only)", () => {
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND api-x'), { code: 'ENOTFOUND' });
     const state = { answered: false, reused: false, connectTimeoutMs: 1 };
     expect(failureOf(dns, state)).toMatchObject({
-      kind: 'network',
-      code: 'ENOTFOUND',
+      code: 'network',
       message: 'getaddrinfo ENOTFOUND api-x',
       cause: dns,
     });
     // Even on a kept-alive connection: only a reset or a close is a stale connection.
-    expect(failureOf(dns, { ...state, reused: true }).kind).toBe('network');
+    expect(failureOf(dns, { ...state, reused: true }).code).toBe('network');
     // A connection closed once the answer had begun is no stale one: undici's own error, as it is.
     const closed = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
     expect(failureOf(closed, { ...state, reused: true, answered: true })).toMatchObject({
-      kind: 'network',
-      code: 'UND_ERR_SOCKET',
+      code: 'network',
       cause: closed,
     });
   });
@@ -353,7 +355,7 @@ describe('HttpClient over HTTP/1.1', () => {
     try {
       const url = new URL(`https://localhost:${port}/v1/queued`);
       const queued = await failure(client.request(request(url, { timeoutMs: 100 })));
-      expect(queued.kind).toBe('timeout');
+      expect(queued.code).toBe('timeout');
       // The connection is made after all; the next call goes on it, the timed-out one never did.
       await expect(
         client.request(request(new URL(`https://localhost:${port}/v1/data`))),
@@ -376,13 +378,13 @@ describe("HttpClient TLS: client.yml's tls keys", () => {
       await expect(testClient().request(request(s.url))).resolves.toMatchObject(ok);
       const other = testClient({ tls: { trustStore: path.join(CERTS, 'primary.crt') } });
       expect(await failure(other.request(request(s.url)))).toMatchObject({
-        kind: 'network',
-        code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+        code: 'network',
+        cause: { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' },
       });
       const system = testClient({ tls: { loadTrustStore: false } });
       expect(await failure(system.request(request(s.url)))).toMatchObject({
-        kind: 'network',
-        code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+        code: 'network',
+        cause: { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' },
       });
       // loadDefaultTrustStore: the system CAs and the trust store, both.
       const both = testClient({ tls: { loadDefaultTrustStore: true } });
@@ -398,8 +400,8 @@ describe("HttpClient TLS: client.yml's tls keys", () => {
     const url = new URL(`${other.url}/v1/data`);
     try {
       expect(await failure(testClient().request(request(url)))).toMatchObject({
-        kind: 'network',
-        code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+        code: 'network',
+        cause: { code: 'ERR_TLS_CERT_ALTNAME_INVALID' },
       });
       const unnamed = testClient({ tls: { verifyHostname: false } });
       await expect(unnamed.request(request(url))).resolves.toMatchObject(ok);
@@ -407,9 +409,9 @@ describe("HttpClient TLS: client.yml's tls keys", () => {
       const untrusted = testClient({
         tls: { verifyHostname: false, trustStore: path.join(CERTS, 'primary.crt') },
       });
-      expect((await failure(untrusted.request(request(url)))).code).toBe(
-        'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-      );
+      expect(
+        ((await failure(untrusted.request(request(url)))).cause as NodeJS.ErrnoException).code,
+      ).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
     } finally {
       await other.close();
     }
@@ -433,7 +435,7 @@ describe("HttpClient TLS: client.yml's tls keys", () => {
       expect(answer.body).not.toBe('["none"]');
       // The key store named but switched off: no certificate, the server refuses the handshake.
       const without = testClient({ tls: { loadKeyStore: false, keyStore } });
-      expect((await failure(without.request(request(s.url)))).kind).toBe('network');
+      expect((await failure(without.request(request(s.url)))).code).toBe('network');
     } finally {
       await s.close();
     }
@@ -448,8 +450,8 @@ describe("HttpClient TLS: client.yml's tls keys", () => {
       const err = await failure(
         testClient({ tls: { tlsVersion: 'TLSv1.3' } }).request(request(s.url)),
       );
-      expect(err.kind).toBe('network');
-      expect(err.code).toMatch(/^ERR_SSL_/);
+      expect(err.code).toBe('network');
+      expect((err.cause as NodeJS.ErrnoException).code).toMatch(/^ERR_SSL_/);
     } finally {
       await s.close();
     }
@@ -561,7 +563,7 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
     };
     const started = Date.now();
     const err = await failure(h2Client().request(request(h2.url, { timeoutMs: 150 })));
-    expect(err).toMatchObject({ kind: 'timeout', message: 'no answer within 150 ms' });
+    expect(err).toMatchObject({ code: 'timeout', message: 'no answer within 150 ms' });
     expect(Date.now() - started).toBeLessThan(1000);
     await cancelled;
   });
@@ -572,7 +574,7 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
       res.end(Buffer.alloc(64 * 1024, 'x'));
     };
     expect(await failure(h2Client().request(request(h2.url)))).toMatchObject({
-      kind: 'body_too_large',
+      code: 'body_too_large',
     });
   });
 
@@ -611,8 +613,8 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
     // Refused twice: the second refusal is the answer.
     refusals = 2;
     expect(await failure(client.request(request(h2.url)))).toMatchObject({
-      kind: 'network',
-      code: 'ERR_HTTP2_STREAM_ERROR',
+      code: 'network',
+      cause: { code: 'ERR_HTTP2_STREAM_ERROR' },
       message: 'Stream closed with error code NGHTTP2_REFUSED_STREAM',
     });
   });
@@ -624,7 +626,7 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
       req.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     };
     expect(await failure(h2Client().request(request(h2.url)))).toMatchObject({
-      kind: 'network',
+      code: 'network',
       message: 'Stream closed with error code NGHTTP2_INTERNAL_ERROR',
     });
     expect(calls).toBe(1);
@@ -636,12 +638,12 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
     await client.request(request(h2.url));
     handler = () => h2.sockets[h2.sockets.length - 1].destroy();
     expect(await failure(client.request(request(h2.url)))).toMatchObject({
-      kind: 'stale_connection',
-      code: 'ECONNRESET',
+      code: 'stale_connection',
+      cause: { code: 'ECONNRESET' },
     });
     expect(await failure(client.request(request(h2.url)))).toMatchObject({
-      kind: 'network',
-      code: 'ECONNRESET',
+      code: 'network',
+      cause: { code: 'ECONNRESET' },
     });
     handler = (_req, res) => json(res, 200, ['fresh']);
     await expect(client.request(request(h2.url, { freshConnection: true }))).resolves.toMatchObject(
@@ -668,8 +670,8 @@ describe('HttpClient over HTTP/2 (client.yml request.enableHttp2)', () => {
       tls: { trustStore: path.join(CERTS, 'primary.crt') },
     });
     expect(await failure(untrusting.request(request(h2.url)))).toMatchObject({
-      kind: 'network',
-      code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      code: 'network',
+      cause: { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' },
     });
   });
 });

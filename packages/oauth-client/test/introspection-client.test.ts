@@ -226,7 +226,7 @@ describe('createIntrospectionClient (RFC 7662, as oidc-provider answers)', () =>
     expect(down.message).toBe(
       `introspection server https://localhost:${port}/i could not be reached (ECONNREFUSED)`,
     );
-    expect((down.cause as { kind: string }).kind).toBe('network');
+    expect((down.cause as { code: string }).code).toBe('network');
 
     handler = () => undefined; // never answers
     const slow = await failure(client({ timeoutMs: 200 }).introspect(TOKEN));

@@ -238,7 +238,7 @@ describe('createKeyClient (a JWKS)', () => {
       const err = await fetchSet().catch((e: unknown) => e);
       expect(err).toMatchObject({
         message: `key server ${url}/oauth2/key answered more than 1048576 bytes`,
-        cause: { kind: 'body_too_large' },
+        cause: { code: 'body_too_large' },
       });
     } finally {
       other.closeAllConnections();
@@ -259,7 +259,7 @@ describe('createKeyClient (a JWKS)', () => {
     expect(err).toBeInstanceOf(KeyFetchError);
     expect(err).toMatchObject({
       message: 'key server https://localhost:1/oauth2/key could not be reached (ECONNREFUSED)',
-      cause: { kind: 'network', code: 'ECONNREFUSED' },
+      cause: { code: 'network', cause: { code: 'ECONNREFUSED' } },
     });
   });
 });

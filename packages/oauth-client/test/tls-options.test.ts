@@ -6,6 +6,7 @@ import { Downstream, type ClientConfig } from '../src/index.js';
 import { tlsOptions } from '../src/http-client.js';
 import {
   closeClients,
+  loadedTls,
   httpsServer,
   send,
   testClient,
@@ -14,7 +15,7 @@ import {
 
 const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
 
-const TLS: ClientConfig['tls'] = {
+const TLS: Partial<ClientConfig['tls']> = {
   verifyHostname: true,
   loadDefaultTrustStore: false,
   loadTrustStore: true,
@@ -24,14 +25,16 @@ const TLS: ClientConfig['tls'] = {
 };
 
 describe('tlsOptions', () => {
+  const tlsOptionsOf = (tls: Partial<ClientConfig['tls']>) => tlsOptions(loadedTls(tls));
+
   it('reads the trust store and, for two-way TLS, the key and certificate of the key store', () => {
-    const one = tlsOptions(TLS);
+    const one = tlsOptionsOf(TLS);
     expect(one.ca).toBe(cert('ca.crt').toString());
     expect(one.key).toBeUndefined();
     expect(one.cert).toBeUndefined();
     expect(one.checkServerIdentity).toBeUndefined();
 
-    const two = tlsOptions({ ...TLS, loadKeyStore: true });
+    const two = tlsOptionsOf({ ...TLS, loadKeyStore: true });
     expect(two.key).toMatch(/^-----BEGIN (RSA |EC )?PRIVATE KEY-----/);
     expect(two.key).not.toContain('CERTIFICATE');
     expect(two.cert).toMatch(/^-----BEGIN CERTIFICATE-----/);
@@ -39,14 +42,14 @@ describe('tlsOptions', () => {
   });
 
   it('no trust store gives the system CAs; loadDefaultTrustStore adds them to the trust store', () => {
-    expect(tlsOptions({ ...TLS, loadTrustStore: false })).toEqual({ rejectUnauthorized: true });
-    const both = tlsOptions({ ...TLS, loadDefaultTrustStore: true });
+    expect(tlsOptionsOf({ ...TLS, loadTrustStore: false })).toEqual({ rejectUnauthorized: true });
+    const both = tlsOptionsOf({ ...TLS, loadDefaultTrustStore: true });
     expect(both.ca).toEqual([...tls.rootCertificates, cert('ca.crt').toString()]);
-    expect(tlsOptions({ ...TLS, tlsVersion: 'TLSv1.3' }).minVersion).toBe('TLSv1.3');
+    expect(tlsOptionsOf({ ...TLS, tlsVersion: 'TLSv1.3' }).minVersion).toBe('TLSv1.3');
   });
 
   it('verifyHostname: false skips only the name check', () => {
-    const opts = tlsOptions({ ...TLS, verifyHostname: false });
+    const opts = tlsOptionsOf({ ...TLS, verifyHostname: false });
     expect(
       opts.checkServerIdentity?.('some-other-name', {} as tls.PeerCertificate),
     ).toBeUndefined();
@@ -66,7 +69,7 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
   afterAll(() => server.close());
   afterEach(closeClients);
 
-  const call = (t: ClientConfig['tls']) =>
+  const call = (t: Partial<ClientConfig['tls']>) =>
     new Downstream({
       name: 'api-d',
       url: `https://localhost:${server.port}/v1/data`,
@@ -108,7 +111,10 @@ describe('two-way TLS: a downstream that demands a client certificate', () => {
         }).getJson({});
       const err = await get(true).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'ERR20002' });
-      expect(((err as Error).cause as { code?: string }).code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
+      expect((err as Error).cause).toMatchObject({
+        code: 'network',
+        cause: { code: 'ERR_TLS_CERT_ALTNAME_INVALID' },
+      });
       await expect(get(false)).resolves.toEqual({ status: 200, body: ['ok'] });
     } finally {
       await other.close();

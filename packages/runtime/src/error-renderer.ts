@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StatusError, toStatusError } from '@chain/errors';
+import { STATUS, StatusError, toStatusError } from '@chain/errors';
 import type { Exchange } from './exchange.js';
 import { sendError } from './respond.js';
 
@@ -40,7 +40,7 @@ export function createErrorRenderer(logger: Logger): (x: Exchange, err: unknown)
     };
     if (error.code === 'ERR10010') {
       logger.error({ ...where, err: error.cause ?? err }, 'request failed');
-    } else if (error.cause !== undefined && error.statusCode !== 401 && error.statusCode !== 403) {
+    } else if (error.cause !== undefined && !STATUS[error.code].challenge) {
       const upstream = error.statusCode >= 500 || error.code === 'ERR10009';
       const log = upstream ? logger.warn : logger.info;
       log.call(logger, { ...where, reason: reasonOf(error.cause) }, error.body.description);

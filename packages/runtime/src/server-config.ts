@@ -1,5 +1,16 @@
+import crypto from 'node:crypto';
+import type https from 'node:https';
 import os from 'node:os';
-import { configFile, text, z, type Light4jKey, type SchemaHelpers } from '@chain/config';
+import tls from 'node:tls';
+import {
+  configFile,
+  mustPass,
+  readConfigFile,
+  text,
+  z,
+  type Light4jKey,
+  type SchemaHelpers,
+} from '@chain/config';
 
 export const FRAMEWORKS = ['native', 'express'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
@@ -108,8 +119,8 @@ const serverSchema = ({ file, path, warn }: SchemaHelpers) =>
         }
       }
     })
-    .transform((cfg) => {
-      const out = { ...cfg };
+    .transform((cfg, ctx) => {
+      const out: typeof cfg & { tls?: TlsMaterial } = { ...cfg };
       if (!cfg.enableHttps || (cfg.keyFile && cfg.certFile)) {
         if (cfg.keystoreName && cfg.enableHttps) {
           warn('keystoreName', 'ignored: keyFile and certFile serve HTTPS');
@@ -125,8 +136,85 @@ const serverSchema = ({ file, path, warn }: SchemaHelpers) =>
         warn('enableHttp', 'ignored: with enableHttps true only HTTPS is served (as light-4j)');
         out.enableHttp = false;
       }
+      if (out.enableHttps) out.tls = tlsMaterial(out, ctx);
       return out;
     });
+
+export type TlsMaterial = ({ key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string }) &
+  Pick<https.ServerOptions, 'requestCert' | 'rejectUnauthorized' | 'ca'>;
+
+const JKS_MAGIC = 0xfeedfeed;
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+const isJks = (bytes: Buffer) => bytes.length >= 4 && bytes.readUInt32BE(0) === JKS_MAGIC;
+
+/** The files of HTTPS, read once; each failure names the file and the key, never OpenSSL's code. */
+function tlsMaterial(
+  cfg: Partial<Record<'keyFile' | 'certFile' | 'keystoreName' | 'keystorePass', string>> & {
+    truststoreName?: string;
+  },
+  ctx: z.RefinementCtx,
+): TlsMaterial | undefined {
+  const { keyFile, certFile, keystoreName, keystorePass, truststoreName } = cfg;
+  let material: TlsMaterial | undefined;
+  if (keystoreName) {
+    material = readConfigFile(ctx, ['keystoreName'], keystoreName, (pfx) => {
+      if (isJks(pfx)) {
+        throw new Error(
+          `${keystoreName} is a JKS keystore; convert it to PKCS12 (keytool -importkeystore -deststoretype pkcs12) or give keyFile and certFile`,
+        );
+      }
+      const opened = { pfx, passphrase: keystorePass };
+      mustPass(`${keystoreName} cannot be opened as a PKCS12 keystore with keystorePass`, () =>
+        tls.createSecureContext(opened),
+      );
+      return opened;
+    });
+  } else {
+    const key = readConfigFile(ctx, ['keyFile'], keyFile!, (bytes) => {
+      mustPass('is not a PEM private key (or it is encrypted)', () =>
+        crypto.createPrivateKey(bytes),
+      );
+      return bytes;
+    });
+    const cert =
+      key &&
+      readConfigFile(ctx, ['certFile'], certFile!, (bytes) => {
+        mustPass('is not a PEM certificate', () => new crypto.X509Certificate(bytes));
+        return bytes;
+      });
+    if (!key || !cert) return undefined;
+    try {
+      tls.createSecureContext({ key, cert });
+      material = { key, cert };
+    } catch {
+      const message = 'is not the private key of the certificate in certFile';
+      ctx.addIssue({ code: 'custom', path: ['keyFile'], message });
+    }
+  }
+  if (!material || !truststoreName) return material;
+  const ca = readConfigFile(ctx, ['truststoreName'], truststoreName, (bytes) => {
+    if (isJks(bytes)) {
+      throw new Error(
+        `${truststoreName} is a JKS trust store; export its CA certificates as PEM (keytool -exportcert -rfc)`,
+      );
+    }
+    const blocks = bytes.toString('latin1').match(PEM_CERTIFICATE);
+    if (!blocks) {
+      throw new Error(
+        `${truststoreName} is not a PEM file of CA certificates (a PKCS12 trust store? export it with openssl pkcs12 -nokeys)`,
+      );
+    }
+    for (const block of blocks) {
+      mustPass(
+        `${truststoreName} holds a certificate that cannot be read`,
+        () => new crypto.X509Certificate(block),
+      );
+    }
+    return bytes;
+  });
+  // OpenSSL verifies the chain, the validity dates and the client-auth purpose.
+  return ca && { ...material, requestCert: true, rejectUnauthorized: true, ca };
+}
 
 export type ServerConfig = z.output<ReturnType<typeof serverSchema>>;
 

@@ -1,14 +1,10 @@
-import crypto from 'node:crypto';
 import { once } from 'node:events';
-import fs from 'node:fs';
-import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import tls from 'node:tls';
 import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { createHttpServer, probesOnly, ShutdownGate } from './http-server.js';
-import { createLogger, exitOnFatalError, flushLogger } from './logger.js';
+import { createLogger, exitOnFatalError, flushLogger, logConfigWarnings } from './logger.js';
 import { ownOrigins } from './own-origins.js';
 import type { ServiceApp } from './service-app.js';
 import { loadServiceConfig, type ServiceConfig } from './service-config.js';
@@ -57,21 +53,18 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
         'CONFIG_DIR does not exist; using bundled config',
       );
     }
-    const tlsOptions = config.server.enableHttps ? loadTls(config) : undefined;
     if (worker === undefined && config.server.workers > 1) {
       runPrimary(config, logger);
       return await new Promise<never>(() => undefined);
     }
     const app = definition.createApp(config, logger);
     if (worker === undefined || worker === 1) {
-      for (const { file, key, message } of config.loader.warnings) {
-        logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-      }
+      logConfigWarnings(logger, config.loader.warnings);
       for (const file of config.loader.unreadFiles()) {
         logger.warn({ file }, `${file}: not read by this service`);
       }
     }
-    return await listen(config, app, logger, tlsOptions, worker);
+    return await listen(config, app, logger, worker);
   } catch (err) {
     return cannotStart(err, logger, worker);
   }
@@ -91,90 +84,14 @@ async function cannotStart(err: unknown, logger?: Logger, worker?: number): Prom
   process.exit(1);
 }
 
-export type TlsMaterial = ({ key: Buffer; cert: Buffer } | { pfx: Buffer; passphrase?: string }) &
-  Pick<https.ServerOptions, 'requestCert' | 'rejectUnauthorized' | 'ca'>;
-
-const JKS_MAGIC = 0xfeedfeed;
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-
-/** Each failure names the file and the key, never OpenSSL's code. */
-export function loadTls(config: ServiceConfig): TlsMaterial {
-  const { keyFile, certFile, keystoreName, keystorePass, truststoreName } = config.server;
-  const where = config.loader.locate('server').file ?? 'server.yml';
-  const fail = (key: string, message: string): never => {
-    throw new ConfigError(where, key, message);
-  };
-  const check = (key: string, message: string, test: () => unknown) => {
-    try {
-      test();
-    } catch {
-      fail(key, message);
-    }
-  };
-  const read = (key: string, file: string) =>
-    fs.existsSync(file) ? fs.readFileSync(file) : fail(key, `file not found: ${file}`);
-  const isJks = (bytes: Buffer) => bytes.length >= 4 && bytes.readUInt32BE(0) === JKS_MAGIC;
-
-  let material: TlsMaterial;
-  if (keystoreName) {
-    const pfx = read('keystoreName', keystoreName);
-    if (isJks(pfx)) {
-      fail(
-        'keystoreName',
-        `${keystoreName} is a JKS keystore; convert it to PKCS12 (keytool -importkeystore -deststoretype pkcs12) or give keyFile and certFile`,
-      );
-    }
-    material = { pfx, passphrase: keystorePass };
-    check(
-      'keystoreName',
-      `${keystoreName} cannot be opened as a PKCS12 keystore with keystorePass`,
-      () => tls.createSecureContext(material),
-    );
-  } else {
-    const key = fs.readFileSync(keyFile as string);
-    const cert = fs.readFileSync(certFile as string);
-    check('keyFile', 'is not a PEM private key (or it is encrypted)', () =>
-      crypto.createPrivateKey(key),
-    );
-    check('certFile', 'is not a PEM certificate', () => new crypto.X509Certificate(cert));
-    check('keyFile', 'is not the private key of the certificate in certFile', () =>
-      tls.createSecureContext({ key, cert }),
-    );
-    material = { key, cert };
-  }
-  if (!truststoreName) return material;
-  const ca = read('truststoreName', truststoreName);
-  if (isJks(ca)) {
-    fail(
-      'truststoreName',
-      `${truststoreName} is a JKS trust store; export its CA certificates as PEM (keytool -exportcert -rfc)`,
-    );
-  }
-  const blocks =
-    ca.toString('latin1').match(PEM_CERTIFICATE) ??
-    fail(
-      'truststoreName',
-      `${truststoreName} is not a PEM file of CA certificates (a PKCS12 trust store? export it with openssl pkcs12 -nokeys)`,
-    );
-  for (const block of blocks) {
-    check(
-      'truststoreName',
-      `${truststoreName} holds a certificate that cannot be read`,
-      () => new crypto.X509Certificate(block),
-    );
-  }
-  // OpenSSL verifies the chain, the validity dates and the client-auth purpose.
-  return { ...material, requestCert: true, rejectUnauthorized: true, ca };
-}
-
 async function listen(
   config: ServiceConfig,
   app: ServiceApp,
   log: Logger,
-  tlsOptions: TlsMaterial | undefined,
   worker?: number,
 ): Promise<RunningService> {
   const { server: settings } = config;
+  const tlsOptions = settings.tls;
   const gate = new ShutdownGate();
   // The Express host's request and response objects are HTTP/1.1's: it serves HTTP/1.1 only.
   const served = { listener: app.listener, gate, http2: app.framework === 'native' };

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { ConfigError } from '@chain/errors';
 import { loadServiceConfig } from '../src/index.js';
-import { loadTls } from '../src/start-service.js';
 import { serverConfigSchema } from '../src/server-config.js';
 import { configDir } from '@chain/testkit';
 import { FIXTURE } from './support.js';
@@ -35,11 +34,11 @@ function error(yaml: string, files: Record<string, string | Buffer> = {}): Confi
   throw new Error('expected a ConfigError');
 }
 
-/** The error of server.yml's TLS files, read at start (loadTls). */
+/** The error of server.yml's TLS files, read when server.yml loads. */
 function tlsError(yaml: string, files: Record<string, string | Buffer> = {}): ConfigError {
   const { dir } = load(yaml, files);
   try {
-    loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }));
+    loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir });
   } catch (err) {
     if (err instanceof ConfigError) return err;
     throw err;
@@ -73,7 +72,7 @@ describe('server.yml', () => {
       keystoreName: path.join(dir, 'server.keystore'),
       keystorePass: 'secret',
     });
-    const tls = loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }));
+    const { tls } = loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }).server;
     expect(tls).toEqual({
       pfx: fs.readFileSync(path.join(dir, 'server.keystore')),
       passphrase: 'secret',
@@ -218,7 +217,7 @@ describe('server.yml enableTwoWayTls, truststoreName and probePort', () => {
       enableTwoWayTls: true,
       truststoreName: path.join(dir, 'clients.pem'),
     });
-    expect(loadTls(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }))).toMatchObject({
+    expect(loadServiceConfig({ bundledDir: FIXTURE, overrideDir: dir }).server.tls).toMatchObject({
       requestCert: true,
       rejectUnauthorized: true,
       ca: fs.readFileSync(CLIENT_CA),

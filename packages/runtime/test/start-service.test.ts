@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { loadServiceConfig, startService, type RunningService } from '../src/index.js';
-import { loadTls } from '../src/start-service.js';
 import { configDir, CERTS } from '@chain/testkit';
 import { deferred, fixtureService, FIXTURE, FRAMEWORKS, type FixtureService } from './support.js';
 
@@ -94,20 +93,20 @@ describe.each(FRAMEWORKS)('startService on the %s host', (framework) => {
 });
 
 describe('server.yml keyFile and certFile', () => {
-  const config = (files: Record<string, string>) =>
-    loadServiceConfig({
-      bundledDir: FIXTURE,
-      overrideDir: configDir({
-        'server.yml': `serviceId: t\nenableHttps: true\n${Object.entries(files)
-          .map(([k, v]) => `${k}: ${v}`)
-          .join('\n')}\n`,
-      }),
+  const folder = (files: Record<string, string>) =>
+    configDir({
+      'server.yml': `serviceId: t\nenableHttps: true\n${Object.entries(files)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n')}\n`,
     });
+  const config = (overrideDir: string) => loadServiceConfig({ bundledDir: FIXTURE, overrideDir });
   const file = (name: string) => path.join(CERTS, name);
 
-  it('loads a key and its certificate', () => {
-    const tls = loadTls(config({ keyFile: file('server.key'), certFile: file('server.crt') }));
-    expect('key' in tls && tls.key.equals(fs.readFileSync(file('server.key')))).toBe(true);
+  it('loads a key and its certificate, read once when server.yml loads', () => {
+    const { tls } = config(
+      folder({ keyFile: file('server.key'), certFile: file('server.crt') }),
+    ).server;
+    expect(tls && 'key' in tls && tls.key.equals(fs.readFileSync(file('server.key')))).toBe(true);
   });
 
   it.each([
@@ -127,9 +126,9 @@ describe('server.yml keyFile and certFile', () => {
       'keyFile": is not the private key of the certificate in certFile',
     ],
   ])('refuses %s, naming the file and the key', (_name, files, message) => {
-    const c = config(files);
-    expect(() => loadTls(c)).toThrow(
-      `Config error in ${c.loader.overrideDir}/server.yml at key "${message}`,
+    const dir = folder(files);
+    expect(() => config(dir)).toThrow(
+      `Config error in ${path.resolve(dir)}/server.yml at key "${message}`,
     );
   });
 });

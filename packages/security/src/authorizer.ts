@@ -1,12 +1,11 @@
-import { errorBody, StatusError, type StatusCode } from '@chain/errors';
-import { parseCredentials } from './bearer.js';
-import { bindingChallenge, type Scheme } from './challenge.js';
+import { refusalCode, StatusError, type StatusCode, type TokenHeader } from '@chain/errors';
+import { parseCredentials, type Scheme } from './bearer.js';
 import type { VerifiedCaller } from './claims.js';
 import type { IntrospectionRequest } from './introspection.js';
-import { isSkippedPath, passThroughHeaders } from './request-rules.js';
+import { passThroughHeaders, pathPrefixMatcher } from './request-rules.js';
 import type { SecurityConfig } from './security-config.js';
 import type { createTokenBinding, Presentation, RequestFacts } from './token-binding.js';
-import { HEADER_NAMES, REFUSAL_CODES, TokenError, type TokenHeader } from './token-error.js';
+import { HEADER_NAMES, TokenError } from './token-error.js';
 
 export interface AuthInfo extends Pick<
   VerifiedCaller,
@@ -56,24 +55,15 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     confirm = () => Promise.reject(new TokenError('unbound', 'token binding is not checked here')),
   } = options;
   const dpopAlgorithms = options.dpop?.algorithms ?? [];
-
-  const refusal = (
-    code: StatusCode,
-    scheme: Scheme,
-    extra: { cause?: unknown; dpopBound?: boolean; requiredScopes?: readonly string[] },
-    args: string[],
-  ) =>
-    new StatusError(code, args, {
-      cause: extra.cause,
-      requiredScopes: extra.requiredScopes,
-      headers: bindingChallenge(scheme, errorBody(code, ...args), dpopAlgorithms, extra),
-    });
+  const skipped = pathPrefixMatcher(skipPathPrefixes.map((prefix) => [prefix, true]));
 
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
     const dpopBound = verified?.binding?.jkt !== undefined;
-    const code = REFUSAL_CODES[which][err.kind];
-    return refusal(code, scheme, { cause: err, dpopBound }, [HEADER_NAMES[which]]);
+    return new StatusError(refusalCode(which, err.code), [HEADER_NAMES[which]], {
+      cause: err,
+      challenge: { scheme, dpopBound, dpopAlgorithms },
+    });
   };
 
   const check = async (presented: Presentation, which: TokenHeader, request: AuthRequest) => {
@@ -92,7 +82,7 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
 
   return async (request: AuthRequest): Promise<{ auth: AuthInfo; token: string } | undefined> => {
     const { authorization, scopeToken, requiredScopes, path } = request;
-    if (path !== undefined && isSkippedPath(path, skipPathPrefixes)) return undefined;
+    if (path !== undefined && skipped(path)) return undefined;
     const presented = parseCredentials(authorization);
     if (presented === undefined) throw new StatusError('ERR10002');
     const { scheme, token } = presented;
@@ -121,7 +111,8 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
     if (!hasAnyScope(checked.held, requiredScopes)) {
       const args = [formatScopes(checked.held), formatScopes(requiredScopes)];
-      const error = refusal(checked.code, checked.scheme, { requiredScopes }, args);
+      const challenge = { scheme: checked.scheme, dpopAlgorithms, requiredScopes };
+      const error = new StatusError(checked.code, args, { challenge });
       refusedCallers.set(error, auth);
       throw error;
     }

@@ -1,4 +1,4 @@
-import type { Scheme } from './challenge.js';
+export type Scheme = 'bearer' | 'dpop';
 
 // The usual header, read without a split (a split scans and copies a long token).
 const PLAIN = /^(bearer|dpop) ([\x21-\x7e]+)$/i;

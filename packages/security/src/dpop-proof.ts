@@ -9,8 +9,8 @@ import {
   type JWK,
   type JWSHeaderParameters,
 } from 'jose';
+import { BoundedMap } from './bounded-map.js';
 import { isCanonicalCompactJws } from './compact-jws.js';
-import { setBounded } from './key-policy.js';
 import type { Clock } from './key-source.js';
 import type { SecurityConfig } from './security-config.js';
 import { refusalOf, TokenError } from './token-error.js';
@@ -43,7 +43,7 @@ export function createDpopProofVerifier(
   const algorithms = [...dpop.algorithms];
   // A client's proofs share one header: its key is imported once (as costly as the signature
   // check). Failures are not kept.
-  const seenKeys = new Map<string, { key: CryptoKey; thumbprint: string }>();
+  const seenKeys = new BoundedMap<string, { key: CryptoKey; thumbprint: string }>(MAX_SEEN_KEYS);
 
   const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const text = token.protected!; // a compact JWS always has its protected header
@@ -65,7 +65,7 @@ export function createDpopProofVerifier(
     } catch {
       throw proofError('jwk is not a public key of the alg');
     }
-    setBounded(seenKeys, text, entry, MAX_SEEN_KEYS);
+    seenKeys.set(text, entry);
     return entry;
   };
 

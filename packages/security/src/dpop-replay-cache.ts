@@ -1,12 +1,18 @@
+import { BoundedMap } from './bounded-map.js';
+
 /**
  * RFC 9449 section 11.1. Full, the oldest goes and proofs expiring no later are refused, so a
- * replay never gets through. A Map: lru-cache would allocate its bound at start.
+ * replay never gets through.
  */
 export class DpopReplayCache {
-  private readonly seen = new Map<string, number>();
+  private readonly seen: BoundedMap<string, number>;
   private floor = -Infinity;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(maxEntries: number) {
+    this.seen = new BoundedMap(maxEntries, {
+      onDrop: (_jti, end) => (this.floor = Math.max(this.floor, end)),
+    });
+  }
 
   get size(): number {
     return this.seen.size;
@@ -17,12 +23,6 @@ export class DpopReplayCache {
     const known = this.seen.get(jti);
     if (known !== undefined && known >= nowSeconds) return 'replayed';
     if (expiresAt <= this.floor) return 'forgotten';
-    this.seen.delete(jti);
-    while (this.seen.size >= this.maxEntries) {
-      const [oldest, end] = this.seen.entries().next().value as [string, number];
-      this.seen.delete(oldest);
-      if (end > this.floor) this.floor = end;
-    }
     this.seen.set(jti, expiresAt);
     return 'fresh';
   }

@@ -6,7 +6,8 @@ export {
   type IntrospectionClient,
   type IntrospectionSource,
 } from './introspection.js';
-export { applyPassThrough } from './request-rules.js';
+export { applyPassThrough, pathPrefixMatcher } from './request-rules.js';
 export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';
+export { BoundedMap } from './bounded-map.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { StatusError } from '@chain/errors';
-import { LRUCache } from 'lru-cache';
+import { BoundedMap } from './bounded-map.js';
 import {
   callerOf,
   checkAudienceAndIssuer,
@@ -94,12 +94,9 @@ export function createIntrospectionVerifier(
   };
 }
 
-/**
- * The call in flight is shared, also with the cache off: lru-cache's own `fetch` would keep
- * values only with a positive TTL and never with `max` 0.
- */
+/** The least recently used answer out first; the call in flight is shared, also with the cache off. */
 export class IntrospectionCache<T> {
-  private readonly kept?: LRUCache<string, { answer: T }>;
+  private readonly kept?: BoundedMap<string, { answer: T; until: number }>;
   private readonly pending = new Map<string, Promise<T>>();
 
   constructor(
@@ -107,9 +104,7 @@ export class IntrospectionCache<T> {
     private readonly maxAgeMs: number,
     private readonly now: Clock,
   ) {
-    if (maxEntries > 0 && maxAgeMs > 0) {
-      this.kept = new LRUCache({ max: maxEntries, perf: { now }, ttlResolution: 0 });
-    }
+    if (maxEntries > 0 && maxAgeMs > 0) this.kept = new BoundedMap(maxEntries);
   }
 
   get size(): number {
@@ -122,17 +117,20 @@ export class IntrospectionCache<T> {
     lifeOf: (answer: T) => number | undefined,
   ): Promise<T> {
     const hit = this.kept?.get(key);
-    if (hit !== undefined) return Promise.resolve(hit.answer);
+    if (hit !== undefined && hit.until > this.now()) {
+      this.kept!.set(key, hit); // now the most recently used
+      return Promise.resolve(hit.answer);
+    }
+    if (hit !== undefined) this.kept!.delete(key);
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined) return inFlight;
     const startedAt = this.now();
     const call = ask()
       .then((answer) => {
         const life = lifeOf(answer);
-        // lru-cache serves an entry while `now - start <= ttl`: not from `until` on.
-        const ttl =
-          life === undefined ? 0 : Math.min(life, startedAt + this.maxAgeMs) - this.now() - 1;
-        if (this.kept && ttl > 0) this.kept.set(key, { answer }, { ttl });
+        const until = life === undefined ? 0 : Math.min(life, startedAt + this.maxAgeMs);
+        // Not an answer whose life ends within this millisecond.
+        if (this.kept && until - this.now() > 1) this.kept.set(key, { answer, until });
         return answer;
       })
       .finally(() => this.pending.delete(key));

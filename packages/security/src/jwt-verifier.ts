@@ -8,10 +8,10 @@ import {
   type JwtClaims,
   type VerifiedCaller,
 } from './claims.js';
+import { BoundedMap } from './bounded-map.js';
 import { isCanonicalCompactJws } from './compact-jws.js';
 import type { Clock } from './key-source.js';
 import type { KeyStore } from './key-store.js';
-import { setBounded } from './key-policy.js';
 import type { VerificationKey } from './public-key.js';
 import { invalidToken, refusalOf, TokenError } from './token-error.js';
 
@@ -49,7 +49,7 @@ export function createJwtVerifier(options: {
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const joseOptions = { algorithms: [...algorithms] };
   const cache = cacheMaxEntries
-    ? new Map<string, { token: string; verified: VerifiedToken }>()
+    ? new BoundedMap<string, { token: string; verified: VerifiedToken }>(cacheMaxEntries)
     : undefined;
 
   return async (token) => {
@@ -100,7 +100,7 @@ export function createJwtVerifier(options: {
       await verifyWith((header) => fitting(fresh, header));
     }
     const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key! };
-    if (cache) setBounded(cache, cacheKey(token), { token, verified }, cacheMaxEntries);
+    cache?.set(cacheKey(token), { token, verified });
     return verified;
   };
 }

@@ -46,12 +46,6 @@ export function answerWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
   return Promise.race([answer, late]);
 }
 
-export function setBounded<V>(map: Map<string, V>, key: string, value: V, max = MAX_KIDS): void {
-  map.delete(key);
-  if (map.size >= max) map.delete(map.keys().next().value as string);
-  map.set(key, value);
-}
-
 /** A key `jwt.algorithms` does not allow, or unreadable: its kid is unknown, the operator told why. */
 export async function usable(
   kid: string,

@@ -7,10 +7,10 @@ import {
   refreshAgeMs,
   sameKey,
   SET_COOLDOWN_MS,
-  setBounded,
   usable,
   type FetchedKeysOptions,
 } from './key-policy.js';
+import { BoundedMap } from './bounded-map.js';
 import type { KeySource } from './key-source.js';
 import type { VerificationKey } from './public-key.js';
 import { invalidToken } from './token-error.js';
@@ -21,7 +21,7 @@ export class KeySetCache {
   private attemptedAt: number | undefined;
   private failure: { until: number; cause: unknown } | undefined;
   private flight: Promise<void> | undefined;
-  private readonly refetchedAt = new Map<string, number>();
+  private readonly refetchedAt = new BoundedMap<string, number>(MAX_KIDS);
 
   constructor(
     private readonly source: Extract<KeySource, { kind: 'set' }>,
@@ -60,7 +60,7 @@ export class KeySetCache {
     if ((last !== undefined && at - last < REFETCH_COOLDOWN_MS) || this.coolingDown(at)) {
       return undefined;
     }
-    setBounded(this.refetchedAt, kid, at);
+    this.refetchedAt.set(kid, at);
     await this.load().catch(() => undefined);
     const fresh = this.keys.get(kid);
     return fresh && !sameKey(fresh, stale) ? fresh : undefined;

@@ -9,10 +9,10 @@ import {
   REFETCH_COOLDOWN_MS,
   refreshAgeMs,
   sameKey,
-  setBounded,
   usable,
   type FetchedKeysOptions,
 } from './key-policy.js';
+import { BoundedMap } from './bounded-map.js';
 import type { KeySource } from './key-source.js';
 import { importPublicKey, type VerificationKey } from './public-key.js';
 import { invalidToken } from './token-error.js';
@@ -30,10 +30,10 @@ interface Miss {
 
 /** light-oauth2's key service, one kid per request; made-up kids cannot keep out a real one. */
 export class KidLookups {
-  private readonly entries = new Map<string, Entry>();
-  private readonly misses = new Map<string, Miss>();
+  private readonly entries = new BoundedMap<string, Entry>(MAX_KIDS);
+  private readonly misses = new BoundedMap<string, Miss>(MAX_KIDS);
   private readonly flights = new Map<string, Promise<Entry | undefined>>();
-  private readonly refetchedAt = new Map<string, number>();
+  private readonly refetchedAt = new BoundedMap<string, number>(MAX_KIDS);
   private readonly budget: LookupBudget;
 
   constructor(
@@ -86,7 +86,7 @@ export class KidLookups {
     const at = this.options.now();
     const last = this.refetchedAt.get(kid);
     if (last !== undefined && at - last < REFETCH_COOLDOWN_MS) return undefined;
-    setBounded(this.refetchedAt, kid, at);
+    this.refetchedAt.set(kid, at);
     const flight = this.flights.get(kid) ?? this.start(kid);
     const fresh = await flight.catch(() => undefined);
     return fresh && !sameKey(fresh.key, stale) ? fresh.key : undefined;
@@ -105,7 +105,7 @@ export class KidLookups {
       const material = await answerWithin(this.source.fetch(kid), policy.timeoutMs);
       if (material !== undefined) publicKey = await importPublicKey(material);
     } catch (err) {
-      setBounded(this.misses, kid, { until: now() + FAILURE_TTL_MS, failure: err });
+      this.misses.set(kid, { until: now() + FAILURE_TTL_MS, failure: err });
       events?.warn({ kid, err }, 'key look-up failed');
       throw keyUnavailable(kid, err);
     } finally {
@@ -114,14 +114,14 @@ export class KidLookups {
     const key = publicKey && (await usable(kid, publicKey, this.options));
     if (key === undefined) {
       if (this.entries.delete(kid)) events?.info({ kid }, 'key retired by the key server');
-      setBounded(this.misses, kid, { until: now() + NOT_FOUND_TTL_MS });
+      this.misses.set(kid, { until: now() + NOT_FOUND_TTL_MS });
       return undefined;
     }
     this.misses.delete(kid);
     const previous = this.entries.get(kid);
     // The same key again keeps its identity, so tokens it verified stay cached.
     const entry = { key: sameKey(previous?.key, key) ? previous!.key : key, fetchedAt: now() };
-    setBounded(this.entries, kid, entry);
+    this.entries.set(kid, entry);
     if (!previous) events?.info({ kid }, 'key fetched from the key server');
     return entry;
   }
@@ -139,7 +139,8 @@ export class LookupBudget {
   private tokens = LOOKUP_BURST;
   private refilledAt: number;
   private countedSince: number;
-  private readonly asked = new Map<string, number>();
+  /** Full, the oldest kid asked for once goes (as made-up kids are), else the oldest. */
+  private readonly asked = new BoundedMap<string, number>(MAX_KIDS, { victim: kidToDrop });
 
   constructor(now: number) {
     this.refilledAt = this.countedSince = now;
@@ -150,7 +151,7 @@ export class LookupBudget {
       this.asked.clear();
       this.countedSince = now;
     }
-    this.count(kid);
+    this.asked.set(kid, (this.asked.get(kid) ?? 0) + 1);
     const refill = (now - this.refilledAt) / LOOKUP_INTERVAL_MS;
     this.tokens = Math.min(LOOKUP_BURST, this.tokens + refill);
     this.refilledAt = now;
@@ -163,15 +164,6 @@ export class LookupBudget {
 
   forget(kid: string): void {
     this.asked.delete(kid);
-  }
-
-  /** Full, the oldest kid asked for once goes (as made-up kids are), else the oldest. */
-  private count(kid: string): void {
-    const count = this.asked.get(kid);
-    if (count === undefined && this.asked.size >= MAX_KIDS) {
-      this.asked.delete(kidToDrop(this.asked));
-    }
-    this.asked.set(kid, (count ?? 0) + 1);
   }
 }
 

@@ -1,6 +1,4 @@
 import crypto, { KeyObject, type JsonWebKey } from 'node:crypto';
-import fs from 'node:fs';
-import { ConfigError } from '@chain/errors';
 import { algorithmsOfKey, describeKey, isAlgorithm, type Algorithm } from './algorithms.js';
 
 export type KeyMaterial = string | Buffer | KeyObject | JsonWebKey;
@@ -87,38 +85,4 @@ export function verificationKey(
     );
   }
   return { key: asRsa(key), algorithms };
-}
-
-export function readCertificate(
-  path: string,
-  allowed: readonly Algorithm[],
-): VerificationKey | string {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT'
-      ? `file not found: ${path}`
-      : `cannot be read: ${path}`;
-  }
-  try {
-    return verificationKey(text, allowed);
-  } catch (err) {
-    const reason = err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
-    return `${path} holds ${reason}`;
-  }
-}
-
-export function loadCertificates(
-  certificates: Record<string, string>,
-  allowed: readonly Algorithm[],
-  file = 'security.yml',
-): Map<string, VerificationKey> {
-  const keys = new Map<string, VerificationKey>();
-  for (const [kid, path] of Object.entries(certificates)) {
-    const read = readCertificate(path, allowed);
-    if (typeof read === 'string') throw new ConfigError(file, `jwt.certificate.${kid}`, read);
-    keys.set(kid, read);
-  }
-  return keys;
 }

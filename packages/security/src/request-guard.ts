@@ -1,4 +1,4 @@
-import { ConfigError, StatusError } from '@chain/errors';
+import { ConfigError, STATUS, StatusError } from '@chain/errors';
 import { decodeJwt } from 'jose';
 import {
   createAuthorizer,
@@ -14,7 +14,7 @@ import type { KeyPolicy } from './key-policy.js';
 import type { Clock, KeySource, Logger } from './key-source.js';
 import { KeyStore } from './key-store.js';
 import { MockTokenIssuer } from './mock-jwt.js';
-import { loadCertificates, verificationKey, type VerificationKey } from './public-key.js';
+import { verificationKey } from './public-key.js';
 import type { SecurityConfig } from './security-config.js';
 import { createTokenBinding } from './token-binding.js';
 
@@ -114,9 +114,7 @@ function tokenVerifier(
     );
   }
   const { algorithms } = config.jwt;
-  const certificates: Map<string, VerificationKey> = config.bootstrapFromKeyService
-    ? new Map()
-    : loadCertificates(config.jwt.certificate, algorithms);
+  const certificates = new Map(config.certificates);
   if (mockIssuer) {
     certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
   }
@@ -141,8 +139,6 @@ function tokenVerifier(
     token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
 }
 
-const REFUSAL_MESSAGES: Record<number, string> = { 401: 'token refused', 403: 'scope refused' };
-
 /** ERR10010 is the renderer's to log. */
 function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
@@ -159,8 +155,9 @@ function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
     const claimed = claimedClientId(request.authorization);
     if (claimed) record.claimedClientId = claimed;
   }
-  const message = REFUSAL_MESSAGES[err.statusCode] ?? 'token not checked';
-  logger.warn(record, message);
+  const { challenge } = STATUS[err.code];
+  const message = challenge === 'insufficient_scope' ? 'scope refused' : 'token refused';
+  logger.warn(record, challenge ? message : 'token not checked');
 }
 
 function reasonOf(err: StatusError, request: GuardRequest): string {

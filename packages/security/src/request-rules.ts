@@ -1,13 +1,24 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { JwtClaims } from './claims.js';
 
-/** By whole segments: light-4j's string prefix turns a typo into an open endpoint. */
-export function isSkippedPath(path: string, prefixes: readonly string[]): boolean {
-  for (const prefix of prefixes) {
-    const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-    if (path === base || path.startsWith(base + '/')) return true;
-  }
-  return false;
+/**
+ * The one path-prefix matcher (security.yml `skipPathPrefixes`, client.yml `pathPrefixServices`):
+ * the value of the longest prefix of `path`, by whole segments. `/public` or `/public/` matches
+ * `/public` and `/public/x`, not `/publicity` (light-4j's string prefix turns a typo into an open
+ * endpoint); `/` matches every path.
+ */
+export function pathPrefixMatcher<T>(prefixes: Iterable<[prefix: string, value: T]>) {
+  const bases = [...prefixes]
+    .sort((a, b) => b[0].length - a[0].length)
+    .map(
+      ([prefix, value]) => [prefix.endsWith('/') ? prefix.slice(0, -1) : prefix, value] as const,
+    );
+  return (path: string): T | undefined => {
+    for (const [base, value] of bases) {
+      if (base === '' || path === base || path.startsWith(base + '/')) return value;
+    }
+    return undefined;
+  };
 }
 
 // No control characters: no CR/LF injection.

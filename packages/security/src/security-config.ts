@@ -1,6 +1,6 @@
-import { configFile, listOf, mapOf, z, type SchemaHelpers } from '@chain/config';
+import { configFile, listOf, mapOf, readConfigFile, z, type SchemaHelpers } from '@chain/config';
 import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
-import { readCertificate } from './public-key.js';
+import { verificationKey, type VerificationKey } from './public-key.js';
 
 const RESERVED_HEADERS = new Set([
   'authorization',
@@ -122,11 +122,14 @@ function securityShape({ path }: SchemaHelpers) {
   });
 }
 
-export type SecurityConfig = z.output<ReturnType<typeof securityShape>>;
+export type SecurityConfig = z.output<ReturnType<typeof securityShape>> & {
+  /** `jwt.certificate`'s keys, read when verification is on and keys are not from the key server. */
+  certificates?: ReadonlyMap<string, VerificationKey>;
+};
 
 export const securityConfigSchema = configFile<SecurityConfig>(
   (helpers) =>
-    securityShape(helpers).superRefine((cfg, ctx) => {
+    securityShape(helpers).transform((cfg, ctx) => {
       const { swtClientIdHeader: id, swtClientSecretHeader: secret } = cfg;
       if (id !== '' && id.toLowerCase() === secret.toLowerCase()) {
         ctx.addIssue({
@@ -135,13 +138,21 @@ export const securityConfigSchema = configFile<SecurityConfig>(
           message: 'must differ from swtClientIdHeader',
         });
       }
-      if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return;
+      if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return cfg;
+      const certificates = new Map<string, VerificationKey>();
       for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
-        const problem = readCertificate(file, cfg.jwt.algorithms);
-        if (typeof problem === 'string') {
-          ctx.addIssue({ code: 'custom', path: ['jwt', 'certificate', kid], message: problem });
-        }
+        const key = readConfigFile(ctx, ['jwt', 'certificate', kid], file, (pem) => {
+          try {
+            return verificationKey(pem, cfg.jwt.algorithms);
+          } catch (err) {
+            const holds =
+              err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
+            throw new Error(`${file} holds ${holds}`, { cause: err });
+          }
+        });
+        if (key) certificates.set(kid, key);
       }
+      return { ...cfg, certificates };
     }),
   {
     light4j: {

@@ -1,4 +1,4 @@
-import type { Scheme } from './challenge.js';
+import type { Scheme } from './bearer.js';
 import type { Binding } from './claims.js';
 import type { Clock } from './key-source.js';
 import { createDpopProofVerifier, normalizeHtu } from './dpop-proof.js';

@@ -1,12 +1,12 @@
-import type { StatusCode } from '@chain/errors';
+import type { TokenHeader, TokenRefusal } from '@chain/errors';
 import { errors } from 'jose';
 
-/** The message is a fixed reason for the log, never any part of the token. */
+/** The message is a fixed reason for the log, never any part of the token; `code`: why. */
 export class TokenError extends Error {
   override readonly name = 'TokenError';
 
   constructor(
-    readonly kind: 'invalid' | 'expired' | 'inactive' | 'unbound' | 'proof' | 'replayed',
+    readonly code: TokenRefusal,
     reason: string,
   ) {
     super(reason);
@@ -14,14 +14,6 @@ export class TokenError extends Error {
 }
 
 export const invalidToken = (reason: string) => new TokenError('invalid', reason);
-
-export type TokenHeader = 'auth' | 'scope';
-
-const BINDING_CODES = { unbound: 'ERR20012', proof: 'ERR20013', replayed: 'ERR20014' } as const;
-export const REFUSAL_CODES: Record<TokenHeader, Record<TokenError['kind'], StatusCode>> = {
-  auth: { invalid: 'ERR10000', expired: 'ERR10001', inactive: 'ERR10081', ...BINDING_CODES },
-  scope: { invalid: 'ERR10003', expired: 'ERR10004', inactive: 'ERR10003', ...BINDING_CODES },
-};
 
 // light-4j's words in a description: `authorization header`.
 export const HEADER_NAMES: Record<TokenHeader, string> = {

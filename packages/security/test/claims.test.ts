@@ -14,7 +14,7 @@ function outcome(
     return 'ok';
   } catch (err) {
     expect(err).toBeInstanceOf(TokenError);
-    return `${(err as TokenError).kind}: ${(err as Error).message}`;
+    return `${(err as TokenError).code}: ${(err as Error).message}`;
   }
 }
 

@@ -28,7 +28,7 @@ const refusedWith = async (promise: Promise<unknown>) => {
     (e: unknown) => e,
   );
   expect(err).toBeInstanceOf(TokenError);
-  expect((err as TokenError).kind).toBe('proof');
+  expect((err as TokenError).code).toBe('proof');
   return (err as TokenError).message;
 };
 

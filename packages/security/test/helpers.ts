@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { SigningKey } from '@chain/testkit';
 import { StatusError } from '@chain/errors';
 import { DEFAULT_ALGORITHMS, type Algorithm } from '../src/algorithms.js';
@@ -6,12 +7,12 @@ import { verificationKey, type VerificationKey } from '../src/public-key.js';
 import type { SecurityConfig } from '../src/security-config.js';
 import { TokenError } from '../src/token-error.js';
 
-/** A security.yml as loaded, with verification on, for tests. */
+/** A security.yml as loaded, with verification on, for tests: the certificates read as it reads them. */
 export function securityConfig(
   certificate: Record<string, string>,
   overrides: Partial<SecurityConfig> = {},
 ): SecurityConfig {
-  return {
+  const config: SecurityConfig = {
     enableVerifyJwt: true,
     enableVerifySwt: false,
     swtClientIdHeader: 'swt-client',
@@ -45,6 +46,10 @@ export function securityConfig(
     },
     swt: { cacheMaxEntries: 100, cacheMaxAgeSeconds: 60, requireTokenType: true, ...overrides.swt },
   };
+  if (!config.enableVerifyJwt || config.bootstrapFromKeyService) return config;
+  const read = (file: string) => verificationKey(fs.readFileSync(file), config.jwt.algorithms);
+  const kids = Object.entries(certificate);
+  return { ...config, certificates: new Map(kids.map(([kid, file]) => [kid, read(file)])) };
 }
 
 /** The configured-certificate map of some signing keys (kid -> verification key). */

@@ -113,7 +113,7 @@ describe('createIntrospectionVerifier', () => {
     for (let i = 0; i < 2; i++) {
       const err = (await failure(verify('revoked', {}))) as TokenError;
       expect(err).toBeInstanceOf(TokenError);
-      expect([err.kind, err.message]).toEqual(['inactive', 'token is not active (introspection)']);
+      expect([err.code, err.message]).toEqual(['inactive', 'token is not active (introspection)']);
     }
     expect(asked).toHaveLength(2);
   });
@@ -152,7 +152,7 @@ describe('createIntrospectionVerifier', () => {
     const { verify, asked } = setup(async () => answer);
     for (let i = 0; i < 2; i++) {
       const err = (await failure(verify('t', {}))) as TokenError;
-      expect([err.constructor, err.kind, err.message]).toEqual([TokenError, 'inactive', reason]);
+      expect([err.constructor, err.code, err.message]).toEqual([TokenError, 'inactive', reason]);
     }
     expect(asked).toHaveLength(2);
   });
@@ -168,7 +168,7 @@ describe('createIntrospectionVerifier', () => {
     const other = setup(async () => active({ token_type: 'refresh_token' }), {
       requireTokenType: false,
     });
-    expect(((await failure(other.verify('t', {}))) as TokenError).kind).toBe('inactive');
+    expect(((await failure(other.verify('t', {}))) as TokenError).code).toBe('inactive');
   });
 
   it('aud and iss as for a JWT: another audience or issuer is refused, a missing one too', async () => {
@@ -209,7 +209,7 @@ describe('createIntrospectionVerifier', () => {
   it('a token longer than 8192 characters is refused without a call', async () => {
     const { verify, asked } = setup(async () => active());
     const err = (await failure(verify('x'.repeat(8193), {}))) as TokenError;
-    expect([err.kind, err.message]).toEqual(['invalid', 'token longer than 8192 characters']);
+    expect([err.code, err.message]).toEqual(['invalid', 'token longer than 8192 characters']);
     expect(asked).toEqual([]);
   });
 

@@ -47,7 +47,7 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
     await promise;
     return 'verified';
   } catch (err) {
-    if (err instanceof TokenError) return `${err.kind}: ${err.message}`;
+    if (err instanceof TokenError) return `${err.code}: ${err.message}`;
     if (err instanceof StatusError) return err.code;
     throw err;
   }

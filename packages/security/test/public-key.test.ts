@@ -1,26 +1,10 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ConfigError } from '@chain/errors';
-import { createSigningKey, writeCertificate } from '@chain/testkit';
-import {
-  readCertificate,
-  importPublicKey,
-  loadCertificates,
-  toPublicKey,
-  verificationKey,
-} from '../src/public-key.js';
+import { createSigningKey } from '@chain/testkit';
+import { importPublicKey, toPublicKey, verificationKey } from '../src/public-key.js';
 
 const rsa = createSigningKey('100');
 const ec = createSigningKey('ec', { type: 'ec' });
 const ed = createSigningKey('ed', { type: 'ed25519' });
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'public-key-'));
-const write = (name: string, content: string | Buffer) => {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, content);
-  return file;
-};
 
 describe('toPublicKey and importPublicKey', () => {
   it('read a certificate, a PEM public key (SPKI or PKCS#1), a public KeyObject; importPublicKey a public JWK too', async () => {
@@ -124,48 +108,5 @@ describe('verificationKey', () => {
     );
     const short = crypto.generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
     expect(() => verificationKey(short, ['RS256'])).toThrow('a RSA 1024 bits key is not supported');
-  });
-});
-
-describe('readCertificate and loadCertificates', () => {
-  const good = writeCertificate(rsa, dir);
-  const privateKey = write('private.pem', rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  const ecCert = write('ec.crt', ec.certificatePem);
-
-  it('accepts a certificate of an allowed type', () => {
-    expect(readCertificate(good, ['RS256'])).toMatchObject({ algorithms: ['RS256'] });
-    const keys = loadCertificates({ '100': good }, ['RS256']);
-    expect(keys.get('100')!.key.export({ format: 'jwk' })).toEqual(
-      rsa.publicKey.export({ format: 'jwk' }),
-    );
-  });
-
-  it.each([
-    [
-      'a missing file',
-      path.join(dir, 'missing.crt'),
-      `file not found: ${path.join(dir, 'missing.crt')}`,
-    ],
-    ['a folder', dir, `cannot be read: ${dir}`],
-    [
-      'a private key',
-      privateKey,
-      `${privateKey} holds a private key, not a certificate or public key`,
-    ],
-    [
-      'an EC certificate while only RS256 is allowed',
-      ecCert,
-      `${ecCert} holds a EC prime256v1 key (ES256); jwt.algorithms allows RS256`,
-    ],
-  ])('names the problem of %s', (_name, file, problem) => {
-    expect(readCertificate(file, ['RS256'])).toBe(problem);
-    expect(() => loadCertificates({ '101': file }, ['RS256'])).toThrow(
-      new ConfigError('security.yml', 'jwt.certificate.101', problem),
-    );
-  });
-
-  it('never puts the content of a refused file in the message', () => {
-    const message = readCertificate(privateKey, ['RS256']) as string;
-    expect(message).not.toMatch(/BEGIN|MII/);
   });
 });

@@ -300,14 +300,6 @@ describe('createRequestGuard: what security.yml builds', () => {
     await expect(authorize(guard, access_token)).resolves.toBeDefined();
   });
 
-  it('fails at build, naming the file and key, for a certificate that cannot be read', () => {
-    expect(() =>
-      createRequestGuard({ config: securityConfig({ '101': '/missing/secondary.crt' }) }),
-    ).toThrow(
-      'Config error in security.yml at key "jwt.certificate.101": file not found: /missing/secondary.crt',
-    );
-  });
-
   it('with bootstrapFromKeyService reads no certificate and fetches a JWKS at start', async () => {
     const k = createSigningKey('k');
     const fetch = vi.fn(

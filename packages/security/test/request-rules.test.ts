@@ -1,6 +1,6 @@
-import { applyPassThrough, isSkippedPath, passThroughHeaders } from '../src/request-rules.js';
+import { applyPassThrough, passThroughHeaders, pathPrefixMatcher } from '../src/request-rules.js';
 
-describe('isSkippedPath', () => {
+describe('pathPrefixMatcher', () => {
   it.each([
     ['/health', ['/health'], true],
     ['/health/ready', ['/health'], true],
@@ -11,7 +11,23 @@ describe('isSkippedPath', () => {
     ['/v3', ['/v1', '/v2'], false],
     ['/anything', [], false],
   ])('%s with %j: %s', (path, prefixes, skipped) => {
-    expect(isSkippedPath(path, prefixes)).toBe(skipped);
+    const matcher = pathPrefixMatcher(prefixes.map((prefix) => [prefix, true]));
+    expect(matcher(path) ?? false).toBe(skipped);
+  });
+
+  it('gives the value of the longest prefix; / matches every path', () => {
+    const serviceOf = pathPrefixMatcher([
+      ['/', 'any'],
+      ['/v2', 'v2'],
+      ['/v2/pet/', 'pet'],
+    ]);
+    expect(['/v2/pet/1', '/v2/pets', '/v2', '/v1/data', ''].map(serviceOf)).toEqual([
+      'pet',
+      'v2',
+      'v2',
+      'any',
+      'any',
+    ]);
   });
 });
 

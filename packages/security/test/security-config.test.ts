@@ -99,6 +99,61 @@ describe('security.yml', () => {
     expect(() => load(`${ON}bootstrapFromKeyService: true\n`).load()).not.toThrow();
   });
 
+  describe('jwt.certificate: read once, when security.yml loads', () => {
+    const ON_101 = (file: string) =>
+      `enableVerifyJwt: true\njwt:\n  certificate:\n    "101": ${file}\n`;
+    const refusal = (file: string, files: Record<string, string> = {}) => {
+      const { dir, load: run } = load(ON_101(file), files);
+      try {
+        run();
+      } catch (err) {
+        if (err instanceof ConfigError) return { dir, err };
+        throw err;
+      }
+      throw new Error('expected a ConfigError');
+    };
+
+    it('keeps the key of a certificate of an allowed type by its kid', () => {
+      const { load: run } = load(ON, { 'a.crt': rsa.certificatePem });
+      const key = run().certificates!.get('100')!;
+      expect(key).toMatchObject({ algorithms: ['RS256'] });
+      expect(key.key.export({ format: 'jwk' })).toEqual(rsa.publicKey.export({ format: 'jwk' }));
+    });
+
+    it.each([
+      ['a missing file', 'missing.crt', {}, (dir: string) => `file not found: ${dir}/missing.crt`],
+      ['a folder', '.', {}, (dir: string) => `cannot be read: ${dir}`],
+      [
+        'a private key',
+        'private.pem',
+        { 'private.pem': PRIVATE },
+        (dir: string) => `${dir}/private.pem holds a private key, not a certificate or public key`,
+      ],
+      [
+        'an EC certificate while only RS256 is allowed',
+        'ec.crt',
+        { 'ec.crt': ec.certificatePem },
+        (dir: string) =>
+          `${dir}/ec.crt holds a EC prime256v1 key (ES256); jwt.algorithms allows RS256`,
+      ],
+    ])('names the problem of %s, the file and the key', (_name, file, files, problem) => {
+      const { dir, err } = refusal(file, files);
+      expect(err).toMatchObject({
+        file: path.join(dir, 'security.yml'),
+        key: 'jwt.certificate.101',
+      });
+      expect(err.reason).toBe(problem(dir));
+      expect(err.message).not.toMatch(/BEGIN|MII/);
+    });
+
+    it('stops the start, naming the file and key, for a certificate that cannot be read', () => {
+      const { dir, err } = refusal('/missing/secondary.crt');
+      expect(err.message).toBe(
+        `Config error in ${dir}/security.yml at key "jwt.certificate.101": file not found: /missing/secondary.crt`,
+      );
+    });
+  });
+
   describe('configuration that would weaken security stops the service', () => {
     it.each([
       ['empty', ''],

@@ -1,4 +1,6 @@
 import type http from 'node:http';
+import { STATUS } from '@chain/errors';
+import { LIGHT_OAUTH2_STATUS } from '@chain/oauth-client';
 import { authenticatedId } from './client-auth.js';
 import { sendJson } from './key-endpoints.js';
 import type { Clients, Users } from './token-server-config.js';
@@ -19,13 +21,7 @@ export const CODE_ENDPOINT = {
 } as const;
 
 /** light-4j status bodies of the refusals that cannot go back by redirect. */
-const STATUS = {
-  ERR12002: [401, 'MISSING_AUTHORIZATION_HEADER'],
-  ERR12004: [401, 'INVALID_BASIC_CREDENTIALS'],
-  ERR12014: [404, 'CLIENT_NOT_FOUND'],
-  ERR12026: [400, 'MISMATCH_REDIRECT_URI'],
-  ERR10008: [405, 'METHOD_NOT_ALLOWED'],
-} as const;
+const REFUSALS = { ...LIGHT_OAUTH2_STATUS, ERR10008: STATUS.ERR10008 };
 
 const PRINTABLE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /** RFC 7636 4.2: 43 characters of base64url for S256. */
@@ -120,8 +116,8 @@ export async function codeEndpoint(
   return { clientId, userId };
 }
 
-function status(res: http.ServerResponse, code: keyof typeof STATUS, description: string): void {
-  const [statusCode, message] = STATUS[code];
+function status(res: http.ServerResponse, code: keyof typeof REFUSALS, description: string): void {
+  const { statusCode, message } = REFUSALS[code];
   sendJson(res, statusCode, { statusCode, code, message, description });
 }
 

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import util from 'node:util';
 import getRawBody from 'raw-body';
 import { ConfigLoader, type ConfigLoaderOptions } from '@chain/config';
-import { createLogger, readTrace, type Logger } from '@chain/runtime';
+import { createLogger, logConfigWarnings, readTrace, type Logger } from '@chain/runtime';
 import { tokenPortTls } from './bound-tokens.js';
 import { basicCredentials } from './client-auth.js';
 import { CODE_ENDPOINT, codeEndpoint } from './code-endpoint.js';
@@ -28,9 +28,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
   const config = files.server;
   const logger = createLogger('token-server');
   routeLibraryNotices(logger);
-  for (const { file, key, message } of loader.warnings) {
-    logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-  }
+  logConfigWarnings(logger, loader.warnings);
   const stats = tokenStats();
   let state = buildState(files, stats, logger);
   const served = () => ({ signingKid: state.signingKid, kids: Object.keys(state.keys.pems) });

@@ -1,8 +1,9 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import path from 'node:path';
-import { CERTS, serveHttps, type HttpsServer } from '@chain/testkit';
-import { HttpClient, type ClientConfig } from '../../src/index.js';
+import { ConfigLoader } from '@chain/config';
+import { CERTS, configDir, serveHttps, type HttpsServer } from '@chain/testkit';
+import { clientConfigSchema, HttpClient, type ClientConfig } from '../../src/index.js';
 
 export interface SeenRequest {
   method?: string;
@@ -49,13 +50,20 @@ export function send(
 }
 
 /** client.yml `tls` trusting the dev CA (certs/ca.crt), hostname verified, no key store. */
-export const TRUSTING: ClientConfig['tls'] = {
+export const TRUSTING: Partial<ClientConfig['tls']> = {
   verifyHostname: true,
   loadDefaultTrustStore: false,
   loadTrustStore: true,
   trustStore: path.join(CERTS, 'ca.crt'),
   loadKeyStore: false,
 };
+
+/** client.yml `tls` as its loader reads it (the trust and key stores read): `TRUSTING` changed. */
+export function loadedTls(tls: Partial<ClientConfig['tls']> = {}): ClientConfig['tls'] {
+  const dir = configDir({ 'client.yml': JSON.stringify({ tls: { ...TRUSTING, ...tls } }) });
+  const loader = new ConfigLoader({ bundledDir: dir, overrideDir: '/nonexistent', env: {} });
+  return loader.load('client', clientConfigSchema).tls;
+}
 
 /** The clients made by `testClient`, closed by `closeClients`. */
 const made: HttpClient[] = [];
@@ -72,7 +80,7 @@ export function testClient(
   } = {},
 ): HttpClient {
   const client = new HttpClient({
-    tls: { ...TRUSTING, ...options.tls },
+    tls: loadedTls(options.tls),
     request: {
       connectTimeout: options.connectTimeout ?? 1000,
       enableHttp2: options.enableHttp2 ?? false,
