@@ -6,7 +6,16 @@ export {
   type IntrospectionClient,
   type IntrospectionSource,
 } from './introspection.js';
-export { applyPassThrough } from './request-rules.js';
-export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
+export { type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';
+export {
+  clientCertificateThumbprint,
+  createVerifier,
+  loadSecurityConfig,
+  type Refusal,
+  type Verdict,
+  type Verifier,
+  type VerifierOptions,
+  type VerifyRequest,
+} from './verifier.js';

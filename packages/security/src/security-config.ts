@@ -124,9 +124,14 @@ function securityShape({ path }: SchemaHelpers) {
 
 export type SecurityConfig = z.output<ReturnType<typeof securityShape>>;
 
+/** What this schema made: a verifier takes it as it is. */
+const checked = new WeakSet<object>();
+export const isCheckedConfig = (value: object): value is SecurityConfig => checked.has(value);
+
 export const securityConfigSchema = configFile<SecurityConfig>(
   (helpers) =>
     securityShape(helpers).superRefine((cfg, ctx) => {
+      checked.add(cfg); // the very object zod answers (a refinement never copies)
       const { swtClientIdHeader: id, swtClientSecretHeader: secret } = cfg;
       if (id !== '' && id.toLowerCase() === secret.toLowerCase()) {
         ctx.addIssue({
