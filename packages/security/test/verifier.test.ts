@@ -191,5 +191,8 @@ describe('clientCertificateThumbprint', () => {
     expect(clientCertificateThumbprint(undefined)).toBeUndefined();
     expect(clientCertificateThumbprint({} as never)).toBeUndefined();
     expect(clientCertificateThumbprint(socket(false))).toBeUndefined();
+    expect(clientCertificateThumbprint({ authorized: true } as never)).toBeUndefined();
+    const none = { authorized: true, getPeerX509Certificate: () => undefined };
+    expect(clientCertificateThumbprint(none as never)).toBeUndefined();
   });
 });
