@@ -51,6 +51,11 @@ describe('pnpm bench --quick', () => {
       ['route: chain-security cache on', 0],
       ['route: chain-security cache off', 0],
       ['route: express-oauth2-jwt-bearer', 0],
+      ['route: fastify: none', 0],
+      ['route: fastify: chain-security cache on', 0],
+      ['route: fastify: chain-security cache off', 0],
+      ['route: fastify: @fastify/jwt cache on', 0],
+      ['route: fastify: @fastify/jwt cache off', 0],
       ['soak', 0],
       ['tokens', 0],
     ]);

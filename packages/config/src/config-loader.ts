@@ -151,10 +151,15 @@ export class ConfigLoader {
     if (value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
       throw refuse('is not a map of keys (is the file cut short?)');
     }
-    const prepared = prepareKeys(label, value ?? {}, schema.keys);
+    return this.check(label, source.dir, value ?? {}, schema);
+  }
+
+  /** Keys as a file would parse to, checked as `load` checks a file's; paths resolve against `dir`. */
+  check<T>(label: string, dir: string, value: object, schema: SchemaFactory<T>): T {
+    const prepared = prepareKeys(label, value, schema.keys);
     const notes: ConfigWarning[] = [];
     const zod = schema(
-      helpersFor(source.dir, (key, message) => notes.push({ file: label, key, message })),
+      helpersFor(dir, (key, message) => notes.push({ file: label, key, message })),
     );
     const result = zod.safeParse(prepared.value);
     if (!result.success) {

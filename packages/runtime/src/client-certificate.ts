@@ -1,19 +1,13 @@
-import { createHash } from 'node:crypto';
 import type http from 'node:http';
 import type http2 from 'node:http2';
 import type tls from 'node:tls';
 import type { Logger } from 'pino';
+import { clientCertificateThumbprint } from '@chain/security';
 
 /** The verified client certificate's RFC 8705 `x5t#S256`, kept on the connection. */
 const THUMBPRINT = Symbol('clientCertThumbprint');
 
 type Holder = { [THUMBPRINT]?: string };
-
-function verifiedThumbprint(socket: tls.TLSSocket): string | undefined {
-  if (!socket.authorized) return undefined;
-  const cert = socket.getPeerX509Certificate();
-  return cert ? createHash('sha256').update(cert.raw).digest('base64url') : undefined;
-}
 
 export function clientCertThumbprint(req: http.IncomingMessage): string | undefined {
   // An HTTP/2 request's `socket` is a proxy made per stream; its session is made once.
@@ -29,11 +23,11 @@ export function watchClientCertificates(
   server.on('secureConnection', (socket: tls.TLSSocket) => {
     // An HTTP/2 connection's session is made before this listener runs: see 'session' below.
     if (socket.alpnProtocol !== 'h2') {
-      (socket as tls.TLSSocket & Holder)[THUMBPRINT] = verifiedThumbprint(socket);
+      (socket as tls.TLSSocket & Holder)[THUMBPRINT] = clientCertificateThumbprint(socket);
     }
   });
   server.on('session', (session: http2.ServerHttp2Session) => {
-    (session as http2.ServerHttp2Session & Holder)[THUMBPRINT] = verifiedThumbprint(
+    (session as http2.ServerHttp2Session & Holder)[THUMBPRINT] = clientCertificateThumbprint(
       session.socket as tls.TLSSocket,
     );
   });

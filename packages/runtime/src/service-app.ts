@@ -10,12 +10,7 @@ import {
   introspectionEndpoint,
   type ClientEvents,
 } from '@chain/oauth-client';
-import {
-  applyPassThrough,
-  createRequestGuard,
-  type IntrospectionSource,
-  type KeySource,
-} from '@chain/security';
+import { createVerifier, type IntrospectionSource, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client.js';
 import { createErrorRenderer } from './error-renderer.js';
@@ -98,7 +93,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   const client = createServiceClient({ config, logger, http, events, exporter });
   const { key } = config.client.oauth;
   let ownOrigins: readonly string[] = [];
-  const guard = createRequestGuard({
+  const verifier = createVerifier({
     ownOrigins: () => ownOrigins,
     config: config.security,
     logger,
@@ -116,12 +111,12 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
-  if (guard.mockIssuer) outer.push(mockTokenStage(guard.mockIssuer));
+  if (verifier.mockIssuer) outer.push(mockTokenStage(verifier.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
-  if (guard.check) spec.push(securityStage(guard.check, config.security));
   // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
-  else if (Object.keys(passThroughClaims).length)
-    spec.push((x) => applyPassThrough(x.req.headers, passThroughClaims));
+  if (verifier.verifies || Object.keys(passThroughClaims).length) {
+    spec.push(securityStage(verifier));
+  }
   spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,

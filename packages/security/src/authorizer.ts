@@ -9,7 +9,7 @@ import { HEADER_NAMES, TokenError } from './token-error.js';
 
 export interface AuthInfo extends Pick<
   VerifiedCaller,
-  'clientId' | 'userId' | 'scopes' | 'claims' | 'introspected'
+  'clientId' | 'userId' | 'scopes' | 'claims' | 'introspected' | 'binding'
 > {
   scopeToken?: Pick<VerifiedCaller, 'clientId' | 'scopes'>;
   passThrough: Record<string, string>;
@@ -87,10 +87,11 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     if (presented === undefined) throw new StatusError('ERR10002');
     const { scheme, token } = presented;
     const main = await check({ ...presented, proof: request.dpop }, 'auth', request);
-    const { clientId, userId, scopes, claims, introspected } = main;
+    const { clientId, userId, scopes, claims, introspected, binding } = main;
     const passThrough = passThroughHeaders(claims, passThroughClaims);
     const auth: AuthInfo = { clientId, userId, scopes, claims, passThrough };
     if (introspected) auth.introspected = true;
+    if (binding) auth.binding = binding; // proven: a `cnf` that is not fails above
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };

@@ -6,8 +6,18 @@ export {
   type IntrospectionClient,
   type IntrospectionSource,
 } from './introspection.js';
-export { applyPassThrough, pathPrefixMatcher } from './request-rules.js';
-export { verifiedCallerOf, type AuthInfo } from './authorizer.js';
+export { pathPrefixMatcher } from './request-rules.js';
+export { BoundedMap } from './bounded-map.js';
+export { type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';
-export { BoundedMap } from './bounded-map.js';
+export {
+  clientCertificateThumbprint,
+  createVerifier,
+  loadSecurityConfig,
+  type Refusal,
+  type Verdict,
+  type Verifier,
+  type VerifierOptions,
+  type VerifyRequest,
+} from './verifier.js';

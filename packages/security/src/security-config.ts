@@ -127,6 +127,11 @@ export type SecurityConfig = z.output<ReturnType<typeof securityShape>> & {
   certificates?: ReadonlyMap<string, VerificationKey>;
 };
 
+/** What this schema made: a verifier takes it as it is. */
+const checked = new WeakSet<object>();
+export const isCheckedConfig = (value: object): value is SecurityConfig => checked.has(value);
+const made = <T extends object>(config: T): T => (checked.add(config), config);
+
 export const securityConfigSchema = configFile<SecurityConfig>(
   (helpers) =>
     securityShape(helpers).transform((cfg, ctx) => {
@@ -138,7 +143,7 @@ export const securityConfigSchema = configFile<SecurityConfig>(
           message: 'must differ from swtClientIdHeader',
         });
       }
-      if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return cfg;
+      if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return made(cfg);
       const certificates = new Map<string, VerificationKey>();
       for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
         const key = readConfigFile(ctx, ['jwt', 'certificate', kid], file, (pem) => {
@@ -152,7 +157,7 @@ export const securityConfigSchema = configFile<SecurityConfig>(
         });
         if (key) certificates.set(kid, key);
       }
-      return { ...cfg, certificates };
+      return made({ ...cfg, certificates });
     }),
   {
     light4j: {

@@ -181,6 +181,15 @@ export function targets(rows) {
       min: 1.0,
     },
     {
+      what: '@chain/security/fastify cache on / @fastify/jwt cache on (Fastify 5, one route)',
+      value: ratio(
+        'route: fastify: chain-security cache on',
+        'route: fastify: @fastify/jwt cache on',
+      ),
+      min: 1.0,
+      cpu: cpu('route: fastify: chain-security cache on', 'route: fastify: @fastify/jwt cache on'),
+    },
+    {
       // wrk takes less CPU than autocannon for the same load (docs/benchmarks.md, the workers
       // case): on a 2-core machine, the cores left to the service decide this ratio. The target
       // is on the wrk run; the autocannon run is shown beside it.
