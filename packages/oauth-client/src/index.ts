@@ -20,3 +20,9 @@ export { credentialHeaders, credentialSummary, forwardedAuthorization } from './
 export { createKeyClient } from './key-client.js';
 export { createIntrospectionClient, introspectionEndpoint } from './introspection-client.js';
 export { keyServiceAnswer, LIGHT_OAUTH2_STATUS, type ClientCheck } from './light-oauth2-key.js';
+export {
+  createOAuthClient,
+  type CallOptions,
+  type OAuthClient,
+  type OAuthClientOptions,
+} from './oauth-client.js';
