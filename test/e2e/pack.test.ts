@@ -73,7 +73,8 @@ beforeAll(async () => {
   fs.mkdirSync(packs);
   for (const name of PUBLIC) {
     const out = await tool('pnpm', ['pack', '--pack-destination', packs, '--json'], pkgDir(name));
-    const { filename } = JSON.parse(out) as { filename: string };
+    // After what prepack printed (a clean build: no module a deleted source left in dist).
+    const { filename } = JSON.parse(out.slice(out.search(/^\{/m))) as { filename: string };
     const text = await tool('tar', ['-xzOf', filename, 'package/package.json'], scratch);
     packed.set(name, { tarball: filename, manifest: JSON.parse(text) as Manifest });
   }
