@@ -54,8 +54,8 @@ const project = (
  * After every unit and service suite, the end-to-end, docs and manifest suites: they start
  * whole chains of processes, InfluxDB and Prometheus, and spend most of their time waiting on
  * them, so two files run at a time. The files that load a chain or time what it does (and those
- * that take the chain's fixed ports or rebuild a package) run last, one at a time: two at once on two cores would
- * starve each other's time-outs.
+ * that take the chain's fixed ports or rebuild a package) run last, one at a time: two at once
+ * on two cores would starve each other's time-outs.
  */
 const alone = ['bench', 'bench-options', 'key-rotation', 'metrics-outage', 'workers']
   .concat('resilience', 'local-run', 'mtls', 'chain')
