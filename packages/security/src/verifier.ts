@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type net from 'node:net';
-import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { ConfigLoader } from '@chain/config';
+import { loadConfigSource } from '@chain/config';
 import { toStatusError, type StatusError } from '@chain/errors';
 import { verifiedCallerOf, type AuthInfo } from './authorizer.js';
 import type { Logger } from './key-source.js';
@@ -116,19 +115,7 @@ export function loadSecurityConfig(
   logger?: Logger,
 ): SecurityConfig {
   if (typeof source !== 'string' && isCheckedConfig(source)) return source;
-  const file = typeof source === 'string' ? path.resolve(source) : undefined;
-  const dir = file ? path.dirname(file) : process.cwd();
-  const loader = new ConfigLoader({ bundledDir: dir, overrideDir: dir });
-  const config =
-    typeof source === 'string'
-      ? loader.load(path.basename(source, path.extname(source)), securityConfigSchema, {
-          required: true,
-        })
-      : loader.check('security.yml', dir, source, securityConfigSchema);
-  for (const { file, key, message } of loader.warnings) {
-    logger?.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-  }
-  return config;
+  return loadConfigSource(source, 'security', securityConfigSchema, logger).value;
 }
 
 const thumbprints = new WeakMap<object, string | undefined>();

@@ -1,6 +1,6 @@
 // What the DPoP replay cache (security.yml dpop.replayCacheMaxEntries) holds in memory, full:
 //
-//   pnpm --filter @chain/security build && node --expose-gc packages/security/scripts/replay-cache-memory.mjs
+//   pnpm --filter @chain/security build && node --expose-gc scripts/bench/replay-cache-memory.mjs
 //
 // The cache is filled to the default bound with jtis of the usual kinds (a UUID, 36 characters,
 // and 32 random bytes in base64url, 43) and of the longest accepted (128), each read by
@@ -10,12 +10,10 @@ import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { DpopReplayCache } = require('../dist/dpop-replay-cache.js');
+const { DpopReplayCache } = require('../../packages/security/dist/dpop-replay-cache.js');
 
 if (typeof globalThis.gc !== 'function') {
-  process.stderr.write(
-    'run with: node --expose-gc packages/security/scripts/replay-cache-memory.mjs\n',
-  );
+  process.stderr.write('run with: node --expose-gc scripts/bench/replay-cache-memory.mjs\n');
   process.exit(2);
 }
 

@@ -1,8 +1,8 @@
 // What the request guard costs per request on the paths of sender-constrained tokens, measured
 // on the built package (microseconds per check, one at a time, the token already cached):
 //
-//   pnpm --filter @chain/security build && node packages/security/scripts/guard-bench.mjs
-//   node packages/security/scripts/guard-bench.mjs --compare <another build of src> --only unbound
+//   pnpm --filter @chain/security build && node scripts/bench/guard-bench.mjs
+//   node scripts/bench/guard-bench.mjs --compare <another build of src> --only unbound
 //
 // `--compare DIR` builds a second guard from DIR (a copy of another commit's dist/ inside
 // packages/security, so that its imports resolve) and alternates rounds of the two in this one
@@ -18,17 +18,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { readOptions } from '../../../scripts/bench/lib/args.mjs';
+import { readOptions } from './lib/args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..', '..', '..');
+const root = path.resolve(here, '..', '..');
 const { values } = readOptions(
   {
-    dist: { kind: 'text', default: path.join(here, '..', 'dist') },
+    dist: { kind: 'text', default: path.join(here, '..', '..', 'packages', 'security', 'dist') },
     only: { kind: 'text', choices: ['unbound', 'certificate-bound', 'dpop-bound'] },
     compare: { kind: 'text' },
   },
-  'node packages/security/scripts/guard-bench.mjs [--dist DIR] [--compare DIR] [--only unbound|certificate-bound|dpop-bound]',
+  'node scripts/bench/guard-bench.mjs [--dist DIR] [--compare DIR] [--only unbound|certificate-bound|dpop-bound]',
 );
 const dist = path.resolve(values.dist);
 const { only, compare } = values;

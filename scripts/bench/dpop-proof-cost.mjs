@@ -1,7 +1,7 @@
 // The CPU cost of one DPoP proof (RFC 9449) as a downstream call makes it: DpopKey.proof (jose's
 // SignJWT, ES256, a random jti, the token's ath), one at a time and 16 at once, after a warm-up:
 //
-//   pnpm --filter @chain/oauth-client build && node packages/oauth-client/scripts/dpop-proof-cost.mjs
+//   pnpm --filter @chain/oauth-client build && node scripts/bench/dpop-proof-cost.mjs
 //
 // Prints microseconds per proof (the median of ROUNDS rounds of PROOFS proofs each) and, for
 // comparison, the same signature made with node:crypto alone (what jose adds around it).
@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 
 const require = createRequire(import.meta.url);
-const { DpopKey } = require('../dist/dpop-key.js');
+const { DpopKey } = require('../../packages/oauth-client/dist/dpop-key.js');
 
 const PROOFS = 5000;
 const ROUNDS = 7;

@@ -2,7 +2,7 @@
 // series of each of the chain's four services (the mix of calls of test/e2e/metrics.test.ts,
 // in every interval):
 //
-//   pnpm --filter @chain/metrics build && node --expose-gc packages/metrics/scripts/buffer-memory.mjs
+//   pnpm --filter @chain/metrics build && node --expose-gc scripts/bench/buffer-memory.mjs
 //
 // The intervals are made by the reporter's own parts (IntervalStats and ClientStats drained into
 // points by toInfluxPoints) and held by its IntervalBuffer, as during an outage; the heap is
@@ -11,18 +11,19 @@ import { createRequire } from 'node:module';
 import pino from 'pino';
 
 const require = createRequire(import.meta.url);
-const { IntervalBuffer } = require('../dist/interval-buffer.js');
-const { IntervalStats } = require('../dist/interval-stats.js');
-const { ClientStats, clientMetrics } = require('../dist/client-metrics.js');
-const { toInfluxPoints } = require('../dist/influx-points.js');
-const { DEFAULT_BUFFER_INTERVALS } = require('../dist/metrics-config.js');
+const { IntervalBuffer } = require('../../packages/metrics/dist/interval-buffer.js');
+const { IntervalStats } = require('../../packages/metrics/dist/interval-stats.js');
+const { ClientStats, clientMetrics } = require('../../packages/metrics/dist/client-metrics.js');
+const { clientPoints, toInfluxPoints } = require('../../packages/metrics/dist/influx-points.js');
 
 if (typeof globalThis.gc !== 'function') {
-  process.stderr.write('run with: node --expose-gc packages/metrics/scripts/buffer-memory.mjs\n');
+  process.stderr.write('run with: node --expose-gc scripts/bench/buffer-memory.mjs\n');
   process.exit(2);
 }
 
 const INTERVALS = 1000;
+/** metrics.yml `bufferIntervals` by default. */
+const DEFAULT_BUFFER_INTERVALS = 60;
 const HOST = { hostname: 'chain-host-1', ipAddress: '10.0.0.12' };
 
 /** One interval of each service: its requests (series endpoint x client) and its client side. */
@@ -70,7 +71,10 @@ for (const [serviceId, traffic] of Object.entries(TRAFFIC)) {
   const interval = () => {
     traffic(service);
     t += 60_000;
-    const points = [...toInfluxPoints(stats.drain(), context, t), ...clientStats.drain(context, t)];
+    const points = [
+      ...toInfluxPoints(stats.drain(), context, t),
+      ...clientPoints(clientStats.take(), context, t),
+    ];
     buffer.add(t, points);
     return points.length;
   };
