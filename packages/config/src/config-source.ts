@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ConfigLoader, type SchemaFactory } from './config-loader.js';
+import type { ConfigWarning } from './file-keys.js';
 
 /** Where a library's config warnings go (pino's `warn` fits). */
 export interface WarningLogger {
@@ -23,8 +24,13 @@ export function loadConfigSource<T>(
   const value = file
     ? loader.load(path.basename(file, path.extname(file)), schema, { required: true })
     : loader.check(`${name}.yml`, dir, source as Record<string, unknown>, schema);
-  for (const { file, key, message } of loader.warnings) {
-    logger?.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-  }
+  if (logger) logConfigWarnings(logger, loader.warnings);
   return { value, file: file ?? `${name}.yml` };
+}
+
+/** One line per config warning, naming the file and the key. */
+export function logConfigWarnings(logger: WarningLogger, warnings: readonly ConfigWarning[]): void {
+  for (const { file, key, message } of warnings) {
+    logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
+  }
 }

@@ -9,4 +9,4 @@ export { mustPass, readConfigFile } from './config-file.js';
 export { type ConfigWarning, type FileKeys, type Light4jKey } from './file-keys.js';
 export { listOf, mapOf, text } from './text-forms.js';
 export { z } from 'zod';
-export { loadConfigSource, type WarningLogger } from './config-source.js';
+export { loadConfigSource, logConfigWarnings, type WarningLogger } from './config-source.js';

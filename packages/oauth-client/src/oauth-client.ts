@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfigSource, type WarningLogger } from '@chain/config';
+import { BoundedMap } from '@chain/security';
 import { clientConfigSchema, secretConfigSchema, type ClientConfig } from './client-config.js';
 import type { ClientEvents } from './client-events.js';
 import { Downstream } from './downstream.js';
@@ -61,11 +62,10 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const tokens = (path: string) =>
     manager.forService(oauth.multipleAuthServers ? manager.serviceIdFor(path) : undefined);
   // One breaker per origin; a bound on what a caller may make of URLs.
-  const downstreams = new Map<string, Downstream>();
+  const downstreams = new BoundedMap<string, Downstream>(256);
   const downstream = ({ origin, host }: URL) => {
     let made = downstreams.get(origin);
     if (made) return made;
-    if (downstreams.size >= 256) downstreams.clear();
     const { timeout: timeoutMs, errorThreshold, resetTimeout: resetTimeoutMs } = request;
     const breaker = { errorThreshold, resetTimeoutMs };
     made = new Downstream({ name: host, url: origin, timeoutMs, transport: http, breaker, events });

@@ -1,13 +1,7 @@
 // First: an older Node is told in one line before any other module loads (node-version.ts).
 export { exitOnOldNode, nodeVersionProblem, NODE_MAJOR } from './node-version.js';
 export { type Framework } from './server-config.js';
-export {
-  createLogger,
-  exitOnFatalError,
-  flushLogger,
-  logConfigWarnings,
-  type Logger,
-} from './logger.js';
+export { createLogger, exitOnFatalError, flushLogger, type Logger } from './logger.js';
 export { readTrace } from './correlation.js';
 export {
   type DownstreamTarget,

@@ -1,5 +1,4 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import type { ConfigWarning } from '@chain/config';
 import { openLogDestination } from './log-destination.js';
 import { workerNumber } from './workers.js';
 
@@ -40,13 +39,6 @@ export function createLogger(
     opened?.destination ?? (destination as DestinationStream),
   );
   return logger;
-}
-
-/** One line per config warning, naming the file and the key. */
-export function logConfigWarnings(logger: Logger, warnings: readonly ConfigWarning[]): void {
-  for (const { file, key, message } of warnings) {
-    logger.warn({ file, key }, `${file}${key ? ` key "${key}"` : ''}: ${message}`);
-  }
 }
 
 let fatalErrorsHandled = false;

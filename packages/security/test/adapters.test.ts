@@ -125,29 +125,20 @@ type Case = [
   challenge: string | undefined,
 ];
 
+const MISSING_TOKEN = bodyOf(
+  401,
+  'ERR10002',
+  'MISSING_AUTH_TOKEN',
+  'No Authorization header or the token is not bearer type',
+);
+
 const CASES: Case[] = [
-  [
-    'no token: 401 ERR10002',
-    () => ({ headers: {} }),
-    401,
-    bodyOf(
-      401,
-      'ERR10002',
-      'MISSING_AUTH_TOKEN',
-      'No Authorization header or the token is not bearer type',
-    ),
-    'Bearer realm="api"',
-  ],
+  ['no token: 401 ERR10002', () => ({ headers: {} }), 401, MISSING_TOKEN, 'Bearer realm="api"'],
   [
     'a Basic Authorization: 401 ERR10002',
     () => ({ headers: { Authorization: 'Basic dXNlcjpwYXNz' } }),
     401,
-    bodyOf(
-      401,
-      'ERR10002',
-      'MISSING_AUTH_TOKEN',
-      'No Authorization header or the token is not bearer type',
-    ),
+    MISSING_TOKEN,
     'Bearer realm="api"',
   ],
   [
