@@ -13,7 +13,7 @@ import path from 'node:path';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 const root = import.meta.dirname;
-const packages = ['errors', 'config', 'security', 'openapi', 'oauth-client', 'metrics'];
+const packages = ['errors', 'config', 'security', 'openapi', 'http', 'oauth-client', 'metrics'];
 packages.push('runtime', 'chain', 'testkit');
 const services = ['api-a', 'api-b', 'api-c', 'api-d', 'petstore', 'token-server'];
 const onBothHosts = ['packages/chain', 'services/api-a', 'services/api-b', 'services/api-c'];
@@ -121,6 +121,7 @@ export default defineConfig({
         'packages/errors/src/**': { lines: 100, branches: 100 },
         'packages/security/src/**': { lines: 95, branches: 95 },
         'packages/oauth-client/src/**': { lines: 95, branches: 90 },
+        'packages/http/src/**': { lines: 95, branches: 90 },
         'packages/runtime/src/**': { lines: 90 },
         'packages/chain/src/**': { lines: 90 },
       },

@@ -32,7 +32,7 @@ import {
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 120_000 });
 
 const run = promisify(execFile);
-const PUBLIC = ['errors', 'config', 'security', 'oauth-client'];
+const PUBLIC = ['errors', 'config', 'security', 'http', 'oauth-client'];
 const EXAMPLES = ['express', 'fastify', 'node'];
 const PACKAGE_FOLDERS = ['packages', 'services'].flatMap((top) =>
   fs.readdirSync(path.join(ROOT, top)).map((name) => path.join(top, name)),
@@ -217,10 +217,10 @@ describe('the examples, installed from the tarballs outside the repository', () 
       expect(fs.lstatSync(installed).isSymbolicLink()).toBe(false);
       expect(manifest(installed)).toEqual(packed.get(name)!.manifest);
     }
-    const script = `for (const s of ['@chain/security/express', '@chain/security/fastify', '@chain/security/node', '@chain/oauth-client', '@chain/errors']) console.log(import.meta.resolve(s));`;
+    const script = `for (const s of ['@chain/security/express', '@chain/security/fastify', '@chain/security/node', '@chain/oauth-client', '@chain/http', '@chain/errors']) console.log(import.meta.resolve(s));`;
     const out = await tool(process.execPath, ['--input-type=module', '-e', script], project);
     const resolved = out.trim().split('\n');
-    expect(resolved).toHaveLength(5);
+    expect(resolved).toHaveLength(6);
     for (const url of resolved) {
       expect(url.startsWith(`file://${path.join(project, 'node_modules', '@chain')}/`)).toBe(true);
     }

@@ -1,4 +1,5 @@
-import { HttpClient, TokenManager, clientConfigSchema, type UserToken } from '@chain/oauth-client';
+import { HttpClient } from '@chain/http';
+import { TokenManager, clientConfigSchema, type UserToken } from '@chain/oauth-client';
 import { ConfigLoader } from '@chain/config';
 import {
   httpsRequest,

@@ -1,7 +1,7 @@
 import { isStatusCode, STATUS } from '@chain/errors';
 import { credentialHeaders, type OutgoingTrace } from './call-headers.js';
 import type { ClientEvents } from './client-events.js';
-import type { Downstream, DownstreamAnswer } from './downstream.js';
+import type { Downstream, DownstreamAnswer } from '@chain/http';
 import type { TokenSource } from './renewable-token.js';
 
 export interface CallRequest {

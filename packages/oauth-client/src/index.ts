@@ -7,10 +7,7 @@ export {
   type ClientFiles,
   type SecretConfig,
 } from './client-config.js';
-export { HttpClient } from './http-client.js';
-export { Downstream } from './downstream.js';
 export { DownstreamCaller } from './downstream-caller.js';
-export type { Transport } from './transport.js';
 export type { ClientEvents } from './client-events.js';
 export { TokenFetchError } from './token-fetch-error.js';
 export { TokenManager } from './token-manager.js';

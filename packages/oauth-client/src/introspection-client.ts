@@ -7,7 +7,7 @@ import {
 } from '@chain/security';
 import { clientSecrets, type ClientFiles } from './client-config.js';
 import { basicAuth } from './token-request.js';
-import { jsonObject, noAnswer, type Transport, type TransportError } from './transport.js';
+import { jsonObject, noAnswer, type Transport, type TransportError } from '@chain/http';
 
 /** Names the server and nothing of the request. */
 export class IntrospectionFetchError extends Error {

@@ -9,7 +9,7 @@ import {
   type Transport,
   type TransportError,
   type TransportResponse,
-} from './transport.js';
+} from '@chain/http';
 
 export interface KeyClientOptions {
   key: ClientConfig['oauth']['key'] & { server_url: string };

@@ -1,4 +1,4 @@
-import { jsonObject } from './transport.js';
+import { jsonObject } from '@chain/http';
 
 /** light-oauth2's codes that its key service and its code endpoint answer with (and ours). */
 export const LIGHT_OAUTH2_STATUS = {

@@ -3,11 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfigSource, type WarningLogger } from '@chain/config';
 import { BoundedMap } from '@chain/security';
+import { Downstream, HttpClient } from '@chain/http';
 import { clientConfigSchema, secretConfigSchema, type ClientConfig } from './client-config.js';
 import type { ClientEvents } from './client-events.js';
-import { Downstream } from './downstream.js';
 import { DownstreamCaller } from './downstream-caller.js';
-import { HttpClient } from './http-client.js';
 import { TokenManager } from './token-manager.js';
 
 export interface OAuthClientOptions {

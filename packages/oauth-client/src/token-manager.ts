@@ -11,7 +11,7 @@ import type { ClientEvents } from './client-events.js';
 import { DpopKey } from './dpop-key.js';
 import { RenewableToken, TokenSource, UserToken } from './renewable-token.js';
 import { TokenRequester, type AccessToken } from './token-request.js';
-import type { Transport } from './transport.js';
+import type { Transport } from '@chain/http';
 
 export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
   clientFile?: string;

@@ -2,7 +2,7 @@ import * as oauth from 'oauth4webapi';
 import type { GrantSettings } from './client-config.js';
 import type { DpopKey } from './dpop-key.js';
 import { TokenFetchError } from './token-fetch-error.js';
-import { fetchOver, type Transport, type TransportError } from './transport.js';
+import { fetchOver, type Transport, type TransportError } from '@chain/http';
 
 export interface AccessToken {
   value: string;

@@ -3,16 +3,20 @@ import { createHash } from 'node:crypto';
 import { EmbeddedJWK, jwtVerify } from 'jose';
 import {
   Downstream,
+  TransportError,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from '@chain/http';
+import {
   DownstreamCaller,
   DpopKey,
   TokenFetchError,
   TokenSource,
   type ClientEvents,
-  type Transport,
 } from '../src/index.js';
 import type { RenewalTrigger } from '../src/client-events.js';
 import { RenewableToken } from '../src/renewable-token.js';
-import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport.js';
 
 /** A downstream that answers from a script (an answer or a failure) and keeps what it was sent. */
 function downstreamOf(...script: (TransportResponse | TransportError)[]) {

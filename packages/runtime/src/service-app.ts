@@ -6,10 +6,10 @@ import {
   clientSecrets,
   createIntrospectionClient,
   createKeyClient,
-  HttpClient,
   introspectionEndpoint,
   type ClientEvents,
 } from '@chain/oauth-client';
+import { HttpClient } from '@chain/http';
 import { createVerifier, type IntrospectionSource, type KeySource } from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client.js';

@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import { ConfigError, StatusError } from '@chain/errors';
 import { highResolutionNow } from '@chain/metrics';
+import { Downstream, type HttpClient } from '@chain/http';
 import {
-  Downstream,
   DownstreamCaller,
   forwardedAuthorization,
   grantSettings,
   TokenManager,
   type ClientEvents,
   type ClientFiles,
-  type HttpClient,
   type TokenSource,
 } from '@chain/oauth-client';
 import type { Trace } from './correlation.js';

@@ -5,7 +5,7 @@ import {
   type SpanRecord,
 } from '../src/telemetry/otlp-json.js';
 import { SpanExporter } from '../src/telemetry/span-exporter.js';
-import { HttpClient } from '@chain/oauth-client';
+import { HttpClient } from '@chain/http';
 import { startOtlpCollector, type OtlpCollector } from '@chain/testkit';
 import { captureLogger } from './support.js';
 
@@ -34,8 +34,6 @@ const http = new HttpClient({
   tls: {
     verifyHostname: true,
     loadDefaultTrustStore: false,
-    loadTrustStore: false,
-    loadKeyStore: false,
   },
   request: { connectTimeout: 1000, enableHttp2: false },
 });

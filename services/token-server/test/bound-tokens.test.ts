@@ -2,7 +2,8 @@ import { X509Certificate, createHash, generateKeyPairSync, randomUUID, sign } fr
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
-import { HttpClient, TokenManager, clientConfigSchema } from '@chain/oauth-client';
+import { HttpClient } from '@chain/http';
+import { TokenManager, clientConfigSchema } from '@chain/oauth-client';
 import {
   CERTS,
   claimsOf,

@@ -3,7 +3,8 @@ import type https from 'node:https';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
 import { CERTS, configDir, serveHttps, type HttpsServer } from '@chain/testkit';
-import { clientConfigSchema, HttpClient, type ClientConfig } from '../../src/index.js';
+import { HttpClient } from '@chain/http';
+import { clientConfigSchema, type ClientConfig } from '../../src/index.js';
 
 export interface SeenRequest {
   method?: string;

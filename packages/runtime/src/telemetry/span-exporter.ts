@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Transport } from '@chain/oauth-client';
+import type { Transport } from '@chain/http';
 import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json.js';
 import type { TelemetryConfig } from './telemetry-config.js';
 

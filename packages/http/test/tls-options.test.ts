@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import tls from 'node:tls';
 import path from 'node:path';
 import { CERTS } from '@chain/testkit';
-import { Downstream, type ClientConfig } from '../src/index.js';
+import type { ClientConfig } from '@chain/oauth-client';
+import { Downstream } from '../src/index.js';
 import { tlsOptions } from '../src/http-client.js';
 import {
   closeClients,
@@ -11,7 +12,7 @@ import {
   send,
   testClient,
   type TestServer,
-} from './support/https-server.js';
+} from '../../oauth-client/test/support/https-server.js';
 
 const cert = (name: string) => fs.readFileSync(path.join(CERTS, name));
 

@@ -1,8 +1,17 @@
 import { STATUS, StatusError, isStatusCode, type StatusCode, type StatusRow } from '@chain/errors';
-import { BoundedMap } from '@chain/security';
-import { CircuitBreaker } from './circuit-breaker.js';
-import type { ClientEvents } from './client-events.js';
+import { CircuitBreaker, type CircuitState } from './circuit-breaker.js';
 import type { Transport, TransportError, TransportResponse } from './transport.js';
+
+/** Why a call was sent again: a reset kept-alive connection here; a refused token or a replayed
+ * DPoP proof in `@chain/oauth-client`'s caller. */
+export type RetryReason = 'stale_connection' | 'invalid_token' | 'dpop_proof_replayed';
+
+/** What a downstream reports (metrics); none is called on the hot path of a plain call. */
+export interface DownstreamEvents {
+  circuitChanged?(event: { downstream: string; state: CircuitState; previous: CircuitState }): void;
+  circuitRejected?(event: { downstream: string }): void;
+  downstreamRetried?(event: { downstream: string; reason: RetryReason }): void;
+}
 
 export interface DownstreamOptions {
   /** Its name in our error descriptions, e.g. `api-b`: never its URL (that is in the log). */
@@ -14,7 +23,7 @@ export interface DownstreamOptions {
   /** No breaker when absent or errorThreshold is 0. */
   breaker?: { errorThreshold: number; resetTimeoutMs: number };
   now?: () => number;
-  events?: ClientEvents;
+  events?: DownstreamEvents;
 }
 
 export interface DownstreamAnswer {
@@ -47,8 +56,8 @@ const PASSED_ON = new Map<unknown, { ours: RegExp; named: boolean }>(
 /** Called with GET; the breaker counts no answer and a 5xx not passed on from further down. */
 export class Downstream {
   private readonly target: URL;
-  /** Paths made per request (ids in them) must not grow the map without end. */
-  private readonly urls = new BoundedMap<string, URL>(256);
+  /** The last path's URL: a chain calls one path; a path with ids in it is made each time. */
+  private last?: { path: string; url: URL };
   readonly breaker?: CircuitBreaker;
 
   constructor(readonly options: DownstreamOptions) {
@@ -66,11 +75,10 @@ export class Downstream {
 
   urlOf(path?: string): URL {
     if (path === undefined) return this.target;
-    const made = this.urls.get(path);
-    if (made) return made;
+    if (this.last?.path === path) return this.last.url;
     const base = this.target.href.replace(/\/+$/, '');
     const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
-    this.urls.set(path, url);
+    this.last = { path, url };
     return url;
   }
 

@@ -8,7 +8,12 @@ import path from 'node:path';
 import { CERTS, freePort } from '@chain/testkit';
 import { TransportError, type TransportRequest } from '../src/transport.js';
 import { failureOf } from '../src/http-client.js';
-import { closeClients, httpsServer, send, testClient } from './support/https-server.js';
+import {
+  closeClients,
+  httpsServer,
+  send,
+  testClient,
+} from '../../oauth-client/test/support/https-server.js';
 
 const TLS = {
   key: fs.readFileSync(path.join(CERTS, 'server.key')),

@@ -1,13 +1,23 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import tls from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import type { ClientConfig } from './client-config.js';
 import {
   TransportError,
   type Transport,
   type TransportRequest,
   type TransportResponse,
 } from './transport.js';
+
+/** The TLS of every connection: light-4j's client.yml `tls`, its stores read when it loaded. */
+export interface ClientTls {
+  verifyHostname: boolean;
+  loadDefaultTrustStore: boolean;
+  tlsVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /** The CA certificates trusted (PEM). */
+  trustStorePem?: string;
+  /** The client certificate and its key, for two-way TLS. */
+  keyStorePem?: { key: string; cert: string };
+}
 
 /** Codes of a kept-alive connection the server closed (Node's, and undici's own). */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
@@ -21,8 +31,8 @@ export class HttpClient implements Transport {
   private fresh?: Agent;
 
   constructor(config: {
-    tls: ClientConfig['tls'];
-    request: Pick<ClientConfig['request'], 'connectTimeout' | 'enableHttp2'>;
+    tls: ClientTls;
+    request: { connectTimeout: number; enableHttp2: boolean };
   }) {
     this.connectTimeoutMs = config.request.connectTimeout;
     this.connector = buildConnector({
@@ -70,8 +80,8 @@ export class HttpClient implements Transport {
   }
 }
 
-/** client.yml `tls` as `tls.connect` options, with the stores read when client.yml loaded. */
-export function tlsOptions(config: ClientConfig['tls']): tls.ConnectionOptions {
+/** client.yml `tls` as `tls.connect` options. */
+export function tlsOptions(config: ClientTls): tls.ConnectionOptions {
   const options: tls.ConnectionOptions = { rejectUnauthorized: true };
   const own = config.trustStorePem;
   if (own) options.ca = config.loadDefaultTrustStore ? [...tls.rootCertificates, own] : own;

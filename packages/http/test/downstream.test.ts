@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { StatusError } from '@chain/errors';
 import { CERTS, freePort } from '@chain/testkit';
-import { Downstream, type ClientEvents, type Transport } from '../src/index.js';
+import { Downstream, type DownstreamEvents, type Transport } from '../src/index.js';
 import { TransportError, type TransportRequest, type TransportResponse } from '../src/transport.js';
 import {
   closeClients,
@@ -14,7 +14,7 @@ import {
   send,
   testClient,
   type TestServer,
-} from './support/https-server.js';
+} from '../../oauth-client/test/support/https-server.js';
 
 let server: TestServer;
 let answer: (res: http.ServerResponse) => void;
@@ -253,7 +253,7 @@ const down = (code: TransportError['code'] = 'network') =>
 
 function recording() {
   const seen: string[] = [];
-  const events: ClientEvents = {
+  const events: DownstreamEvents = {
     circuitChanged: ({ downstream, state, previous }) =>
       seen.push(`${downstream} ${previous}->${state}`),
     circuitRejected: ({ downstream }) => seen.push(`${downstream} rejected`),
@@ -416,7 +416,7 @@ describe('Downstream: a connection the downstream reset while it sat idle', () =
 });
 
 describe('Downstream: the circuit breaker (injected clock)', () => {
-  const breakerOf = (transport: Transport, events?: ClientEvents, now = () => 0) =>
+  const breakerOf = (transport: Transport, events?: DownstreamEvents, now = () => 0) =>
     new Downstream({
       name: 'api-d',
       url: 'https://api-d:7444/v1/data',
