@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test run: certificates, build, lint, every Vitest suite (unit, service, e2e) with
-# coverage thresholds, then the container test on a real Docker engine. Real servers the tests
-# need (InfluxDB, docker-compose and the Docker engine) are installed and started by
+# coverage thresholds and, beside them, the container test on a real Docker engine. Real servers
+# the tests need (InfluxDB, docker-compose and the Docker engine) are installed and started by
 # scripts/test-infra.sh and scripts/test-containers.sh, which stop only what they started.
 # CHAIN_SKIP_CONTAINERS=1 leaves the container test out (a machine without Docker or root).
 set -euo pipefail
@@ -23,12 +23,37 @@ step "type-check the tests (tsc -p tsconfig.test.json)"
 pnpm -s exec tsc -p tsconfig.test.json
 step "test infrastructure"
 bash scripts/test-infra.sh
-step "tests (vitest)"
-pnpm -s exec vitest run --coverage "$@"
+# The container test runs beside the Vitest suites that do not run alone: it spends most of its
+# time building images and waiting on containers, and takes the chain's fixed ports, which only
+# the files of "e2e (alone)" take too; those run after it, by themselves.
+# CHAIN_SKIP_CONTAINERS=1 leaves it out.
+containers_log=.run/containers.log
+containers=""
 if [ "${CHAIN_SKIP_CONTAINERS:-0}" = 1 ]; then
   step "containers: SKIPPED (CHAIN_SKIP_CONTAINERS=1): the images were not built nor run"
 else
-  step "containers (scripts/test-containers.sh)"
-  bash scripts/test-containers.sh
+  step "containers (scripts/test-containers.sh, beside the tests; its output: $containers_log)"
+  mkdir -p .run
+  bash scripts/test-containers.sh >"$containers_log" 2>&1 &
+  containers=$!
+  # A failed step below waits for it: it stops the engine it started when it ends.
+  trap '[ -z "$containers" ] || wait "$containers"' EXIT
 fi
+# Extra arguments (a file, a project) go to both runs; either may then find none of its files.
+some=()
+[ $# -gt 0 ] && some=(--passWithNoTests)
+step "tests (vitest: every project but e2e (alone), with coverage)"
+rc=0
+pnpm -s exec vitest run --coverage --project '!e2e (alone)' "${some[@]}" "$@" || rc=$?
+if [ -n "$containers" ]; then
+  step "containers: waiting for the container test"
+  crc=0
+  wait "$containers" || crc=$?
+  containers=""
+  cat "$containers_log"
+  [ "$crc" = 0 ] || { echo "containers: FAILED (exit $crc)"; rc=1; }
+fi
+[ "$rc" = 0 ] || exit "$rc"
+step "tests (vitest: e2e (alone), one file at a time)"
+pnpm -s exec vitest run --project 'e2e (alone)' "${some[@]}" "$@"
 step "done"
