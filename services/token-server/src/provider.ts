@@ -4,6 +4,7 @@ import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
 import { boundTokenFeatures, boundTokenRegistration } from './bound-tokens.js';
 import { CODE_ENDPOINT, type CodeRequest } from './code-endpoint.js';
 import { metadataMiddleware } from './metadata.js';
+import { TOKEN_EXCHANGE, tokenExchange } from './token-exchange.js';
 import type { Clients, TokenServerConfig, Users } from './token-server-config.js';
 
 /**
@@ -52,7 +53,12 @@ class MemoryAdapter implements Adapter {
 }
 
 /** oidc-provider at light-oauth2's paths. */
-export function createProvider(server: TokenServerConfig, clients: Clients, users: Users) {
+export function createProvider(
+  server: TokenServerConfig,
+  clients: Clients,
+  users: Users,
+  keys: Record<string, string>,
+) {
   const signingJwk = {
     ...createPrivateKey(fs.readFileSync(server.signing.keyFile, 'utf8')).export({ format: 'jwk' }),
     kid: server.signing.kid,
@@ -67,14 +73,17 @@ export function createProvider(server: TokenServerConfig, clients: Clients, user
     token: { clientId?: string; resourceServer?: { accessTokenTTL?: number } },
   ) => token.resourceServer?.accessTokenTTL ?? lifetimeOf(token.clientId);
 
+  const exchange = tokenExchange(server, keys);
+  // With a tokenExchange policy every client may send the grant: the policy answers it.
+  const exchanging = Object.keys(server.tokenExchange).length > 0 ? [TOKEN_EXCHANGE] : [];
   const registrations = Object.entries(clients).map(([clientId, c]) => {
     const userFacing = c.redirectUri.length > 0;
     return {
       client_id: clientId,
       ...(c.secret !== undefined ? { client_secret: c.secret } : {}),
       grant_types: userFacing
-        ? ['client_credentials', 'authorization_code', 'refresh_token']
-        : ['client_credentials'],
+        ? ['client_credentials', 'authorization_code', 'refresh_token', ...exchanging]
+        : ['client_credentials', ...exchanging],
       response_types: userFacing ? [...CODE_ENDPOINT.responseTypes] : [],
       redirect_uris: c.redirectUri,
       ...boundTokenRegistration(c),
@@ -117,6 +126,7 @@ export function createProvider(server: TokenServerConfig, clients: Clients, user
       ClientCredentials: tokenLifetime,
     },
     pkce: { required: () => false },
+    formats: { customizers: { jwt: exchange.customize } },
     // oidc-provider 9 adds Ed25519 (RFC 9864's name); EdDSA is the name resource servers know.
     enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
@@ -150,6 +160,7 @@ export function createProvider(server: TokenServerConfig, clients: Clients, user
       revocation: { enabled: true },
     },
   });
+  if (exchanging.length > 0) exchange.register(provider);
   provider.use(metadataMiddleware(allScopes, CODE_ENDPOINT.responseModes));
 
   const issueCode = async (request: CodeRequest): Promise<string> => {

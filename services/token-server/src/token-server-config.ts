@@ -46,6 +46,16 @@ const serverSchema = ({ file }: SchemaHelpers) =>
         message: 'is required when mtls.enabled is true (the CA of the client certificates)',
       }),
     dpop: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
+    tokenExchange: z
+      .record(
+        z.string(),
+        z.strictObject({
+          subjectAudience: listOf(z.string().min(1)),
+          audience: listOf(z.string().min(1)),
+          scope: scope.default([]),
+        }),
+      )
+      .default({}),
   });
 export type TokenServerConfig = z.output<ReturnType<typeof serverSchema>>;
 
@@ -115,6 +125,16 @@ export function loadTokenServerConfig(loader: ConfigLoader) {
   const server = loader.load('token-server', serverSchema, { required: true });
   const { clients } = loader.load('clients', clientsSchema, { required: true });
   featureRules(server, clients, loader.locate('clients').file!);
+  for (const id of Object.keys(server.tokenExchange)) {
+    if (!Object.hasOwn(clients, id)) {
+      const file = loader.locate('token-server').file!;
+      throw new ConfigError(
+        file,
+        `tokenExchange.${id}`,
+        'names a client clients.yml does not have',
+      );
+    }
+  }
   return { server, clients, users: loader.load('users', usersSchema).users };
 }
 

@@ -156,7 +156,8 @@ function buildState(
   stats: TokenStats,
   logger: Logger,
 ) {
-  const { provider, issueCode } = createProvider(server, clients, users);
+  const keys = loadKeySet(server.certificates);
+  const { provider, issueCode } = createProvider(server, clients, users, keys.pems);
   provider.use(introspectionAudit(stats, logger));
   provider.on('grant.success', (ctx) => {
     const clientId = ctx.oidc.client?.clientId ?? 'unknown';
@@ -180,7 +181,7 @@ function buildState(
     users,
     issueCode,
     codeLifetimeMs: server.codeLifetimeSeconds * 1000,
-    keys: loadKeySet(server.certificates),
+    keys,
     signingKid: server.signing.kid,
   };
 }
