@@ -81,7 +81,6 @@ const LIGHT4J_WARNINGS = [
   'client.yml tls.defaultCertPassword',
   'client.yml oauth.token.cache',
   'client.yml oauth.token.enableHttp2',
-  'client.yml oauth.token.token_exchange',
   'client.yml oauth.token.key.enableHttp2',
   'client.yml oauth.sign',
   'client.yml oauth.deref',

@@ -23,6 +23,11 @@ const grant = z.strictObject({
   scope,
 });
 const oneOrMore = listOf(z.string().min(1)).optional();
+/** A grant of the service's own tokens: bound (RFC 8705, RFC 9449) and authenticated as it says. */
+const ownGrant = grant.extend({
+  tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'tls_client_auth']).optional(),
+});
 
 const notHere = (note: string): Light4jKey => ({ note });
 const pemStores = notHere('trust and key stores are PEM files here, without a password');
@@ -43,7 +48,10 @@ const LIGHT4J_KEYS: Record<string, Light4jKey> = {
   'oauth.token.proxyHost': notHere('no proxy'),
   'oauth.token.proxyPort': notHere('no proxy'),
   'oauth.token.enableHttp2': notHere(ONE_CLIENT),
-  'oauth.token.token_exchange': notHere('the token exchange grant is not used here'),
+  'oauth.token.token_exchange.subjectToken': {
+    same: '',
+    note: 'the subject token is the token each request brings',
+  },
   'oauth.token.key.proxyHost': notHere('no proxy'),
   'oauth.token.key.proxyPort': notHere('no proxy'),
   'oauth.token.key.enableHttp2': notHere(ONE_CLIENT),
@@ -125,7 +133,7 @@ const clientShape = ({ path }: SchemaHelpers) =>
             expiredRefreshRetryDelay: z.number().int().min(0).default(2000),
             earlyRefreshRetryDelay: z.number().int().min(0).default(4000),
             authorization_code: grant.extend({ redirect_uri: z.string().optional() }).optional(),
-            client_credentials: grant
+            client_credentials: ownGrant
               .extend({
                 // Required unless multipleAuthServers (`clientRules`).
                 client_id: text().optional(),
@@ -140,10 +148,17 @@ const clientShape = ({ path }: SchemaHelpers) =>
                     }),
                   )
                   .optional(),
-                tokenBinding: z.enum(['none', 'mtls', 'dpop']).optional(),
-                token_endpoint_auth_method: z
-                  .enum(['client_secret_basic', 'tls_client_auth'])
-                  .optional(),
+              })
+              .optional(),
+            // RFC 8693, on with `audience`: each call's token exchanged for one for the downstream.
+            token_exchange: ownGrant
+              .extend({
+                uri: uri().default('/oauth2/token'),
+                audience: z.string().optional(),
+                subjectTokenType: z
+                  .string()
+                  .transform((t) => t || 'urn:ietf:params:oauth:token-type:jwt')
+                  .default('urn:ietf:params:oauth:token-type:jwt'),
               })
               .optional(),
             // The refresh grant; its client is authorization_code's when it names none.
@@ -242,9 +257,12 @@ function clientRules(cfg: ClientShape, ctx: z.RefinementCtx): void {
     ['tokenBinding', 'mtls'],
     ['token_endpoint_auth_method', 'tls_client_auth'],
   ] as const;
-  for (const [key, value] of certificateUses) {
-    if (!tls.loadKeyStore && cc?.[key] === value) {
-      issue([...at, key], `${value} needs tls.loadKeyStore: true (the certificate)`);
+  for (const grant of ['client_credentials', 'token_exchange'] as const) {
+    for (const [key, value] of certificateUses) {
+      if (!tls.loadKeyStore && oauth.token[grant]?.[key] === value) {
+        const path = ['oauth', 'token', grant, key];
+        issue(path, `${value} needs tls.loadKeyStore: true (the certificate)`);
+      }
     }
   }
   if (!oauth.multipleAuthServers) {
@@ -281,6 +299,7 @@ const secretShape = () =>
     clientCredentialsClientSecret: text().optional(),
     authorizationCodeClientSecret: text().optional(),
     refreshTokenClientSecret: text().optional(),
+    tokenExchangeClientSecret: text().optional(),
     keyClientSecret: text().optional(),
     introspectionClientSecret: text().optional(),
   });
@@ -311,12 +330,15 @@ export function clientSecrets(client: ClientConfig, secret: SecretConfig): Secre
     authorizationCodeClientSecret:
       secret.authorizationCodeClientSecret ?? token.authorization_code?.client_secret,
     refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
+    tokenExchangeClientSecret:
+      secret.tokenExchangeClientSecret ?? token.token_exchange?.client_secret,
     keyClientSecret: secret.keyClientSecret ?? key.client_secret,
     introspectionClientSecret: secret.introspectionClientSecret ?? introspection?.client_secret,
   };
 }
 
-export type GrantName = 'client_credentials' | 'authorization_code' | 'refresh_token';
+export type GrantName =
+  'client_credentials' | 'authorization_code' | 'refresh_token' | 'token_exchange';
 
 export interface ClientFiles {
   client: ClientConfig;
@@ -337,6 +359,7 @@ const SECRET_KEY = {
   client_credentials: 'clientCredentialsClientSecret',
   authorization_code: 'authorizationCodeClientSecret',
   refresh_token: 'refreshTokenClientSecret',
+  token_exchange: 'tokenExchangeClientSecret',
 } as const;
 
 /** Checked when used: light-4j's client.yml lists grants without `server_url` (service discovery). */

@@ -1,5 +1,5 @@
 import { ConfigError } from '@chain/errors';
-import { pathPrefixMatcher } from '@chain/security';
+import { BoundedMap, pathPrefixMatcher } from '@chain/security';
 import type { OutgoingTrace } from './call-headers.js';
 import {
   grantSettings,
@@ -27,6 +27,8 @@ export class TokenManager {
   /** By serviceId with multipleAuthServers. */
   private readonly sources = new Map<string, TokenSource>();
   private ownSource: TokenSource | undefined;
+  /** Exchanged tokens by subject token (one audience): the tokens of the calls in flight. */
+  private readonly exchanged = new BoundedMap<string, TokenSource>(1024);
   private readonly requesters: Partial<Record<GrantName, TokenRequester>> = {};
   private readonly files: ClientFiles;
   /** By pathPrefixServices. */
@@ -38,9 +40,11 @@ export class TokenManager {
     this.files = { client, secret, clientFile, secretFile };
     this.serviceIdFor = pathPrefixMatcher(Object.entries(client.pathPrefixServices));
     const { token, multipleAuthServers } = client.oauth;
-    if (token.client_credentials?.tokenBinding === 'dpop') this.dpopKey = new DpopKey();
+    const bindings = [token.client_credentials?.tokenBinding, token.token_exchange?.tokenBinding];
+    if (bindings.includes('dpop')) this.dpopKey = new DpopKey();
     if (token.client_credentials && !multipleAuthServers) this.requester('client_credentials');
     if (token.authorization_code) this.requester('authorization_code');
+    if (token.token_exchange?.audience) this.requester('token_exchange');
   }
 
   forService(serviceId: string | undefined): TokenSource {
@@ -71,10 +75,38 @@ export class TokenManager {
         authMethod: 'client_secret_basic',
         clientSecret: server.client_secret,
       },
-      this.dpopKey,
+      oauth.token.client_credentials?.tokenBinding === 'dpop' ? this.dpopKey : undefined,
     );
     const source = this.makeSource(requester, server.scope ?? []);
     this.sources.set(serviceId, source);
+    return source;
+  }
+
+  /**
+   * RFC 8693: `subjectToken` (the token a request brought) exchanged for one for
+   * oauth.token.token_exchange's audience, cached and renewed as the own tokens are.
+   */
+  forSubject(subjectToken: string): TokenSource {
+    const made = this.exchanged.get(subjectToken);
+    if (made) return made;
+    const requester = this.requester('token_exchange');
+    const { audience, scope, subjectTokenType } = this.options.client.oauth.token.token_exchange!;
+    const renewable = new RenewableToken({
+      ...this.renewal(requester),
+      fetch: (_trigger, trace) =>
+        requester.request(
+          {
+            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+            subject_token: subjectToken,
+            subject_token_type: subjectTokenType,
+            audience: audience!,
+            scope,
+          },
+          trace?.childHeaders(),
+        ),
+    });
+    const source = new TokenSource(renewable, requester.dpop);
+    this.exchanged.set(subjectToken, source);
     return source;
   }
 
@@ -116,7 +148,7 @@ export class TokenManager {
       fetch: (_trigger, trace) =>
         requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
     });
-    return new TokenSource(renewable, this.dpopKey);
+    return new TokenSource(renewable, requester.dpop);
   }
 
   private renewal(requester: TokenRequester) {
@@ -135,7 +167,9 @@ export class TokenManager {
 
   private requester(grant: GrantName): TokenRequester {
     // Only the service's own tokens are bound to its DPoP key; users' tokens are not.
-    const dpop = grant === 'client_credentials' ? this.dpopKey : undefined;
+    const { token } = this.options.client.oauth;
+    const own = grant === 'client_credentials' || grant === 'token_exchange';
+    const dpop = own && token[grant]?.tokenBinding === 'dpop' ? this.dpopKey : undefined;
     return (this.requesters[grant] ??= this.makeRequester(grantSettings(this.files, grant), dpop));
   }
 

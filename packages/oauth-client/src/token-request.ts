@@ -28,7 +28,14 @@ export type Grant =
       code_verifier?: string;
       scope?: readonly string[];
     }
-  | { grant_type: 'refresh_token'; refresh_token: string; scope?: readonly string[] };
+  | { grant_type: 'refresh_token'; refresh_token: string; scope?: readonly string[] }
+  | {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange';
+      subject_token: string;
+      subject_token_type: string;
+      audience: string;
+      scope?: readonly string[];
+    };
 
 const MAX_ANSWER = 64 * 1024;
 
@@ -64,6 +71,11 @@ export class TokenRequester {
       [oauth.customFetch]: fetchOver(http, timeoutMs, MAX_ANSWER),
       [oauth.allowInsecureRequests]: true,
     };
+  }
+
+  /** The key its tokens are bound to (DPoP). */
+  get dpop(): DpopKey | undefined {
+    return this.endpoint.dpop;
   }
 
   async request(grant: Grant, headers?: Record<string, string>): Promise<AccessToken> {

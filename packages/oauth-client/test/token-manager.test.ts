@@ -562,3 +562,82 @@ describe('TokenManager: multipleAuthServers', () => {
     expect(tokens.serviceIdFor('/v1/data')).toBeUndefined();
   });
 });
+
+describe('TokenManager: token exchange (RFC 8693, oauth.token.token_exchange)', () => {
+  const TE = { client_id: 'api-a-client', audience: 'api-b', scope: ['api_b.r'] };
+  const SECRETS: SecretConfig = { ...SECRET, tokenExchangeClientSecret: 'api-a-exchange' };
+  const form = (subject: string) =>
+    'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' +
+    `&subject_token=${subject}&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Ajwt` +
+    '&audience=api-b&scope=api_b.r';
+
+  it('one request per subject token however many calls wait on it; each subject its own token', async () => {
+    answer = (body, res) => {
+      const subject = new URLSearchParams(body).get('subject_token');
+      const token = { access_token: `for-${subject}`, token_type: 'bearer', expires_in: 600 };
+      setTimeout(() => send(res, 200, token), 20);
+    };
+    const tokens = manager(clientConfig({ client_credentials: CC, token_exchange: TE }), SECRETS);
+    const got = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => tokens.forSubject(i % 2 ? 'user-1' : 'user-2').get()),
+    );
+    expect(got.slice(0, 2)).toEqual(['for-user-2', 'for-user-1']);
+    expect(new Set(got)).toEqual(new Set(['for-user-1', 'for-user-2']));
+    expect(server.seen.map((r) => r.body).sort()).toEqual([form('user-1'), form('user-2')]);
+    expect(server.seen[0].headers.authorization).toBe(
+      `Basic ${Buffer.from('api-a-client:api-a-exchange').toString('base64')}`,
+    );
+    // Cached: the same subject again asks nothing.
+    expect(await tokens.forSubject('user-1').get()).toBe(got[1]);
+    expect(server.seen).toHaveLength(2);
+  });
+
+  it('renewed like the own tokens: inside the window in the background, the current one still served', async () => {
+    let t = 0;
+    answer = (_body, res) => okToken(res);
+    const { events, renewed } = renewals();
+    const tokens = manager(
+      clientConfig({ client_credentials: CC, token_exchange: TE }),
+      SECRETS,
+      () => t,
+      events,
+    );
+    const first = renewed();
+    expect(await tokens.forSubject('user').get()).toBe('jwt-1');
+    await first;
+    t = 600_000 - 60_000; // tokenRenewBeforeExpired's window
+    const second = renewed();
+    expect(await tokens.forSubject('user').get()).toBe('jwt-1');
+    await second;
+    expect(await tokens.forSubject('user').get()).toBe('jwt-2');
+  });
+
+  it('a refused exchange is ERR10009 for the caller', async () => {
+    answer = (_body, res) =>
+      send(res, 400, { error: 'invalid_target', error_description: 'not this audience' });
+    const tokens = manager(clientConfig({ client_credentials: CC, token_exchange: TE }), SECRETS);
+    const err = await tokens
+      .forSubject('user')
+      .get()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).code).toBe('ERR10009');
+    expect(((err as StatusError).cause as TokenFetchError).code).toBe('rejected');
+  });
+
+  it('its secret missing: a start-up error naming secret.yml tokenExchangeClientSecret', () => {
+    const client = clientConfig({ client_credentials: CC, token_exchange: TE });
+    expect(() => manager(client, SECRET)).toThrow(
+      new ConfigError(
+        'secret.yml',
+        'tokenExchangeClientSecret',
+        'is required for the token_exchange grant',
+      ),
+    );
+  });
+
+  it('without audience (light-4j’s section as it ships) it is off: nothing asked at start', () => {
+    const client = clientConfig({ client_credentials: CC, token_exchange: { client_id: 'x' } });
+    expect(() => manager(client, SECRET)).not.toThrow();
+  });
+});

@@ -11,6 +11,7 @@ import {
   type ClientFiles,
   type TokenSource,
 } from '@chain/oauth-client';
+import { parseCredentials } from '@chain/security';
 import type { Trace } from './correlation.js';
 import type { Exchange } from './exchange.js';
 import type { ReadinessCheck } from './readiness.js';
@@ -81,7 +82,21 @@ export function createServiceClient(options: {
         ownTokens.add(source);
         return new DownstreamCaller({ downstream: base, tokens: source, events });
       });
-      return serviceDownstream(base, callerOf, true, options.exporter);
+      if (!config.client.oauth.token.token_exchange?.audience) {
+        return serviceDownstream(base, callerOf, true, options.exporter);
+      }
+      // RFC 8693: the caller's token, exchanged for one for the downstream, is the only one sent.
+      const manager = tokens();
+      const exchanging = (path: string | undefined, x: Exchange) => {
+        const subject = parseCredentials(x.req.headers.authorization)?.token;
+        if (subject === undefined || !x.context.caller) return callerOf(path);
+        return new DownstreamCaller({
+          downstream: base,
+          tokens: manager.forSubject(subject),
+          events,
+        });
+      };
+      return serviceDownstream(base, exchanging, false, options.exporter);
     },
     readinessChecks() {
       return [...ownTokens].map((source) => ({
@@ -151,7 +166,7 @@ function ownTokenCallers(
 
 function serviceDownstream(
   base: Downstream,
-  callerOf: (path: string | undefined) => DownstreamCaller,
+  callerOf: (path: string | undefined, x: Exchange) => DownstreamCaller,
   withCredentials: boolean,
   exporter: SpanExporter | undefined,
 ): ServiceDownstream {
@@ -171,7 +186,7 @@ function serviceDownstream(
           ? { trace, spanId, startMs: highResolutionNow(), path }
           : undefined;
       try {
-        const answer = await callerOf(path).getJson({
+        const answer = await callerOf(path, x).getJson({
           path,
           headers,
           trace,

@@ -8,6 +8,7 @@ export {
 } from './introspection.js';
 export { pathPrefixMatcher } from './request-rules.js';
 export { BoundedMap } from './bounded-map.js';
+export { parseCredentials } from './bearer.js';
 export { type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';

@@ -1,0 +1,318 @@
+import fs from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import { DpopKey } from '@chain/oauth-client';
+import {
+  CERTS,
+  EIGHT,
+  LETTERS,
+  claimsOf,
+  jsonLines,
+  startChain,
+  startTokenServer,
+  tokenRequestCounts,
+  tokenServerYml,
+  type Letter,
+  type RunningChain,
+  type TokenServerProcess,
+} from '@chain/testkit';
+
+// RFC 8693 along the chain, over real processes and sockets: each hop exchanges the token it
+// received for one for the next hop only (client.yml oauth.token.token_exchange), plain, bound
+// to the hop's certificate (RFC 8705) and bound to its DPoP key (RFC 9449). Each hop logs the
+// token it verified (logJwtToken), which is how the test sees what travelled between hops.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
+
+type Mode = 'plain' | 'mtls' | 'dpop';
+const CLIENT_CERTS = path.join(CERTS, 'clients');
+const CA = fs.readFileSync(path.join(CERTS, 'ca.crt'));
+const NEXT: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: undefined };
+/** The audience each hop accepts: the chain's for api-a (the user's token), its own name after. */
+const AUDIENCE: Record<Letter, string> = { a: 'urn:chain:api', b: 'api-b', c: 'api-c', d: 'api-d' };
+const OWN_SCOPES: Record<Letter, string> = {
+  a: '[api_b.r, api_b.w]',
+  b: '[api_c.r, api_c.w]',
+  c: '[api_d.r, api_d.w]',
+  d: '[]',
+};
+const DN = (name: string) => `CN=${name},O=secured-rest-chain dev`;
+const SECURITY = `enableVerifyJwt: true
+enableVerifyScope: true
+logJwtToken: true
+logClientUserScope: true
+jwt:
+  certificate:
+    '100': ${CERTS}/primary.crt
+`;
+const POLICY = `tokenExchange:
+${(['a', 'b', 'c'] as const)
+  .map(
+    (l) => `  api-${l}-client:
+    subjectAudience: [${AUDIENCE[l]}]
+    audience: [api-${NEXT[l]}]
+    scope: [api_${NEXT[l]}.r]
+`,
+  )
+  .join('')}`;
+
+type Pem = { key: Buffer; cert: Buffer };
+const certificate = (name: string): Pem => {
+  const pem = fs.readFileSync(path.join(CLIENT_CERTS, `${name}.pem`));
+  return { key: pem, cert: pem };
+};
+
+interface Answer {
+  status?: number;
+  headers?: IncomingHttpHeaders;
+  body?: unknown;
+  error?: string;
+}
+
+/** One HTTPS request on a fresh connection, with a client certificate when given. */
+function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; cert?: Pem } = {},
+): Promise<Answer> {
+  return new Promise((resolve) => {
+    const req = https.request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        ca: CA,
+        agent: false,
+        headers: options.headers,
+        ...options.cert,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode, headers: res.headers, body });
+        });
+      },
+    );
+    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
+    req.end(options.body);
+  });
+}
+
+/** client.yml of a hop: its own token as before, and the exchange for the next hop. */
+function hopClientYml(ts: TokenServerProcess, letter: Letter, mode: Mode): string {
+  const bound =
+    mode === 'plain'
+      ? ''
+      : `      tokenBinding: ${mode}\n${mode === 'mtls' ? '      token_endpoint_auth_method: tls_client_auth\n' : ''}`;
+  const next = NEXT[letter];
+  return `tls:
+  trustStore: ${CERTS}/ca.crt
+${mode === 'mtls' ? `  loadKeyStore: true\n  keyStore: ${CLIENT_CERTS}/api-${letter}.pem\n` : ''}oauth:
+  token:
+    server_url: ${ts.tokenUrl}
+    client_credentials:
+      uri: /oauth2/token
+      client_id: api-${letter}-client
+${bound}      scope: ${OWN_SCOPES[letter]}
+${
+  next
+    ? `    token_exchange:
+      client_id: api-${letter}-client
+      audience: api-${next}
+      scope: [api_${next}.r]
+${bound}`
+    : ''
+}  key:
+    server_url: ${ts.keyUrl}
+    uri: /oauth2/key
+    client_id: api-${letter}-client
+    audience: ${AUDIENCE[letter]}
+    issuer: https://localhost:6882
+`;
+}
+
+const refusal = (answer: Answer) => ({
+  status: answer.status,
+  code: (answer.body as { code?: string } | undefined)?.code,
+});
+
+describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)', (mode) => {
+  let ts: TokenServerProcess;
+  let chain: RunningChain;
+  let user: string;
+  const url = (letter: Letter) => `https://localhost:${chain.services[letter].port}/v1/data`;
+  /** The user's certificate with two-way TLS. */
+  const cert = mode === 'mtls' ? certificate('client') : undefined;
+  /** The tokens a hop verified, in the order it logged them. */
+  const received = (letter: Letter) =>
+    jsonLines(chain.services[letter])
+      .filter((l) => l.msg === 'jwt verified')
+      .map((l) => l.jwt as string);
+
+  beforeAll(async () => {
+    const clients = LETTERS.map((l) => {
+      const auth =
+        mode === 'mtls'
+          ? `    tokenEndpointAuthMethod: tls_client_auth\n    tlsClientAuthSubjectDn: ${DN(`api-${l}`)}\n    certificateBoundAccessTokens: true\n`
+          : mode === 'dpop'
+            ? '    dpopBoundAccessTokens: true\n'
+            : '';
+      return `  api-${l}-client:\n    secret: api-${l}-secret\n${auth}    scope: ${OWN_SCOPES[l]}\n`;
+    }).join('');
+    const features =
+      mode === 'mtls'
+        ? `mtls:\n  enabled: true\n  caFile: ${CLIENT_CERTS}/ca.crt\n`
+        : mode === 'dpop'
+          ? 'dpop:\n  enabled: true\n'
+          : '';
+    ts = await startTokenServer({
+      yml: tokenServerYml(POLICY + features),
+      files: {
+        'clients.yml': `clients:\n${clients}  chain-user:\n    secret: chain-user-secret\n    scope: [api_a.r]\n`,
+      },
+    });
+    chain = await startChain({
+      ts,
+      files: (letter) => ({
+        ...(mode === 'mtls' && {
+          'server.yml': `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`,
+        }),
+        'security.yml': SECURITY,
+        'client.yml': hopClientYml(ts, letter, mode),
+        'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\ntokenExchangeClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
+      }),
+    });
+    const answer = await request(`${ts.tokenUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from('chain-user:chain-user-secret').toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials&scope=api_a.r',
+    });
+    user = (answer.body as { access_token: string }).access_token;
+  });
+  afterAll(async () => {
+    await chain?.stop();
+    expect(await ts.stop()).toBe(0);
+  });
+
+  it('answers the 8 messages; each hop exchanged the token once (cached for the second call)', async () => {
+    for (let i = 0; i < 2; i++) {
+      const answer = await request(url('a'), {
+        headers: { Authorization: `Bearer ${user}` },
+        cert,
+      });
+      expect([answer.status, answer.body]).toEqual([200, EIGHT]);
+    }
+    expect(await tokenRequestCounts(ts.tokenUrl)).toEqual({
+      'chain-user': 1,
+      'api-a-client': 1,
+      'api-b-client': 1,
+      'api-c-client': 1,
+    });
+  });
+
+  it('api-d received a token for api-d only: the user kept, the act chain naming api-c, api-b, api-a', () => {
+    const [token] = received('d');
+    const claims = claimsOf(token);
+    expect(claims).toMatchObject({
+      aud: 'api-d',
+      sub: 'chain-user',
+      client_id: 'api-c-client',
+      scope: 'api_d.r',
+      act: { sub: 'api-c-client', act: { sub: 'api-b-client', act: { sub: 'api-a-client' } } },
+    });
+    const binding = claims.cnf;
+    if (mode === 'plain') expect(binding).toBeUndefined();
+    else expect(Object.keys(binding as object)).toEqual([mode === 'mtls' ? 'x5t#S256' : 'jkt']);
+    // Every hop saw one token per call, each for itself: no X-Scope-Token beside it.
+    for (const letter of LETTERS) {
+      const tokens = received(letter);
+      expect(tokens.map((t) => claimsOf(t).aud)).toEqual([AUDIENCE[letter], AUDIENCE[letter]]);
+    }
+  });
+
+  it('a token taken from one hop’s traffic is refused at every other hop (401 ERR10000)', async () => {
+    for (const from of ['b', 'c', 'd'] as const) {
+      const lifted = received(from)[0];
+      const scheme = mode === 'dpop' ? 'DPoP' : 'Bearer';
+      for (const at of LETTERS.filter((l) => l !== from)) {
+        const key = new DpopKey();
+        const headers: Record<string, string> = { Authorization: `${scheme} ${lifted}` };
+        if (mode === 'dpop') headers.DPoP = await key.proof('GET', new URL(url(at)), lifted);
+        const answer = await request(url(at), { headers, cert });
+        expect({ from, at, ...refusal(answer) }).toEqual({
+          from,
+          at,
+          status: 401,
+          code: 'ERR10000',
+        });
+      }
+    }
+  });
+
+  it(
+    mode === 'plain'
+      ? 'unbound, a token taken from a hop’s traffic still works at that hop (what binding prevents)'
+      : 'bound, a token taken from a hop’s traffic is refused at that hop from any other client (401 ERR20012)',
+    async () => {
+      const lifted = received('c')[0];
+      if (mode === 'plain') {
+        const answer = await request(url('c'), { headers: { Authorization: `Bearer ${lifted}` } });
+        expect([answer.status, answer.body]).toEqual([200, EIGHT.slice(0, 4)]);
+        return;
+      }
+      const headers: Record<string, string> =
+        mode === 'dpop'
+          ? {
+              Authorization: `DPoP ${lifted}`,
+              DPoP: await new DpopKey().proof('GET', new URL(url('c')), lifted),
+            }
+          : { Authorization: `Bearer ${lifted}` };
+      for (const other of mode === 'mtls' ? ['client', 'api-a', 'api-c'] : ['client']) {
+        const answer = await request(url('c'), {
+          headers,
+          cert: mode === 'mtls' ? certificate(other) : undefined,
+        });
+        expect({ other, ...refusal(answer) }).toEqual({ other, status: 401, code: 'ERR20012' });
+      }
+    },
+  );
+
+  it('the token server refuses an exchange outside its policy with the RFC 8693 error', async () => {
+    const lifted = received('b')[0];
+    const form = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: lifted,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      audience: 'api-d',
+    });
+    // api-b's client authenticates as it does in the chain: by its certificate with mtls.
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/x-www-form-urlencoded',
+    };
+    if (mode === 'mtls') form.set('client_id', 'api-b-client');
+    else
+      headers.Authorization = `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}`;
+    const answer = await request(`${ts.tokenUrl}/oauth2/token`, {
+      method: 'POST',
+      headers,
+      body: form.toString(),
+      cert: mode === 'mtls' ? certificate('api-b') : undefined,
+    });
+    expect([answer.status, answer.body]).toEqual([
+      400,
+      {
+        error: 'invalid_target',
+        error_description: 'the client may not exchange for this audience',
+      },
+    ]);
+  });
+});
