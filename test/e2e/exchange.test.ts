@@ -46,6 +46,9 @@ jwt:
     '100': ${CERTS}/primary.crt
 `;
 const POLICY = `tokenExchange:
+  api-d-client:
+    subjectAudience: [urn:chain:api]
+    audience: [api-d]
 ${(['a', 'b', 'c'] as const)
   .map(
     (l) => `  api-${l}-client:
@@ -183,7 +186,11 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
         ...(mode === 'mtls' && {
           'server.yml': `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`,
         }),
-        'security.yml': SECURITY,
+        // api-d takes only the chain's delegation path.
+        'security.yml':
+          letter === 'd'
+            ? `${SECURITY}actorPaths: [api-c-client api-b-client api-a-client]\n`
+            : SECURITY,
         'client.yml': hopClientYml(ts, letter, mode),
         'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\ntokenExchangeClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
       }),
@@ -239,6 +246,32 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
     }
   });
 
+  it('api-d refuses a token for it whose act chain is not the one security.yml actorPaths names (403 ERR10067)', async () => {
+    // api-d-client may exchange the user's token for api-d directly (the policy says so): its
+    // token passes every other check at api-d, the delegation path is api-d-client alone.
+    const key = mode === 'dpop' ? new DpopKey() : undefined;
+    const answer = await exchangeAs('d', user, 'api-d', key);
+    expect(answer.status).toBe(200);
+    const direct = (answer.body as { access_token: string }).access_token;
+    expect(claimsOf(direct)).toMatchObject({ aud: 'api-d', act: { sub: 'api-d-client' } });
+    const headers: Record<string, string> = key
+      ? { Authorization: `DPoP ${direct}`, DPoP: await key.proof('GET', new URL(url('d')), direct) }
+      : { Authorization: `Bearer ${direct}` };
+    const refused = await request(url('d'), {
+      headers,
+      cert: mode === 'mtls' ? certificate('api-d') : undefined,
+    });
+    expect([refused.status, refused.body]).toEqual([
+      403,
+      {
+        statusCode: 403,
+        code: 'ERR10067',
+        message: 'ACCESS_CONTROL_ERROR',
+        description: 'Failed to pass the fine-grained authorization with rule actorPaths.',
+      },
+    ]);
+  });
+
   it('a token taken from one hop’s traffic is refused at every other hop (401 ERR10000)', async () => {
     for (const from of ['b', 'c', 'd'] as const) {
       const lifted = received(from)[0];
@@ -287,26 +320,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   );
 
   it('the token server refuses an exchange outside its policy with the RFC 8693 error', async () => {
-    const lifted = received('b')[0];
-    const form = new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      subject_token: lifted,
-      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-      audience: 'api-d',
-    });
-    // api-b's client authenticates as it does in the chain: by its certificate with mtls.
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/x-www-form-urlencoded',
-    };
-    if (mode === 'mtls') form.set('client_id', 'api-b-client');
-    else
-      headers.Authorization = `Basic ${Buffer.from('api-b-client:api-b-secret').toString('base64')}`;
-    const answer = await request(`${ts.tokenUrl}/oauth2/token`, {
-      method: 'POST',
-      headers,
-      body: form.toString(),
-      cert: mode === 'mtls' ? certificate('api-b') : undefined,
-    });
+    const answer = await exchangeAs('b', received('b')[0], 'api-d');
     expect([answer.status, answer.body]).toEqual([
       400,
       {
@@ -315,4 +329,29 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       },
     ]);
   });
+
+  /** A token exchange by hop `letter`'s client, authenticated as the hop does it in this mode. */
+  async function exchangeAs(letter: Letter, subject: string, audience: string, key?: DpopKey) {
+    const endpoint = new URL(`${ts.tokenUrl}/oauth2/token`);
+    const form = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: subject,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      audience,
+    });
+    const client = `api-${letter}-client`;
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/x-www-form-urlencoded',
+    };
+    if (mode === 'mtls') form.set('client_id', client);
+    else
+      headers.Authorization = `Basic ${Buffer.from(`${client}:api-${letter}-secret`).toString('base64')}`;
+    if (key) headers.DPoP = await key.proof('POST', endpoint);
+    return request(endpoint.href, {
+      method: 'POST',
+      headers,
+      body: form.toString(),
+      cert: mode === 'mtls' ? certificate(`api-${letter}`) : undefined,
+    });
+  }
 });

@@ -106,6 +106,11 @@ const ROWS = {
     message: 'RUNTIME_EXCEPTION',
     description: fixed('Unexpected runtime exception'),
   },
+  ERR10067: {
+    statusCode: 403,
+    message: 'ACCESS_CONTROL_ERROR',
+    description: (rule = '') => `Failed to pass the fine-grained authorization with rule ${rule}.`,
+  },
   ERR10068: {
     statusCode: 413,
     message: 'PAYLOAD_TOO_LARGE',

@@ -34,6 +34,7 @@ export type AuthorizerOptions = Partial<
     | 'skipVerifyScopeWithoutSpec'
     | 'skipPathPrefixes'
     | 'passThroughClaims'
+    | 'actorPaths'
     | 'dpop'
   >
 > & { enableVerifyScope: boolean; confirm?: ReturnType<typeof createTokenBinding> };
@@ -52,10 +53,12 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     skipVerifyScopeWithoutSpec = false,
     skipPathPrefixes = [],
     passThroughClaims = {},
+    actorPaths = [],
     confirm = () => Promise.reject(new TokenError('unbound', 'token binding is not checked here')),
   } = options;
   const dpopAlgorithms = options.dpop?.algorithms ?? [];
   const skipped = pathPrefixMatcher(skipPathPrefixes.map((prefix) => [prefix, true]));
+  const actors = new Set(actorPaths.map((p) => p.trim().split(/\s+/).join(' ')));
 
   const refused = (err: unknown, which: TokenHeader, scheme: Scheme, verified?: VerifiedCaller) => {
     if (!(err instanceof TokenError)) return err;
@@ -92,6 +95,9 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     const auth: AuthInfo = { clientId, userId, scopes, claims, passThrough };
     if (introspected) auth.introspected = true;
     if (binding) auth.binding = binding; // proven: a `cnf` that is not fails above
+    if (actors.size > 0 && !actors.has(actChain(claims))) {
+      throw new StatusError('ERR10067', ['actorPaths']);
+    }
     if (!enableVerifyScope) return { auth, token };
     if (requiredScopes === undefined) {
       if (skipVerifyScopeWithoutSpec) return { auth, token };
@@ -119,6 +125,18 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
     }
     return { auth, token };
   };
+}
+
+/** The `sub` of each nested `act`, nearest actor first, space-separated (RFC 8693 4.1). */
+function actChain(claims: Record<string, unknown>): string {
+  const subs: string[] = [];
+  for (let act = claims.act; subs.length < 32 && act && typeof act === 'object';) {
+    const { sub, act: next } = act as Record<string, unknown>;
+    if (typeof sub !== 'string') break;
+    subs.push(sub);
+    act = next;
+  }
+  return subs.join(' ');
 }
 
 /** light-4j's rule: no scope listed, or the token holds one. */

@@ -96,6 +96,8 @@ function securityShape({ path }: SchemaHelpers) {
     skipVerifyScopeWithoutSpec: z.boolean().default(false),
     skipPathPrefixes: skipPathPrefixes.default([]),
     passThroughClaims: passThroughClaims.default({}),
+    // RFC 8693 4.1: the `act` chains accepted, each nearest actor first ("api-c api-b").
+    actorPaths: listOf(z.string().regex(/\S/, 'names at least one actor')).default([]),
     bootstrapFromKeyService: z.boolean().default(false),
     jwt: z
       .strictObject({

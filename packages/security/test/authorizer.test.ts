@@ -217,6 +217,45 @@ describe('light-4j request rules', () => {
     });
   });
 
+  it('actorPaths: only a token whose act chain (RFC 8693 4.1) is one of them; else 403 ERR10067', async () => {
+    const authorize = createAuthorizer(verify, {
+      enableVerifyScope: true,
+      actorPaths: ['api-c-client  api-b-client api-a-client', 'api-x'],
+    });
+    const acted = (act: unknown) =>
+      mintToken(primary, { now: T0, scope: ['api_a.r'], claims: { act } });
+    const chain = {
+      sub: 'api-c-client',
+      act: { sub: 'api-b-client', act: { sub: 'api-a-client' } },
+    };
+    expect((await answer(authorize, bearer(acted(chain)))).ok).toBeDefined();
+    expect((await answer(authorize, bearer(acted({ sub: 'api-x' })))).ok).toBeDefined();
+    const refusedBody = {
+      statusCode: 403,
+      code: 'ERR10067',
+      message: 'ACCESS_CONTROL_ERROR',
+      description: 'Failed to pass the fine-grained authorization with rule actorPaths.',
+    };
+    for (const act of [
+      undefined,
+      { sub: 'api-c-client', act: { sub: 'api-b-client' } },
+      {
+        sub: 'api-c-client',
+        act: { sub: 'api-b-client', act: { sub: 'api-a-client', act: { sub: 'more' } } },
+      },
+      { sub: 'api-b-client', act: { sub: 'api-c-client', act: { sub: 'api-a-client' } } },
+      'api-x',
+      { sub: 7 },
+    ]) {
+      const result = await answer(authorize, bearer(acted(act)));
+      expect({ act, status: result.status, body: result.body }).toEqual({
+        act,
+        status: 403,
+        body: refusedBody,
+      });
+    }
+  });
+
   it('enableExtractScopeToken false: the X-Scope-Token is neither verified nor matched', async () => {
     const authorize = createAuthorizer(verify, {
       enableVerifyScope: true,

@@ -23,6 +23,7 @@ export function securityConfig(
     skipVerifyScopeWithoutSpec: false,
     skipPathPrefixes: [],
     passThroughClaims: {},
+    actorPaths: [],
     bootstrapFromKeyService: false,
     logJwtToken: true,
     logClientUserScope: false,

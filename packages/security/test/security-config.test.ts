@@ -46,6 +46,7 @@ describe('security.yml', () => {
       skipVerifyScopeWithoutSpec: false,
       skipPathPrefixes: [],
       passThroughClaims: {},
+      actorPaths: [],
       bootstrapFromKeyService: false,
       jwt: {
         certificate: {
