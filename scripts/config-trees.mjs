@@ -146,6 +146,9 @@ const KUBERNETES = {
 
 const MTLS = '`pnpm start -- --mtls` (scripts/start.mjs)';
 const DPOP = '`pnpm start -- --dpop` (scripts/start.mjs)';
+const EXCHANGE = '`pnpm start -- --exchange` (scripts/start.mjs)';
+/** What --exchange adds to the file of a mode (`''`: alone, or with --mtls or --dpop). */
+const withMode = (mode) => (mode ? ` with --${mode} (the ${mode}/ file with it)` : '');
 const LOCAL = {
   'security.yml': () =>
     'Local run (scripts/start.mjs): the bundled security.yml with JWT verification switched on.',
@@ -174,6 +177,15 @@ const LOCAL = {
     '9449: a key made at start, a new proof with every call).',
   'dpop/token-server.yml': () =>
     `${DPOP}: the bundled token-server.yml with DPoP, nothing else changed.`,
+  'exchange/client.yml': (s, name, mode) =>
+    `${EXCHANGE}${withMode(mode)}: the bundled client.yml of ${s.title}` +
+    (s.calls
+      ? `, exchanging the token of each request for one for ${s.calls} only (RFC 8693), and`
+      : ',') +
+    ` accepting only tokens for ${name === SOURCE ? 'the chain' : name} (oauth.key.audience).`,
+  'exchange/token-server.yml': (mode) =>
+    `${EXCHANGE}${withMode(mode)}: the bundled token-server.yml with the exchange policy of ` +
+    'the chain (tokenExchange).',
   'dpop/clients.yml': () =>
     `${DPOP}: the bundled clients.yml with the chain services' tokens DPoP-bound: a token ` +
     'request of theirs without a proof is refused. The user-facing chain-user is unchanged: its ' +
@@ -394,6 +406,65 @@ function dpop(doc, file) {
   return doc;
 }
 
+/** A file of config/local/exchange[/<mode>]: the mode's, its certificates a level deeper. */
+function inMode(mode, doc, file, name) {
+  if (!mode) return certsAt(MODE_CERTS)(doc);
+  const moded = mode === 'mtls' ? mtls(doc, file, name) : dpop(doc, file);
+  return mapStrings(moded, (v) => v.replaceAll(MODE_CERTS, '${CERTS_DIR:../../../../../certs}/'));
+}
+
+/**
+ * config/local/exchange[/<mode>]: each hop exchanges the token it received for one for the next
+ * hop only (bound as its own tokens are) and accepts only tokens for itself; the token server's
+ * policy lets each hop's client do exactly that.
+ */
+function exchange(doc, file, name) {
+  const hops = Object.entries(SERVICES).filter(([, s]) => s.calls);
+  if (file === 'client.yml') {
+    const { calls } = SERVICES[name];
+    const own = doc.getIn(['oauth', 'token', 'client_credentials']).toJSON();
+    if (calls) {
+      const { uri, client_id, tokenBinding, token_endpoint_auth_method } = own;
+      const scope = [`${calls.replace('-', '_')}.r`];
+      const section = { uri, client_id, audience: calls, scope };
+      if (tokenBinding) section.tokenBinding = tokenBinding;
+      if (token_endpoint_auth_method)
+        section.token_endpoint_auth_method = token_endpoint_auth_method;
+      const pair = insert(doc, ['oauth', 'token'], 'token_exchange', section, 'client_credentials');
+      pair.key.commentBefore = comment(
+        `RFC 8693: the token each request brings, exchanged for one for ${calls} only, sent alone ` +
+          'in Authorization; cached per token until shortly before it expires.',
+      );
+    }
+    if (name !== SOURCE) {
+      change(doc, ['oauth', 'key', 'audience'], name);
+      const key = doc.getIn(['oauth', 'key'], true).items.find((p) => p.key.value === 'audience');
+      key.key.commentBefore = comment(
+        `Only tokens exchanged for ${name}: one taken from another hop's traffic is refused here.`,
+      );
+    }
+  }
+  if (file === 'token-server.yml') {
+    const policy = Object.fromEntries(
+      hops.map(([hop, s]) => [
+        `${hop}-client`,
+        {
+          subjectAudience: [hop === SOURCE ? doc.get('audience') : hop],
+          audience: [s.calls],
+          scope: [`${s.calls.replace('-', '_')}.r`],
+        },
+      ]),
+    );
+    const pair = insert(doc, [], 'tokenExchange', policy);
+    pair.key.commentBefore = comment(
+      'RFC 8693: which client may exchange a token it was sent (its aud one of subjectAudience) ' +
+        "for one for which audience, with which scopes. api-a gets the users' tokens; each later " +
+        'hop the token exchanged for it.',
+    );
+  }
+  return doc;
+}
+
 /** The token server's clients of a binding mode: the chain services' bound, the petstore's none. */
 function boundClients(doc, bind) {
   for (const [name, s] of Object.entries(SERVICES)) {
@@ -456,6 +527,18 @@ async function files() {
       );
     }
     if (!s.keysOnly) {
+      for (const mode of ['', 'mtls', 'dpop']) {
+        await add(
+          `config/local/exchange/${mode ? `${mode}/` : ''}${name}/client.yml`,
+          `services/${SOURCE}/config/client.yml`,
+          exchange(
+            inMode(mode, bundled(name, 'client.yml'), 'client.yml', name),
+            'client.yml',
+            name,
+          ),
+          LOCAL['exchange/client.yml'](s, name, mode),
+        );
+      }
       await add(
         `config/local/dpop/${name}/client.yml`,
         `services/${SOURCE}/config/client.yml`,
@@ -497,6 +580,14 @@ async function files() {
     await add(mtlsFile, from, mtls(tokenServer(file), file), LOCAL[`mtls/${file}`]());
     const dpopFile = `config/local/dpop/token-server/${file}`;
     await add(dpopFile, from, dpop(tokenServer(file), file), LOCAL[`dpop/${file}`]());
+  }
+  for (const mode of ['', 'mtls', 'dpop']) {
+    await add(
+      `config/local/exchange/${mode ? `${mode}/` : ''}token-server/${ts}`,
+      source,
+      exchange(inMode(mode, tokenServer(ts), ts, 'token-server'), ts, 'token-server'),
+      LOCAL['exchange/token-server.yml'](mode),
+    );
   }
   return out;
 }

@@ -3,7 +3,7 @@
 // the four chain services and the petstore as processes over HTTPS, security on
 // (config/local/<service>), prints each URL and working curl lines, and stops everything on
 // Ctrl-C. Each service's log is appended to .run/logs/<service>.log (one JSON line per event).
-//   node scripts/start.mjs [--security off] [--mtls | --dpop] [--no-build]
+//   node scripts/start.mjs [--security off] [--mtls | --dpop] [--exchange] [--no-build]
 // --mtls: two-way TLS on every hop, and certificate-bound tokens (RFC 8705). Each service
 // requires a client certificate of the client CA (certs/clients/ca.crt) and presents its own
 // (certs/clients/<service>.pem) on every call; the token server asks for certificates too, each
@@ -14,6 +14,9 @@
 // --dpop: each hop's own tokens are bound to its DPoP key (RFC 9449: a key made at start, a new
 // proof with every call), over one-way TLS: config/local/dpop/<service> over
 // config/local/<service>. Not with --mtls: there the certificate is what a token is bound to.
+// --exchange (alone, or with --mtls or --dpop): each hop exchanges the token it received for
+// one for the next hop only (RFC 8693, bound as its own tokens are) and accepts only tokens for
+// itself: config/local/exchange[/mtls|/dpop]/<service> over the folders above.
 import './lib/node-version.cjs'; // first: Node 24 or later, else one line and exit 1
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +29,7 @@ const securityOff = process.argv.includes('--security') && process.argv.includes
 // `pnpm start -- --mtls` (pnpm passes what follows its `--`).
 const mtls = process.argv.includes('--mtls');
 const dpop = process.argv.includes('--dpop');
+const exchange = process.argv.includes('--exchange');
 const logs = path.join(root, '.run', 'logs');
 const noOverride = path.join(root, '.run', 'no-override'); // empty: bundled config only
 fs.mkdirSync(logs, { recursive: true });
@@ -111,6 +115,9 @@ function configDirOf(name) {
     !securityOff && path.join(root, 'config', 'local', name),
     mtls && path.join(root, 'config', 'local', 'mtls', name),
     dpop && path.join(root, 'config', 'local', 'dpop', name),
+    exchange &&
+      !securityOff &&
+      path.join(root, 'config', 'local', 'exchange', mtls ? 'mtls' : dpop ? 'dpop' : '', name),
   ].filter((dir) => dir && fs.existsSync(dir));
   if (folders.length === 0) return noOverride;
   if (folders.length === 1) return folders[0];
@@ -163,6 +170,7 @@ const bindingModes = [
   mtls && 'two-way TLS',
   mtls && !securityOff && 'certificate-bound tokens',
   dpop && !securityOff && 'DPoP-bound tokens',
+  exchange && !securityOff && 'token exchange at every hop',
 ].filter(Boolean);
 
 process.on('SIGINT', () => void stopAll(0));

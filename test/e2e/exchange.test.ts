@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { DpopKey } from '@chain/oauth-client';
+import { DpopKey, TokenManager, type Transport } from '@chain/oauth-client';
+import { loadServiceConfig } from '@chain/runtime';
 import {
   CERTS,
+  ROOT,
   EIGHT,
   LETTERS,
   claimsOf,
@@ -354,4 +356,55 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       cert: mode === 'mtls' ? certificate(`api-${letter}`) : undefined,
     });
   }
+});
+
+describe('config/local/exchange[/mtls|/dpop] (pnpm start -- --exchange): the mode’s files with the exchange, nothing else changed', () => {
+  it.each(['', 'mtls', 'dpop'].flatMap((mode) => LETTERS.map((l) => [mode, l] as const)))(
+    '%s api-%s: client.yml',
+    (mode, letter) => {
+      const name = `api-${letter}`;
+      const bundledDir = path.join(ROOT, 'services', name, 'config');
+      const env = { CERTS_DIR: CERTS };
+      const local = path.join(ROOT, 'config', 'local');
+      const moded = loadServiceConfig({
+        bundledDir,
+        overrideDir: mode ? path.join(local, mode, name) : '/nonexistent',
+        env,
+      });
+      const exchanging = loadServiceConfig({
+        bundledDir,
+        overrideDir: path.join(local, 'exchange', mode, name),
+        env,
+      });
+      const { token, key } = moded.client.oauth;
+      const next = NEXT[letter];
+      const cc = token.client_credentials!;
+      expect(exchanging.client).toEqual({
+        ...moded.client,
+        oauth: {
+          ...moded.client.oauth,
+          token: {
+            ...token,
+            ...(next && {
+              token_exchange: {
+                uri: '/oauth2/token',
+                client_id: `${name}-client`,
+                audience: `api-${next}`,
+                scope: [`api_${next}.r`],
+                subjectTokenType: 'urn:ietf:params:oauth:token-type:jwt',
+                ...(cc.tokenBinding && { tokenBinding: cc.tokenBinding }),
+                ...(cc.token_endpoint_auth_method && {
+                  token_endpoint_auth_method: cc.token_endpoint_auth_method,
+                }),
+              },
+            }),
+          },
+          key: { ...key, audience: [AUDIENCE[letter]] },
+        },
+      });
+      // Its secret is there (bundled secret.yml): the exchange can be asked for.
+      const files = { client: exchanging.client, secret: exchanging.secret };
+      expect(() => new TokenManager({ ...files, http: {} as Transport })).not.toThrow();
+    },
+  );
 });
