@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startInfluxd, startTokenServer, stopAll } from '@chain/testkit';
+import { startInfluxd, stopAll } from '@chain/testkit';
 import * as chainCases from './lib/chain-cases.mjs';
-import { startMtlsTokenServer } from './lib/chain.mjs';
+import { startBenchTokenServer, startMtlsTokenServer } from './lib/chain.mjs';
 import { chartSvg } from './lib/chart.mjs';
 import { UsageError } from './lib/args.mjs';
 import { runOptions, USAGE } from './lib/options.mjs';
@@ -82,7 +82,7 @@ const ctx = {
   opts,
   log,
   async tokenServer() {
-    tokenServer ??= startTokenServer();
+    tokenServer ??= startBenchTokenServer();
     return tokenServer;
   },
   /** The token server of `pnpm start -- --mtls` (certificate-bound tokens). */

@@ -97,6 +97,24 @@ describe('pnpm bench --quick', () => {
     expect(result.rows.map((r) => [r.case, r.failed])).toEqual([['shipped-mtls', 0]]);
   });
 
+  it('runs the shipped chain beside itself with token exchange at every hop (shipped-exchange)', async () => {
+    const { code, stdout, stderr } = await run(['--quick', '--only', 'shipped,shipped-exchange']);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(
+      /round 1\/1 shipped-exchange: \d+ req\/s, p50 [\d.]+ ms, p99 [\d.]+ ms, 0 failed/,
+    );
+    expect(stdout).toMatch(
+      /info +shipped: token exchange at every hop \(cache warm\) \/ shipped: [\d.]+ \(target none\); in CPU per request [\d.]+/,
+    );
+    const result = writtenResult<{
+      rows: { case: string; failed: number }[];
+    }>(stdout);
+    expect(result.rows.map((r) => [r.case, r.failed])).toEqual([
+      ['shipped', 0],
+      ['shipped-exchange', 0],
+    ]);
+  });
+
   it('runs the peer doing all our hops do (peer-full) beside the peer', async () => {
     const { code, stdout, stderr } = await run(['--quick', '--only', 'peer,peer-full']);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });

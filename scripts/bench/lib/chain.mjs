@@ -169,7 +169,28 @@ export const startMtlsTokenServer = () =>
     },
   });
 
-const clientYml = (letter, tokenServer, request = {}, mtls = false) => {
+/**
+ * The token server of `pnpm start` with the exchange policy of `pnpm start -- --exchange`
+ * (tokenExchange of config/local/exchange/token-server/token-server.yml): the bench's one.
+ */
+export const startBenchTokenServer = () => {
+  const file = path.join(ROOT, 'config', 'local', 'exchange', 'token-server', 'token-server.yml');
+  const text = fs.readFileSync(file, 'utf8');
+  return startTokenServer({ yml: tokenServerYml(text.slice(text.indexOf('\ntokenExchange:'))) });
+};
+
+/** As config/local/exchange: the token of each request exchanged for the next hop only. */
+const exchangeYml = (letter) => {
+  const next = NEXT[letter];
+  if (!next) return '';
+  return `    token_exchange:
+      client_id: api-${letter}-client
+      audience: api-${next}
+      scope: [api_${next}.r]
+`;
+};
+
+const clientYml = (letter, tokenServer, request = {}, mtls = false, exchange = false) => {
   const scope = NEXT[letter] ? `[api_${NEXT[letter]}.r, api_${NEXT[letter]}.w]` : '[]';
   // As config/local/mtls: the hop presents its certificate, authenticates with it at the token
   // server (tls_client_auth) and gets tokens bound to it.
@@ -184,11 +205,11 @@ const clientYml = (letter, tokenServer, request = {}, mtls = false) => {
       uri: /oauth2/token
       client_id: ${letter === 'petstore' ? 'petstore' : `api-${letter}`}-client
 ${binding}      scope: ${scope}
-  key:
+${exchange ? exchangeYml(letter) : ''}  key:
     server_url: ${tokenServer.keyUrl}
     uri: /oauth2/key
     client_id: ${letter === 'petstore' ? 'petstore' : `api-${letter}`}-client
-    audience: urn:chain:api
+    audience: ${exchange && letter !== 'a' ? `api-${letter}` : 'urn:chain:api'}
     issuer: https://localhost:6882
 `
     : '';
@@ -235,6 +256,8 @@ export function startBenchService(name, files, { nodeArgs = [], logDir, root, no
  *   configuration as this one's; `node`: the node binary they run on (`--base-node`).
  * - `mtls`: every hop on two-way TLS with certificate-bound tokens, as `pnpm start -- --mtls`
  *   (the token server must be one with mtls enabled and config/local/mtls's clients).
+ * - `exchange`: each hop exchanges the token it received for one for the next hop only, as
+ *   `pnpm start -- --exchange` (the token server must have its policy: startBenchTokenServer).
  */
 export function startServiceChain({
   security,
@@ -248,6 +271,7 @@ export function startServiceChain({
   root,
   node,
   mtls = false,
+  exchange = false,
 }) {
   const startOne = (letter, downstreamPort) => {
     const name = `api-${letter}`;
@@ -257,8 +281,16 @@ export function startServiceChain({
         ...(mtls ? TWO_WAY_TLS : {}),
       }),
       'security.yml': securityYml(security, name),
-      'client.yml': clientYml(letter, security === 'off' ? undefined : tokenServer, request, mtls),
-      'secret.yml': `clientCredentialsClientSecret: api-${letter}-secret\nkeyClientSecret: api-${letter}-secret\n`,
+      'client.yml': clientYml(
+        letter,
+        security === 'off' ? undefined : tokenServer,
+        request,
+        mtls,
+        exchange,
+      ),
+      'secret.yml': ['clientCredentials', 'tokenExchange', 'key']
+        .map((k) => `${k}ClientSecret: api-${letter}-secret\n`)
+        .join(''),
       ...(influx ? shippedMetrics(name, influx) : { 'metrics.yml': 'enabled: false\n' }),
     };
     if (NEXT[letter]) {

@@ -144,6 +144,11 @@ export function targets(rows) {
       cpu: cpu('shipped-mtls', 'shipped'),
     },
     {
+      what: 'shipped: token exchange at every hop (cache warm) / shipped',
+      value: ratio('shipped-exchange', 'shipped'),
+      cpu: cpu('shipped-exchange', 'shipped'),
+    },
+    {
       what: 'shipped: HTTP/2 between hops / HTTP/1.1 keep-alive',
       value: h2 ? ratio('shipped-h2', 'shipped-h1') : undefined,
       cpu: h2 ? cpu('shipped-h2', 'shipped-h1') : undefined,

@@ -97,6 +97,14 @@ export const SYSTEMS = {
   // and checked against the calling connection at the next hop; the load generator presents a
   // client certificate too.
   'shipped-mtls': { start: shipped({ mtls: true }), baseline: 'baseline', needs: SHIPPED_MTLS },
+  // `shipped` as `pnpm start -- --exchange` runs it: each hop exchanges the token it received
+  // for one for the next hop only (RFC 8693), cached per token; the next hop verifies that one
+  // token (no X-Scope-Token). Compared with `shipped`: the cost of the exchange, cache warm.
+  'shipped-exchange': {
+    start: shipped({ exchange: true }),
+    baseline: 'baseline',
+    needs: SHIPPED,
+  },
   'shipped-h1': { start: shipped(http2(false)), baseline: 'baseline', needs: SHIPPED },
   'shipped-h2': { start: shipped(http2(true)), baseline: 'baseline', needs: SHIPPED },
 };
