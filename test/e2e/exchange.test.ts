@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import { DpopKey, TokenManager, type Transport } from '@chain/oauth-client';
+import type { Transport } from '@chain/http';
+import { DpopKey, TokenManager } from '@chain/oauth-client';
 import { loadServiceConfig } from '@chain/runtime';
 import {
   CERTS,
