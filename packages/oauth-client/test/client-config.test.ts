@@ -509,6 +509,58 @@ describe('client.yml: sender-constrained own tokens', () => {
   });
 });
 
+describe('client.yml oauth.token.token_exchange (RFC 8693)', () => {
+  const yml = (section: string) =>
+    'tls:\n  loadTrustStore: false\noauth:\n  token:\n    token_exchange:\n' +
+    '      client_id: api-b-client\n' +
+    section;
+
+  it("reads light-4j's keys with ours: uri and subjectTokenType by default, '' as unset", () => {
+    const read = (section: string) =>
+      load('client', yml(section)).load<ClientConfig>(clientConfigSchema).oauth.token
+        .token_exchange;
+    expect(read('      audience: api-c\n      scope: api_c.r\n')).toEqual({
+      uri: '/oauth2/token',
+      client_id: 'api-b-client',
+      audience: 'api-c',
+      scope: ['api_c.r'],
+      subjectTokenType: 'urn:ietf:params:oauth:token-type:jwt',
+    });
+    expect(read("      subjectTokenType: ''\n")?.subjectTokenType).toBe(
+      'urn:ietf:params:oauth:token-type:jwt',
+    );
+  });
+
+  it('mtls and tls_client_auth need the key store: a start-up error naming the key', () => {
+    for (const [line, key] of [
+      ['tokenBinding: mtls', 'tokenBinding'],
+      ['token_endpoint_auth_method: tls_client_auth', 'token_endpoint_auth_method'],
+    ]) {
+      expect(error('client', yml(`      ${line}\n`), clientConfigSchema).message).toMatch(
+        new RegExp(
+          `at key "oauth\\.token\\.token_exchange\\.${key}": .* needs tls\\.loadKeyStore: true \\(the certificate\\)$`,
+        ),
+      );
+    }
+  });
+
+  it("light-4j's fixed subjectToken: a warning when set, none when empty", () => {
+    const set = load('client', yml("      subjectToken: 'eyJ.x.y'\n"));
+    set.load(clientConfigSchema);
+    expect(set.loader.warnings).toEqual([
+      {
+        file: path.join(set.dir, 'client.yml'),
+        key: 'oauth.token.token_exchange.subjectToken',
+        message:
+          'light-4j key not supported here; ignored (the subject token is the token each request brings)',
+      },
+    ]);
+    const empty = load('client', yml("      subjectToken: ''\n"));
+    empty.load(clientConfigSchema);
+    expect(empty.loader.warnings).toEqual([]);
+  });
+});
+
 describe('client.yml oauth.introspection and secret.yml introspectionClientSecret', () => {
   it('reads the introspection server: server_url and client_id required, uri /oauth2/introspection by default', () => {
     const { load: l } = load(
