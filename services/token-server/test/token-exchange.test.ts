@@ -7,6 +7,7 @@ import {
   configDir,
   createSigningKey,
   devSigningKey,
+  httpsRequest,
   mintToken,
   postForm,
   startExpectingFailure,
@@ -119,6 +120,16 @@ describe('token exchange (RFC 8693, a real process over HTTPS)', () => {
       exp: (claims.iat as number) + 600,
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
+  });
+
+  it('the metadata lists the grant (the policy names a client)', async () => {
+    const answer = await httpsRequest(`${ts.tokenUrl}/.well-known/oauth-authorization-server`);
+    expect((answer.body as { grant_types_supported: string[] }).grant_types_supported).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      EXCHANGE,
+    ]);
   });
 
   it('the next hop exchanges it in turn: act nests the delegation chain, scope defaults to the policy', async () => {
