@@ -276,13 +276,16 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   });
 
   it('a token taken from one hop’s traffic is refused at every other hop (401 ERR10000)', async () => {
-    for (const from of ['b', 'c', 'd'] as const) {
+    // The user's token into api-a (a Bearer token for the chain), and each exchanged one.
+    for (const from of LETTERS) {
       const lifted = received(from)[0];
-      const scheme = mode === 'dpop' ? 'DPoP' : 'Bearer';
+      expect(claimsOf(lifted).aud).toBe(AUDIENCE[from]);
+      const dpop = mode === 'dpop' && from !== 'a';
       for (const at of LETTERS.filter((l) => l !== from)) {
-        const key = new DpopKey();
-        const headers: Record<string, string> = { Authorization: `${scheme} ${lifted}` };
-        if (mode === 'dpop') headers.DPoP = await key.proof('GET', new URL(url(at)), lifted);
+        const headers: Record<string, string> = {
+          Authorization: `${dpop ? 'DPoP' : 'Bearer'} ${lifted}`,
+        };
+        if (dpop) headers.DPoP = await new DpopKey().proof('GET', new URL(url(at)), lifted);
         const answer = await request(url(at), { headers, cert });
         expect({ from, at, ...refusal(answer) }).toEqual({
           from,
@@ -300,6 +303,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       : 'bound, a token taken from a hop’s traffic is refused at that hop from any other client (401 ERR20012)',
     async () => {
       const lifted = received('c')[0];
+      expect(claimsOf(lifted).aud).toBe('api-c');
       if (mode === 'plain') {
         const answer = await request(url('c'), { headers: { Authorization: `Bearer ${lifted}` } });
         expect([answer.status, answer.body]).toEqual([200, EIGHT.slice(0, 4)]);
@@ -323,7 +327,9 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   );
 
   it('the token server refuses an exchange outside its policy with the RFC 8693 error', async () => {
-    const answer = await exchangeAs('b', received('b')[0], 'api-d');
+    const lifted = received('b')[0];
+    expect(claimsOf(lifted).aud).toBe('api-b');
+    const answer = await exchangeAs('b', lifted, 'api-d');
     expect([answer.status, answer.body]).toEqual([
       400,
       {
