@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
-import https from 'node:https';
 import path from 'node:path';
 import type { Transport } from '@chain/http';
 import { DpopKey, TokenManager } from '@chain/oauth-client';
@@ -11,11 +9,13 @@ import {
   EIGHT,
   LETTERS,
   claimsOf,
+  httpsRequest as request,
   jsonLines,
   startChain,
   startTokenServer,
   tokenRequestCounts,
   tokenServerYml,
+  type Answer,
   type Letter,
   type RunningChain,
   type TokenServerProcess,
@@ -29,7 +29,6 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 type Mode = 'plain' | 'mtls' | 'dpop';
 const CLIENT_CERTS = path.join(CERTS, 'clients');
-const CA = fs.readFileSync(path.join(CERTS, 'ca.crt'));
 const NEXT: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: undefined };
 /** The audience each hop accepts: the chain's for api-a (the user's token), its own name after. */
 const AUDIENCE: Record<Letter, string> = { a: 'urn:chain:api', b: 'api-b', c: 'api-c', d: 'api-d' };
@@ -67,48 +66,6 @@ const certificate = (name: string): Pem => {
   const pem = fs.readFileSync(path.join(CLIENT_CERTS, `${name}.pem`));
   return { key: pem, cert: pem };
 };
-
-interface Answer {
-  status?: number;
-  headers?: IncomingHttpHeaders;
-  body?: unknown;
-  error?: string;
-}
-
-/** One HTTPS request on a fresh connection, with a client certificate when given. */
-function request(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string; cert?: Pem } = {},
-): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = https.request(
-      url,
-      {
-        method: options.method ?? 'GET',
-        ca: CA,
-        agent: false,
-        headers: options.headers,
-        ...options.cert,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // not JSON
-          }
-          resolve({ status: res.statusCode, headers: res.headers, body });
-        });
-      },
-    );
-    req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code }));
-    req.end(options.body);
-  });
-}
 
 /** client.yml of a hop: its own token as before, and the exchange for the next hop. */
 function hopClientYml(ts: TokenServerProcess, letter: Letter, mode: Mode): string {
@@ -154,7 +111,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   let user: string;
   const url = (letter: Letter) => `https://localhost:${chain.services[letter].port}/v1/data`;
   /** The user's certificate with two-way TLS. */
-  const cert = mode === 'mtls' ? certificate('client') : undefined;
+  const userCert = mode === 'mtls' ? certificate('client') : undefined;
   /** The tokens a hop verified, in the order it logged them. */
   const received = (letter: Letter) =>
     jsonLines(chain.services[letter])
@@ -217,7 +174,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
     for (let i = 0; i < 2; i++) {
       const answer = await request(url('a'), {
         headers: { Authorization: `Bearer ${user}` },
-        cert,
+        client: userCert,
       });
       expect([answer.status, answer.body]).toEqual([200, EIGHT]);
     }
@@ -262,7 +219,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       : { Authorization: `Bearer ${direct}` };
     const refused = await request(url('d'), {
       headers,
-      cert: mode === 'mtls' ? certificate('api-d') : undefined,
+      client: mode === 'mtls' ? certificate('api-d') : undefined,
     });
     expect([refused.status, refused.body]).toEqual([
       403,
@@ -286,7 +243,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
           Authorization: `${dpop ? 'DPoP' : 'Bearer'} ${lifted}`,
         };
         if (dpop) headers.DPoP = await new DpopKey().proof('GET', new URL(url(at)), lifted);
-        const answer = await request(url(at), { headers, cert });
+        const answer = await request(url(at), { headers, client: userCert });
         expect({ from, at, ...refusal(answer) }).toEqual({
           from,
           at,
@@ -319,7 +276,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       for (const other of mode === 'mtls' ? ['client', 'api-a', 'api-c'] : ['client']) {
         const answer = await request(url('c'), {
           headers,
-          cert: mode === 'mtls' ? certificate(other) : undefined,
+          client: mode === 'mtls' ? certificate(other) : undefined,
         });
         expect({ other, ...refusal(answer) }).toEqual({ other, status: 401, code: 'ERR20012' });
       }
@@ -360,7 +317,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       method: 'POST',
       headers,
       body: form.toString(),
-      cert: mode === 'mtls' ? certificate(`api-${letter}`) : undefined,
+      client: mode === 'mtls' ? certificate(`api-${letter}`) : undefined,
     });
   }
 });
