@@ -7,6 +7,10 @@ export const text = () =>
     z.string(),
   );
 
+/** Where a shared store listens: `redis://[user:pass@]host:port[/db]` (or `rediss://`, TLS). */
+export const redisUrl = () =>
+  z.string().regex(/^rediss?:\/\/[^/]+/, 'must be a redis:// or rediss:// URL naming a host');
+
 /** A list as light-4j reads one: a YAML list, a JSON list in text, or `/a, /b`; '' is none. */
 export function listOf<T>(item: z.ZodType<T>) {
   const split = (s: string) =>

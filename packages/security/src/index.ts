@@ -9,6 +9,7 @@ export {
 export { pathPrefixMatcher } from './request-rules.js';
 export { BoundedMap } from './bounded-map.js';
 export { parseCredentials } from './bearer.js';
+export { type ReplayStore, type ReplayVerdict } from './dpop-replay-cache.js';
 export { type AuthInfo } from './authorizer.js';
 export { mockTokenResponse, type MockTokenIssuer } from './mock-jwt.js';
 export { createRequestGuard, type RequestGuard } from './request-guard.js';

@@ -16,6 +16,7 @@ import { KeyStore } from './key-store.js';
 import { MockTokenIssuer } from './mock-jwt.js';
 import { verificationKey } from './public-key.js';
 import type { SecurityConfig } from './security-config.js';
+import type { ReplayStore } from './dpop-replay-cache.js';
 import { createTokenBinding } from './token-binding.js';
 
 export interface RequestGuardOptions {
@@ -34,6 +35,8 @@ export interface RequestGuardOptions {
    * may be known only once it listens). Without either, every DPoP proof is refused.
    */
   ownOrigins?: () => readonly string[];
+  /** Where the `jti` of accepted DPoP proofs are kept: in this process (default) or shared. */
+  replayStore?: ReplayStore;
 }
 
 /** The ids and the address are for the log lines only. */
@@ -65,7 +68,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   if (!config.enableVerifyJwt && !config.enableVerifySwt) return { mockIssuer };
   const authorize = createAuthorizer(tokenVerifier(options, now, mockIssuer), {
     ...config,
-    confirm: createTokenBinding(config.dpop, now, options.ownOrigins),
+    confirm: createTokenBinding(config.dpop, now, options.ownOrigins, options.replayStore),
   });
   const { logJwtToken, logClientUserScope } = config;
 

@@ -1,4 +1,12 @@
-import { configFile, listOf, mapOf, readConfigFile, z, type SchemaHelpers } from '@chain/config';
+import {
+  configFile,
+  listOf,
+  mapOf,
+  readConfigFile,
+  redisUrl,
+  z,
+  type SchemaHelpers,
+} from '@chain/config';
 import { algorithmProblem, DEFAULT_ALGORITHMS, type Algorithm } from './algorithms.js';
 import { verificationKey, type VerificationKey } from './public-key.js';
 
@@ -115,6 +123,8 @@ function securityShape({ path }: SchemaHelpers) {
         iatWindowSeconds: z.number().int().min(1).default(60),
         replayCacheMaxEntries: z.number().int().min(1).default(100000),
         origins: origins.default([]),
+        /** A Redis URL: the replay cache shared by every process that names it. */
+        redis: redisUrl().optional(),
       })
       .prefault({}),
     logJwtToken: z.boolean().default(true),

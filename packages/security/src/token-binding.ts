@@ -2,7 +2,7 @@ import type { Scheme } from './bearer.js';
 import type { Binding } from './claims.js';
 import type { Clock } from './key-source.js';
 import { createDpopProofVerifier, normalizeHtu } from './dpop-proof.js';
-import { DpopReplayCache } from './dpop-replay-cache.js';
+import { DpopReplayCache, type ReplayStore } from './dpop-replay-cache.js';
 import type { SecurityConfig } from './security-config.js';
 import { TokenError } from './token-error.js';
 
@@ -30,9 +30,9 @@ export function createTokenBinding(
   dpop: SecurityConfig['dpop'],
   now: Clock,
   ownOrigins: () => readonly string[] = () => [],
+  replays: ReplayStore = new DpopReplayCache(dpop.replayCacheMaxEntries),
 ) {
   const verifyProof = createDpopProofVerifier(dpop, now);
-  const replays = new DpopReplayCache(dpop.replayCacheMaxEntries);
 
   return async (
     binding: Binding | undefined,
@@ -63,7 +63,7 @@ export function createTokenBinding(
     if (proof.thumbprint !== binding.jkt) {
       throw unbound('DPoP proof is signed by another key than the token is bound to');
     }
-    const used = replays.use(proof.jti, proof.iat + dpop.iatWindowSeconds, now() / 1000);
+    const used = await replays.use(proof.jti, proof.iat + dpop.iatWindowSeconds, now() / 1000);
     if (used === 'replayed') throw new TokenError('replayed', 'DPoP proof jti already used');
     if (used === 'forgotten') {
       throw new TokenError(
