@@ -42,6 +42,29 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
 fi
 echo "test-infra: $(prometheus --version 2>&1 | head -n 1)"
 
+# Redis (Debian's redis-server) for the limits and DPoP replay tests that share a store between
+# processes: each test starts its own redis-server on a free loopback port with its own folder
+# (`--port N --save '' --dir D`). The package comes with a system service on 127.0.0.1:6379;
+# one that its install started is stopped again, one that ran before is left alone.
+redis_service_running() {
+  if [ -d /run/systemd/system ]; then
+    systemctl is-active --quiet redis-server.service 2>/dev/null
+  else
+    [ -f /run/redis/redis-server.pid ] && kill -0 "$(cat /run/redis/redis-server.pid)" 2>/dev/null
+  fi
+}
+if ! command -v redis-server >/dev/null 2>&1; then
+  ran_before=0
+  if redis_service_running; then ran_before=1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  if [ "$ran_before" = 0 ] && redis_service_running; then
+    echo "test-infra: stopping the redis-server system service its install started"
+    if [ -d /run/systemd/system ]; then systemctl stop redis-server.service; else /etc/init.d/redis-server stop; fi
+  fi
+fi
+echo "test-infra: $(redis-server --version | head -n 1)"
+
 # kubectl, whose kustomize renders the Kubernetes overlays offline for test/kubernetes (no
 # cluster is used) and for the container test's simulated run. Debian has two packages named
 # for it: kubernetes-client (kubectl 1.20, which embeds kustomize v2.0.3: it reads neither

@@ -139,6 +139,11 @@ const ROWS = {
     challenge: 'invalid_token',
     refuses: { token: 'auth', reasons: ['inactive'] },
   },
+  ERR10088: {
+    statusCode: 429,
+    message: 'RATE_LIMIT_EXCEEDED',
+    description: fixed('Rate limit exceeded.'),
+  },
   ERR11004: {
     statusCode: 400,
     message: 'VALIDATOR_SCHEMA',
@@ -233,6 +238,16 @@ const ROWS = {
       `DPoP proof of the token in ${header} header was already used`,
     challenge: 'invalid_dpop_proof',
     refuses: { token: 'either', reasons: ['replayed'] },
+  },
+  ERR20015: {
+    statusCode: 503,
+    message: 'SERVICE_OVERLOADED',
+    description: (what = 'overloaded') => `The service is ${what}; retry later`,
+  },
+  ERR20016: {
+    statusCode: 503,
+    message: 'SHARED_STORE_UNAVAILABLE',
+    description: (what = 'the shared store') => `${what} could not be reached`,
   },
 } as const satisfies Record<string, StatusRow>;
 

@@ -53,6 +53,7 @@ export function createMetrics(config: MetricsConfig, options: MetricsOptions) {
       stats?.record(endpointTag, clientTag, statusCode, elapsedMs);
       prometheus?.record(endpointTag, clientTag, statusCode, elapsedMs);
     },
+    refused: (reason: 'rate_limit' | 'overload') => prometheus?.refused(reason),
     client: enabled ? clientMetrics(clientStats, prometheus?.registry) : undefined,
     prometheus: async () => {
       if (!prometheus) return { contentType: 'text/plain', body: '' };

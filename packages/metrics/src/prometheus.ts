@@ -32,6 +32,7 @@ const COUNTER_METRICS: Record<CounterName, [name: string, help: string]> = {
  */
 export class PrometheusMetrics {
   readonly registry = new Registry();
+  private refusedCounter?: Counter<'reason'>;
   private readonly table = new SeriesTable<Series>((endpoint, clientId) => ({
     labels: { endpoint, clientId },
     counts: zeroCounts(),
@@ -81,6 +82,17 @@ export class PrometheusMetrics {
     let i = 0;
     while (i < RESPONSE_TIME_BUCKETS.length && seconds > RESPONSE_TIME_BUCKETS[i]) i++;
     entry.buckets[i] += 1;
+  }
+
+  /** Refused by limit.yml before their work: registered at the first, so /metrics is unchanged. */
+  refused(reason: 'rate_limit' | 'overload'): void {
+    this.refusedCounter ??= new Counter({
+      name: 'refused_total',
+      help: 'Requests refused by a rate limit (429) or shed under overload (503).',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    this.refusedCounter.inc({ reason });
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

@@ -23,6 +23,9 @@ import { createReadiness, type ReadinessCheck } from './readiness.js';
 import { dispatchStage, notFoundStage, routingStage, validationStage } from './stages/routing.js';
 import { metricsStage, mockTokenStage, probesStage, tracingStage } from './stages/outer.js';
 import { securityStage } from './stages/security.js';
+import { overloadStage } from './limits/overload.js';
+import { countsBeforeSecurity, memoryCounter, rateLimitStage } from './limits/rate-limit.js';
+import { connectRedis, redisCounter, redisReplayStore } from './limits/redis-store.js';
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 
@@ -93,7 +96,10 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   const client = createServiceClient({ config, logger, http, events, exporter });
   const { key } = config.client.oauth;
   let ownOrigins: readonly string[] = [];
+  const { dpop } = config.security;
+  if (dpop.redis) connectRedis(dpop.redis, logger);
   const verifier = createVerifier({
+    replayStore: dpop.redis ? redisReplayStore(dpop.redis, logger) : undefined,
     ownOrigins: () => ownOrigins,
     config: config.security,
     logger,
@@ -110,6 +116,17 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     probesStage(serviceId, metrics, createReadiness(serviceId, checks, logger)),
   ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
+  const { limit } = config;
+  const shedding = overloadStage(limit.overload, metrics, logger);
+  if (shedding) outer.push(shedding);
+  let rateLimit: Stage | undefined;
+  if (limit.enabled) {
+    if (limit.redis) connectRedis(limit.redis, logger);
+    const counter = limit.redis ? redisCounter(limit.redis, logger) : memoryCounter(limit.maxKeys);
+    rateLimit = rateLimitStage(limit, counter, metrics);
+    // A key of the token's claims is counted after security (light-4j: after the JWT handler).
+    if (countsBeforeSecurity(limit.key)) outer.push(rateLimit);
+  }
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (verifier.mockIssuer) outer.push(mockTokenStage(verifier.mockIssuer));
   const spec: Stage[] = [routingStage(config.spec)];
@@ -117,6 +134,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (verifier.verifies || Object.keys(passThroughClaims).length) {
     spec.push(securityStage(verifier));
   }
+  if (rateLimit && !countsBeforeSecurity(limit.key)) spec.push(rateLimit);
   spec.push(validationStage, dispatchStage(handlers));
   return {
     metrics,

@@ -6,6 +6,7 @@ import { metricsConfigSchema, prometheusConfigSchema } from '@chain/metrics';
 import { securityConfigSchema } from '@chain/security';
 import { serverConfigSchema } from './server-config.js';
 import { telemetryConfigSchema } from './telemetry/telemetry-config.js';
+import { limitConfigSchema } from './limits/limit-config.js';
 
 export type ServiceConfig = ReturnType<typeof loadServiceConfig>;
 
@@ -19,10 +20,11 @@ export function loadServiceConfig(options: ConfigLoaderOptions) {
   const metrics = loader.load('metrics', metricsConfigSchema);
   const prometheus = loader.load('prometheus', prometheusConfigSchema);
   const telemetry = loader.load('telemetry', telemetryConfigSchema);
+  const limit = loader.load('limit', limitConfigSchema);
   const { source, value } = loader.raw('openapi');
   if (value === undefined) {
     throw new ConfigError(`${loader.bundledDir}/openapi.yaml`, undefined, 'file not found');
   }
   const spec = new OpenApiSpec(value, source.file);
-  return { server, security, client, secret, metrics, prometheus, telemetry, spec, loader };
+  return { server, security, client, secret, metrics, prometheus, telemetry, limit, spec, loader };
 }

@@ -44,6 +44,7 @@ export {
   type RunningProcess,
 } from './processes.js';
 export { freePort } from './free-port.js';
+export { startRedis, type Redis } from './redis.js';
 export {
   httpsOutcome,
   httpsRequest,

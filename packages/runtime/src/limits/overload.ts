@@ -1,0 +1,49 @@
+import { memoryUsage } from 'node:process';
+import type { Logger } from 'pino';
+import { StatusError } from '@chain/errors';
+import type { Metrics } from '@chain/metrics';
+import type { Stage } from '../exchange.js';
+import type { LimitConfig } from './limit-config.js';
+
+/**
+ * Fastify's under-pressure: every `sampleInterval` ms the event loop's delay and the memory are
+ * sampled; past a bound, a request gets 503 ERR20015 with `Retry-After` before any token work.
+ * A request that finds the sample itself late by more than the bound (the loop is stalled now)
+ * is refused too. Mounted after the probes: `/health` still answers. Off when no bound is set.
+ */
+export function overloadStage(
+  config: LimitConfig['overload'],
+  metrics: Metrics,
+  logger: Logger,
+): Stage | undefined {
+  const { maxEventLoopDelay, maxHeapUsedBytes, maxRssBytes, retryAfter, sampleInterval } = config;
+  if (!maxEventLoopDelay && !maxHeapUsedBytes && !maxRssBytes) return undefined;
+  let due = performance.now() + sampleInterval;
+  let pressure: string | undefined;
+  const sample = () => {
+    const now = performance.now();
+    const delay = now - due;
+    due = now + sampleInterval;
+    const memory = maxHeapUsedBytes || maxRssBytes ? memoryUsage() : undefined;
+    const was = pressure;
+    pressure =
+      maxEventLoopDelay && delay > maxEventLoopDelay
+        ? `event loop ${Math.round(delay)} ms late (maxEventLoopDelay ${maxEventLoopDelay})`
+        : maxHeapUsedBytes && memory!.heapUsed > maxHeapUsedBytes
+          ? `heap used ${memory!.heapUsed} bytes (maxHeapUsedBytes ${maxHeapUsedBytes})`
+          : maxRssBytes && memory!.rss > maxRssBytes
+            ? `rss ${memory!.rss} bytes (maxRssBytes ${maxRssBytes})`
+            : undefined;
+    if (pressure && !was) logger.warn({ pressure }, `overloaded, shedding requests: ${pressure}`);
+    if (!pressure && was) logger.info('no longer overloaded');
+  };
+  setInterval(sample, sampleInterval).unref();
+  const headers = { 'Retry-After': String(retryAfter) };
+  return () => {
+    if (pressure === undefined) {
+      if (!maxEventLoopDelay || performance.now() - due <= maxEventLoopDelay) return;
+    }
+    metrics.refused('overload');
+    throw new StatusError('ERR20015', [], { headers });
+  };
+}

@@ -1,0 +1,110 @@
+import type { Logger } from 'pino';
+import { StatusError } from '@chain/errors';
+import type { ReplayStore } from '@chain/security';
+import type { Quota } from './limit-config.js';
+import { verdict, type Counter, type Verdict } from './rate-limit.js';
+
+/** Past it a command fails: a slow Redis must not hold requests. */
+const COMMAND_TIMEOUT_MS = 500;
+
+type Client = ReturnType<typeof import('@redis/client').createClient>;
+
+/**
+ * One connection per URL in a process, loaded only when a file names Redis. Commands fail at
+ * once while it is down (no offline queue); it reconnects by itself. Said once per outage.
+ */
+const links = new Map<string, Promise<Client>>();
+function redisLink(url: string, logger: Logger): Promise<Client> {
+  let link = links.get(url);
+  if (link) return link;
+  const host = URL.parse(url)?.host ?? 'redis';
+  link = import('@redis/client').then(({ createClient }) => {
+    let up: boolean | undefined;
+    const client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 2000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 2000) },
+    });
+    client.on('error', (err: Error) => {
+      if (up === false) return;
+      up = false;
+      logger.warn(
+        { redis: host, reason: err.message || String(err) },
+        `Redis at ${host} cannot be reached: rate limits are not enforced, DPoP proofs are refused (ERR20016), until it answers`,
+      );
+    });
+    client.on('ready', () => {
+      if (up === false) logger.info({ redis: host }, `Redis at ${host} answers again`);
+      up = true;
+    });
+    client.connect().catch(() => undefined);
+    return client.withCommandOptions({ timeout: COMMAND_TIMEOUT_MS }) as unknown as Client;
+  });
+  links.set(url, link);
+  return link;
+}
+
+/** Starts connecting now, so an unreachable Redis is said at start, not at the first request. */
+export const connectRedis = (url: string, logger: Logger): void => void redisLink(url, logger);
+
+// Within every quota: count in each (a window starts at a key's first count); else count none.
+const TAKE = `
+local n = #KEYS
+local ok = 1
+for i = 1, n do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then ok = 0 end
+end
+local out = {ok}
+for i = 1, n do
+  local c
+  if ok == 1 then
+    c = redis.call('INCR', KEYS[i])
+    if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[n + i]) end
+  else
+    c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  end
+  out[#out + 1] = c
+  out[#out + 1] = redis.call('PTTL', KEYS[i])
+end
+return out`;
+
+const OPEN: Verdict = { ok: true, limit: 0, remaining: 0, resetMs: 0 };
+
+/** The counters of every process that names this Redis; down, every request passes (open). */
+export function redisCounter(url: string, logger: Logger): Counter {
+  const link = redisLink(url, logger);
+  return async (key: string, quotas: readonly Quota[]) => {
+    try {
+      const client = await link;
+      const keys = quotas.map((q) => `chain:limit:{${key}}:${q.text}`);
+      const args = [
+        ...quotas.map((q) => String(q.limit)),
+        ...quotas.map((q) => String(q.windowMs)),
+      ];
+      const out = (await client.eval(TAKE, { keys, arguments: args })) as number[];
+      const counts = quotas.map((_, i) => out[1 + 2 * i]);
+      const resets = quotas.map((q, i) => (out[2 + 2 * i] > 0 ? out[2 + 2 * i] : q.windowMs));
+      return verdict(out[0] === 1, quotas, counts, resets);
+    } catch {
+      return OPEN;
+    }
+  };
+}
+
+/** The DPoP replay cache of every process that names this Redis; down, proofs are refused. */
+export function redisReplayStore(url: string, logger: Logger): ReplayStore {
+  const link = redisLink(url, logger);
+  return {
+    async use(jti, expiresAt) {
+      let set: string | null;
+      try {
+        const client = await link;
+        const expiration = { type: 'PXAT', value: Math.ceil(expiresAt * 1000) } as const;
+        set = await client.set(`chain:dpop:${jti}`, '1', { condition: 'NX', expiration });
+      } catch (err) {
+        throw new StatusError('ERR20016', ['The DPoP replay cache (Redis)'], { cause: err });
+      }
+      return set === null ? 'replayed' : 'fresh';
+    },
+  };
+}

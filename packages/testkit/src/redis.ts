@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port.js';
+
+export interface Redis {
+  /** `redis://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  /** Stops it (SIGTERM) and removes its folder; it can be stopped once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A real redis-server (scripts/test-infra.sh installs it) on a free loopback port, with its own
+ * folder and nothing saved; resolves once it accepts connections.
+ */
+export async function startRedis(): Promise<Redis> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-e2e-'));
+  const port = await freePort();
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
+  const child = spawn('redis-server', [...args, '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = once(child, 'exit');
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', () =>
+      reject(new Error('redis-server is not installed: run scripts/test-infra.sh')),
+    );
+    child.once('exit', () => reject(new Error(`redis-server exited: ${output}`)));
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      (stopped ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        await exited;
+        fs.rmSync(dir, { recursive: true, force: true });
+      })()),
+  };
+}
