@@ -4,59 +4,60 @@ import { BoundedMap } from '@chain/security';
 import type { Exchange, Stage } from '../exchange.js';
 import type { LimitConfig, Quota } from './limit-config.js';
 
-/** The quota that binds: the one with the fewest requests left, and when its window ends. */
+/** The quota that binds: the one with the fewest requests left, and when to come back. */
 export interface Verdict {
   ok: boolean;
   limit: number;
   remaining: number;
+  /** Refused: until one more fits; else until the whole quota is free again. */
   resetMs: number;
 }
 
 /** Counts a request of `key` if it is within every quota; one that cannot count lets it pass. */
 export type Counter = (key: string, quotas: readonly Quota[]) => Verdict | Promise<Verdict>;
 
-/** `counts` after this request's, if it was counted. */
-export function verdict(
-  ok: boolean,
-  quotas: readonly Quota[],
-  counts: readonly number[],
-  resets: readonly number[],
-): Verdict {
+/**
+ * GCRA (a bucket of `limit` requests refilled evenly over the window): a quota's `fill` is how
+ * far ahead of now its booked requests reach, this one included (one is `windowMs / limit`).
+ * Within the quota while the fill is at most the window: a burst of `limit`, then one request
+ * every `windowMs / limit`, so admissions stay spread under a sustained overload.
+ */
+export function verdict(quotas: readonly Quota[], fills: readonly number[]): Verdict {
   let at = 0;
-  for (let i = 1; i < quotas.length; i++) {
-    const left = quotas[i].limit - counts[i];
-    const least = quotas[at].limit - counts[at];
-    if (left < least || (left === least && resets[i] > resets[at])) at = i;
+  let least = Infinity;
+  for (let i = 0; i < quotas.length; i++) {
+    const { limit, windowMs } = quotas[i];
+    const over = fills[i] - windowMs;
+    // Over: below zero, the longer the wait the lower; else the requests that still fit.
+    const left = over > 0 ? -over : Math.floor(-over / (windowMs / limit));
+    if (left < least) [least, at] = [left, i];
   }
-  const { limit } = quotas[at];
-  return { ok, limit, remaining: Math.max(0, limit - counts[at]), resetMs: resets[at] };
+  const over = fills[at] - quotas[at].windowMs;
+  const ok = over <= 0;
+  return {
+    ok,
+    limit: quotas[at].limit,
+    remaining: Math.max(0, least),
+    resetMs: ok ? fills[at] : over,
+  };
 }
 
-/** Per process: a window per key and quota, from its first request (Redis's key expiry, here). */
+/** Per process: each quota's theoretical arrival time per key (kept in Redis, there). */
 export function memoryCounter(
   maxKeys: number,
   now = Date.now,
 ): (key: string, quotas: readonly Quota[]) => Verdict {
-  const windows = new BoundedMap<string, { count: number; endsAt: number }[]>(maxKeys);
+  const arrivals = new BoundedMap<string, number[]>(maxKeys);
   return (key, quotas) => {
     const t = now();
-    let found = windows.get(key);
-    if (found === undefined) {
-      found = quotas.map(() => ({ count: 0, endsAt: 0 }));
-      windows.set(key, found);
-    }
-    for (let i = 0; i < quotas.length; i++) {
-      if (found[i].endsAt <= t) found[i] = { count: 0, endsAt: t + quotas[i].windowMs };
-    }
-    const ok = found.every((w, i) => w.count < quotas[i].limit);
-    if (ok) for (const w of found) w.count++;
-    const ends = found.map((w) => w.endsAt - t);
-    return verdict(
-      ok,
+    const booked = arrivals.get(key) ?? [];
+    const next = quotas.map((q, i) => Math.max(booked[i] ?? 0, t) + q.windowMs / q.limit);
+    const v = verdict(
       quotas,
-      found.map((w) => w.count),
-      ends,
+      next.map((at) => at - t),
     );
+    if (v.ok) arrivals.set(key, next);
+    return v;
   };
 }
 

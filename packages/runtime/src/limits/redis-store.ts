@@ -47,24 +47,24 @@ function redisLink(url: string, logger: Logger): Promise<Client> {
 /** Starts connecting now, so an unreachable Redis is said at start, not at the first request. */
 export const connectRedis = (url: string, logger: Logger): void => void redisLink(url, logger);
 
-// Within every quota: count in each (a window starts at a key's first count); else count none.
+// rate-limit.ts's GCRA on Redis's clock: every quota's arrival time moves, or none. Returns
+// each quota's fill (ms), this request included.
 const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = #KEYS
-local ok = 1
+local ok = true
+local at = {}
 for i = 1, n do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then ok = 0 end
+  local window = tonumber(ARGV[n + i])
+  local tat = math.max(tonumber(redis.call('GET', KEYS[i]) or '0'), now)
+  at[i] = tat + window / tonumber(ARGV[i])
+  if at[i] - now > window then ok = false end
 end
-local out = {ok}
+local out = {}
 for i = 1, n do
-  local c
-  if ok == 1 then
-    c = redis.call('INCR', KEYS[i])
-    if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[n + i]) end
-  else
-    c = tonumber(redis.call('GET', KEYS[i]) or '0')
-  end
-  out[#out + 1] = c
-  out[#out + 1] = redis.call('PTTL', KEYS[i])
+  if ok then redis.call('SET', KEYS[i], at[i], 'PX', math.ceil(at[i] - now)) end
+  out[i] = math.ceil(at[i] - now)
 end
 return out`;
 
@@ -81,10 +81,7 @@ export function redisCounter(url: string, logger: Logger): Counter {
         ...quotas.map((q) => String(q.limit)),
         ...quotas.map((q) => String(q.windowMs)),
       ];
-      const out = (await client.eval(TAKE, { keys, arguments: args })) as number[];
-      const counts = quotas.map((_, i) => out[1 + 2 * i]);
-      const resets = quotas.map((q, i) => (out[2 + 2 * i] > 0 ? out[2 + 2 * i] : q.windowMs));
-      return verdict(out[0] === 1, quotas, counts, resets);
+      return verdict(quotas, (await client.eval(TAKE, { keys, arguments: args })) as number[]);
     } catch {
       return OPEN;
     }

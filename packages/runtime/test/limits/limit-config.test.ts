@@ -69,8 +69,8 @@ describe('limit.yml', () => {
   });
 });
 
-describe('memoryCounter', () => {
-  it('a window per key from its first request; refused requests are not counted', () => {
+describe('memoryCounter (GCRA)', () => {
+  it('a burst of the limit, then one per window / limit; a refused request books nothing', () => {
     let now = 10_000;
     const take = memoryCounter(10, () => now);
     const quotas = [SECOND, { limit: 2, windowMs: 60_000, text: '2/m' }];
@@ -79,10 +79,23 @@ describe('memoryCounter', () => {
     expect(take('a', quotas)).toEqual({ ok: false, limit: 1, remaining: 0, resetMs: 600 });
     expect(take('b', quotas).ok).toBe(true);
     now += 600;
-    // The second's window is new; the minute's holds one of two: it binds with its later reset.
-    expect(take('a', quotas)).toEqual({ ok: true, limit: 2, remaining: 0, resetMs: 59_000 });
+    expect(take('a', quotas)).toEqual({ ok: true, limit: 1, remaining: 0, resetMs: 1000 });
     now += 1000;
-    expect(take('a', quotas)).toEqual({ ok: false, limit: 2, remaining: 0, resetMs: 58_000 });
+    // The minute's two are booked until 70 s: the next fits 28 s later (one per 30 s).
+    expect(take('a', quotas)).toEqual({ ok: false, limit: 2, remaining: 0, resetMs: 28_000 });
+    now += 28_000;
+    expect(take('a', quotas).ok).toBe(true);
+  });
+
+  it('spreads admissions under a sustained overload: 10/s is one per 100 ms after the burst', () => {
+    let now = 0;
+    const take = memoryCounter(10, () => now);
+    const tenPerSecond = [{ limit: 10, windowMs: 1000, text: '10/s' }];
+    const admitted: number[] = [];
+    for (now = 0; now < 2000; now += 10) if (take('k', tenPerSecond).ok) admitted.push(now);
+    expect(admitted.slice(0, 10)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+    expect(admitted.slice(10, 13)).toEqual([100, 200, 300]);
+    expect(admitted).toHaveLength(29);
   });
 
   it('holds at most maxKeys: a new key forgets the oldest', () => {
