@@ -59,6 +59,7 @@ const limitShape = ({ warn }: { warn: (key: string, message: string) => void }) 
           maxEventLoopDelay: z.number().min(0).default(0),
           maxHeapUsedBytes: bytes,
           maxRssBytes: bytes,
+          maxInFlight: z.number().int().min(0).default(0),
           retryAfter: z.number().int().min(1).default(10),
           sampleInterval: z.number().int().min(10).max(60_000).default(1000),
         })

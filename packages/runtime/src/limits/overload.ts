@@ -9,15 +9,18 @@ import type { LimitConfig } from './limit-config.js';
  * Fastify's under-pressure: every `sampleInterval` ms the event loop's delay and the memory are
  * sampled; past a bound, a request gets 503 ERR20015 with `Retry-After` before any token work.
  * A request that finds the sample itself late by more than the bound (the loop is stalled now)
- * is refused too. Mounted after the probes: `/health` still answers. Off when no bound is set.
+ * is refused too. `maxInFlight`: past that many requests in progress, a new one is refused at
+ * once (light-4j's first LimitHandler, without its queue). Mounted after the probes: `/health`
+ * still answers. Off when no bound is set.
  */
 export function overloadStage(
   config: LimitConfig['overload'],
   metrics: Metrics,
   logger: Logger,
 ): Stage | undefined {
-  const { maxEventLoopDelay, maxHeapUsedBytes, maxRssBytes, retryAfter, sampleInterval } = config;
-  if (!maxEventLoopDelay && !maxHeapUsedBytes && !maxRssBytes) return undefined;
+  const { maxEventLoopDelay, maxHeapUsedBytes, maxRssBytes, maxInFlight } = config;
+  const { retryAfter, sampleInterval } = config;
+  if (!maxEventLoopDelay && !maxHeapUsedBytes && !maxRssBytes && !maxInFlight) return undefined;
   let due = performance.now() + sampleInterval;
   let pressure: string | undefined;
   const sample = () => {
@@ -39,9 +42,16 @@ export function overloadStage(
   };
   setInterval(sample, sampleInterval).unref();
   const headers = { 'Retry-After': String(retryAfter) };
-  return () => {
-    if (pressure === undefined) {
-      if (!maxEventLoopDelay || performance.now() - due <= maxEventLoopDelay) return;
+  let inFlight = 0;
+  const ended = () => void inFlight--;
+  return (x) => {
+    const late = maxEventLoopDelay && performance.now() - due > maxEventLoopDelay;
+    if (pressure === undefined && !late && !(maxInFlight && inFlight >= maxInFlight)) {
+      if (maxInFlight) {
+        inFlight++;
+        x.res.once('close', ended);
+      }
+      return;
     }
     metrics.refused('overload');
     throw new StatusError('ERR20015', [], { headers });

@@ -31,6 +31,7 @@ describe('limit.yml', () => {
       maxEventLoopDelay: 0,
       maxHeapUsedBytes: 0,
       maxRssBytes: 0,
+      maxInFlight: 0,
       retryAfter: 10,
       sampleInterval: 1000,
     });
