@@ -14,6 +14,7 @@ import {
   composeCerts,
   configFolder,
   dockerComposeConfig,
+  parseYaml,
   readCompose,
   readDockerfile,
   type ComposeFile,
@@ -27,7 +28,7 @@ import {
 vi.setConfig({ testTimeout: 60000, hookTimeout: 60000 });
 
 const APP = ['api-a', 'api-b', 'api-c', 'api-d'];
-const INFRA = ['oauth2-token', 'oauth2-key', 'influxdb', 'petstore'];
+const INFRA = ['oauth2-token', 'oauth2-key', 'influxdb', 'petstore', 'redis'];
 
 let app: ComposeFile;
 let infra: ComposeFile;
@@ -93,6 +94,12 @@ describe('docker-compose-infra.yml', () => {
       image: 'influxdb:1.8',
       ports: [{ published: 8086, target: 8086 }],
     });
+    // Only with `--profile redis`, for services whose config names it; not on the host.
+    expect(byName('redis')).toMatchObject({ image: 'redis:7', ports: [] });
+    const raw = parseYaml(fs.readFileSync(COMPOSE_FILES.infra, 'utf8')) as {
+      services: Record<string, { profiles?: string[] }>;
+    };
+    expect(raw.services.redis.profiles).toEqual(['redis']);
     // One image, one config folder: both sign and serve the same keys.
     const [token, key] = [byName('oauth2-token')!, byName('oauth2-key')!];
     expect(token.dockerfile).toBe('services/token-server/Dockerfile');
