@@ -17,7 +17,7 @@ import { UsageError } from './lib/args.mjs';
 import { runOptions, USAGE } from './lib/options.mjs';
 import { checkPrerequisites, DOCS_CHART, RESULTS_DIR } from './lib/paths.mjs';
 import { markdownTable, targetLines, targets, withRatios } from './lib/report.mjs';
-import { metrics, route, telemetry, workers } from './lib/route-cases.mjs';
+import { metrics, overload, route, telemetry, workers } from './lib/route-cases.mjs';
 import { tokens } from './lib/token-case.mjs';
 
 const RUNNERS = {
@@ -27,6 +27,7 @@ const RUNNERS = {
   metrics,
   telemetry,
   workers,
+  overload,
 };
 
 let opts;

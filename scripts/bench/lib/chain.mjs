@@ -258,6 +258,7 @@ export function startBenchService(name, files, { nodeArgs = [], logDir, root, no
  *   (the token server must be one with mtls enabled and config/local/mtls's clients).
  * - `exchange`: each hop exchanges the token it received for one for the next hop only, as
  *   `pnpm start -- --exchange` (the token server must have its policy: startBenchTokenServer).
+ * - `entryFiles`: more config files of api-a, the entry hop (limit.yml).
  */
 export function startServiceChain({
   security,
@@ -272,6 +273,7 @@ export function startServiceChain({
   node,
   mtls = false,
   exchange = false,
+  entryFiles = {},
 }) {
   const startOne = (letter, downstreamPort) => {
     const name = `api-${letter}`;
@@ -292,6 +294,7 @@ export function startServiceChain({
         .map((k) => `${k}ClientSecret: api-${letter}-secret\n`)
         .join(''),
       ...(influx ? shippedMetrics(name, influx) : { 'metrics.yml': 'enabled: false\n' }),
+      ...(letter === 'a' ? entryFiles : {}),
     };
     if (NEXT[letter]) {
       files[`api_${letter}.yml`] =

@@ -4,7 +4,16 @@ import { parseOptions, UsageError } from './args.mjs';
 import { CHAIN_CASES } from './chain-cases.mjs';
 import { NEEDS_BASE } from './systems.mjs';
 
-export const CASES = [...CHAIN_CASES, 'route', 'soak', 'tokens', 'metrics', 'telemetry', 'workers'];
+export const CASES = [
+  ...CHAIN_CASES,
+  'route',
+  'soak',
+  'tokens',
+  'metrics',
+  'telemetry',
+  'workers',
+  'overload',
+];
 
 /**
  * What `--quick` runs without `--only`: one system of each kind side by side (the bare chain, the

@@ -1,7 +1,7 @@
 // Case 5 (security-route.mjs), the metrics overhead (metrics-overhead.mjs), the span export
 // overhead (telemetry-overhead.mjs) and the petstore on 1 and 2 worker processes
-// (workers-scaling.mjs): scripts run as processes; their rows join the table under a
-// prefix.
+// (workers-scaling.mjs), the chain past its capacity with limit.yml (overload.mjs): scripts run
+// as processes; their rows join the table under a prefix.
 import { runSubBench } from './sub-bench.mjs';
 
 const subBench = (name, prefix, extraArgs) => async (ctx) => {
@@ -27,3 +27,4 @@ export const route = subBench('security-route', 'route', []);
 export const metrics = subBench('metrics-overhead', 'metrics', []);
 export const telemetry = subBench('telemetry-overhead', 'telemetry', []);
 export const workers = subBench('workers-scaling', 'workers', []);
+export const overload = subBench('overload', 'overload', []);
