@@ -389,6 +389,26 @@ describe('the config folders of Kubernetes and Compose', () => {
   );
 });
 
+describe('the production overlay with components/redis (fixtures/with-redis)', () => {
+  const objects = render(path.join(FIXTURES, 'with-redis'));
+
+  it('adds Redis, a Service and a policy that lets in the five services only', () => {
+    const named = (kind: string) =>
+      objects.filter((o) => o.kind === kind && o.metadata.name === 'redis');
+    expect(named('Deployment')).toHaveLength(1);
+    expect(named('Service')).toHaveLength(1);
+    expect(named('Deployment')[0].metadata.namespace).toBe('secured-rest-chain');
+    expect(reachability(objects)['redis:6379']).toEqual([...RUNTIME_SERVICES].sort());
+    expect(reachability(objects)['api-b:7442']).toEqual(['api-a']);
+  });
+
+  it('passes every check of the overlays: schema, known fields, wiring, pod security', () => {
+    expect(schemaProblems(objects)).toEqual([]);
+    expect(unknownFieldProblems(objects)).toEqual([]);
+    expect(allProblems(objects, secrets)).toEqual([]);
+  });
+});
+
 describe('the checks catch a broken manifest (fixtures under test/kubernetes/fixtures)', () => {
   const fixture = (name: string) => render(path.join(FIXTURES, name));
 
