@@ -98,6 +98,11 @@ const LIGHT4J_WARNINGS = [
   ]),
   'metrics.yml serverPath',
   'metrics.yml productName',
+  'limit.yml clientIdKeyResolver',
+  'limit.yml userIdKeyResolver',
+  'limit.yml addressKeyResolver',
+  'limit.yml queueSize',
+  'limit.yml concurrentRequest',
 ];
 
 describe("light-4j's own config files", () => {
@@ -138,6 +143,15 @@ describe("light-4j's own config files", () => {
       influxdbUser: 'admin',
     });
     expect(config.prometheus).toEqual({ enabled: false, enableHotspot: false });
+    expect(config.limit).toMatchObject({
+      enabled: false,
+      errorCode: 429,
+      key: 'server',
+      headersAlwaysSet: false,
+      server: {},
+      client: {},
+    });
+    expect(config.limit.rateLimit.map((q) => q.text)).toEqual(['10/s', '10000/d']);
   });
 
   it('take values.yml and the environment, as light-4j does', () => {
