@@ -247,7 +247,7 @@ const ROWS = {
   ERR20016: {
     statusCode: 503,
     message: 'SHARED_STORE_UNAVAILABLE',
-    description: (what = 'the shared store') => `${what} could not be reached`,
+    description: (what = 'The shared store') => `${what} could not be reached`,
   },
 } as const satisfies Record<string, StatusRow>;
 

@@ -122,7 +122,9 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   let rateLimit: Stage | undefined;
   if (limit.enabled) {
     if (limit.redis) connectRedis(limit.redis, logger);
-    const counter = limit.redis ? redisCounter(limit.redis, logger) : memoryCounter(limit.maxKeys);
+    const counter = limit.redis
+      ? redisCounter(limit.redis, serviceId, logger)
+      : memoryCounter(limit.maxKeys);
     rateLimit = rateLimitStage(limit, counter, metrics);
     // A key of the token's claims is counted after security (light-4j: after the JWT handler).
     if (countsBeforeSecurity(limit.key)) outer.push(rateLimit);

@@ -70,13 +70,16 @@ return out`;
 
 const OPEN: Verdict = { ok: true, limit: 0, remaining: 0, resetMs: 0 };
 
-/** The counters of every process that names this Redis; down, every request passes (open). */
-export function redisCounter(url: string, logger: Logger): Counter {
+/**
+ * The counters of every process of `serviceId` that names this Redis (other services keep their
+ * own); down, every request passes (open).
+ */
+export function redisCounter(url: string, serviceId: string, logger: Logger): Counter {
   const link = redisLink(url, logger);
   return async (key: string, quotas: readonly Quota[]) => {
     try {
       const client = await link;
-      const keys = quotas.map((q) => `chain:limit:{${key}}:${q.text}`);
+      const keys = quotas.map((q) => `chain:limit:${serviceId}:{${key}}:${q.text}`);
       const args = [
         ...quotas.map((q) => String(q.limit)),
         ...quotas.map((q) => String(q.windowMs)),
