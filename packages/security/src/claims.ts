@@ -2,11 +2,16 @@ import { invalidToken, TokenError } from './token-error.js';
 
 export type JwtClaims = Record<string, unknown>;
 
-/** client.yml `oauth.key.audience` and `oauth.key.issuer`. */
+/** client.yml `oauth.key.audience` and `oauth.key.issuer`; security.yml `jwt.strict`, `jwt.maxTokenAgeSeconds`. */
 export interface ClaimChecks {
   audience?: readonly string[];
   issuer?: readonly string[];
+  /** RFC 9068: `typ` at+jwt (the verifier checks the header) and its claims present. */
+  strict?: boolean;
+  maxTokenAgeSeconds?: number;
 }
+
+const RFC9068_CLAIMS = ['iss', 'sub', 'aud', 'client_id', 'jti'];
 
 /** light-4j's rule: expired when `now - skew >= exp` (seconds). */
 export function isExpired(exp: number, nowSeconds: number, skewSeconds: number): boolean {
@@ -15,7 +20,8 @@ export function isExpired(exp: number, nowSeconds: number, skewSeconds: number):
 
 /**
  * Checked before the key is looked up (light-4j's order: an expired token is ERR10001 whatever its
- * kid or signature, and costs no key server look-up). Returns `exp`.
+ * kid or signature, and costs no key server look-up). Returns `exp`, or with `maxTokenAgeSeconds`
+ * `iat` + the age when sooner: the cache then keeps the token no longer than that.
  */
 export function checkClaims(
   claims: JwtClaims,
@@ -23,9 +29,19 @@ export function checkClaims(
   skewSeconds: number,
   checks: ClaimChecks = {},
 ): number {
-  const { exp, nbf } = claims;
-  if (!isNumber(exp)) throw invalidToken('exp is missing or not a number');
+  const { exp: claimed, nbf, iat } = claims;
+  if (!isNumber(claimed)) throw invalidToken('exp is missing or not a number');
+  let exp = claimed;
   if (nbf !== undefined && !isNumber(nbf)) throw invalidToken('nbf is not a number');
+  const { strict, maxTokenAgeSeconds: maxAge } = checks;
+  // iat is light-4j's to ignore, unless one of these asks for it.
+  if (strict || maxAge !== undefined) {
+    if (!isNumber(iat)) throw invalidToken('iat is missing or not a number');
+    if (iat - skewSeconds > nowSeconds) throw invalidToken('iat is in the future');
+    const missing = strict && RFC9068_CLAIMS.find((name) => claims[name] === undefined);
+    if (missing) throw invalidToken(`${missing} is missing (jwt.strict)`);
+    if (maxAge !== undefined) exp = Math.min(exp, iat + maxAge);
+  }
   if (isExpired(exp, nowSeconds, skewSeconds)) throw new TokenError('expired', 'token expired');
   if (nbf !== undefined && nbf - skewSeconds > nowSeconds) {
     throw invalidToken('token is not valid yet (nbf)');

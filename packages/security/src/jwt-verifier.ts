@@ -27,6 +27,8 @@ export const MAX_TOKEN_LENGTH = 8192;
 // No slash, no `..`: nothing a URL or a path could misread.
 const KID = /^(?!\.+$)[A-Za-z0-9._-]{1,128}$/;
 
+// RFC 9068 section 4, the media type's case and `application/` prefix optional (RFC 8725 3.11).
+const AT_JWT = /^(application\/)?at\+jwt$/i;
 const MISFIT = 'alg does not fit the key of the kid';
 const BAD_SIGNATURE = 'signature does not verify';
 
@@ -82,6 +84,9 @@ export function createJwtVerifier(options: {
         throw invalidToken('kid is missing or is not a plain key id');
       }
       kid = header.kid;
+      if (options.claims?.strict && !AT_JWT.test(header.typ ?? '')) {
+        throw invalidToken('typ is not at+jwt (jwt.strict)');
+      }
       claims = decodeJwt(token);
       exp = checkClaims(claims, nowSeconds, skew, options.claims);
       return fitting(await keys.resolve(kid), header);

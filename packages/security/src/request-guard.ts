@@ -116,7 +116,7 @@ function tokenVerifier(
       'security.yml enableVerifySwt without enableVerifyJwt needs an introspection source',
     );
   }
-  const { algorithms } = config.jwt;
+  const { algorithms, strict, maxTokenAgeSeconds } = config.jwt;
   const certificates = new Map(config.certificates);
   if (mockIssuer) {
     certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
@@ -135,7 +135,7 @@ function tokenVerifier(
     now,
     cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
     algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
-    claims: options.claims,
+    claims: { ...options.claims, strict, maxTokenAgeSeconds },
   });
   if (!swt) return jwt;
   return (token, request) =>

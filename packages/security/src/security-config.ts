@@ -115,6 +115,8 @@ function securityShape({ path }: SchemaHelpers) {
         algorithms: algorithms.default([...DEFAULT_ALGORITHMS]),
         keyResolver: z.enum(['X509Certificate', 'JsonWebKeySet']).optional(),
         keyMaxAgeSeconds: z.number().int().min(1).default(600),
+        strict: z.boolean().default(false),
+        maxTokenAgeSeconds: z.number().int().min(1).optional(),
       })
       .prefault({}),
     dpop: z
