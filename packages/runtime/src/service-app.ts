@@ -104,6 +104,19 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     config: config.security,
     logger,
     keySource: keySource(config, http, events),
+    keySourceOf: (issuer) => {
+      const key = config.security.jwt.issuers[issuer]?.key;
+      if (!key) return undefined;
+      const { timeout: timeoutMs } = config.client.request;
+      return createKeyClient({
+        key,
+        secret: key.client_secret,
+        jwks: key.jwk,
+        http: http(),
+        timeoutMs,
+        events,
+      });
+    },
     introspection: introspectionSource(config, http),
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },

@@ -7,22 +7,26 @@ import {
   type AuthRequest,
   type TokenVerifier,
 } from './authorizer.js';
-import type { ClaimChecks } from './claims.js';
+import type { ClaimChecks, VerifiedCaller } from './claims.js';
 import { createIntrospectionVerifier, type IntrospectionSource } from './introspection.js';
 import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier.js';
 import type { KeyPolicy } from './key-policy.js';
 import type { Clock, KeySource, Logger } from './key-source.js';
 import { KeyStore } from './key-store.js';
 import { MockTokenIssuer } from './mock-jwt.js';
-import { verificationKey } from './public-key.js';
-import type { SecurityConfig } from './security-config.js';
+import { verificationKey, type VerificationKey } from './public-key.js';
+import { pathPrefixMatcher } from './request-rules.js';
+import type { IssuerConfig, SecurityConfig } from './security-config.js';
 import type { ReplayStore } from './dpop-replay-cache.js';
+import { invalidToken } from './token-error.js';
 import { createTokenBinding } from './token-binding.js';
 
 export interface RequestGuardOptions {
   config: SecurityConfig;
   logger?: Logger;
   keySource?: KeySource;
+  /** The key server of a `jwt.issuers` issuer, when it names one. */
+  keySourceOf?: (issuer: string) => KeySource | undefined;
   keyPolicy?: Partial<KeyPolicy>;
   claims?: ClaimChecks;
   /** Needed by `enableVerifySwt` without `enableVerifyJwt`. */
@@ -116,30 +120,71 @@ function tokenVerifier(
       'security.yml enableVerifySwt without enableVerifyJwt needs an introspection source',
     );
   }
-  const { algorithms, strict, maxTokenAgeSeconds } = config.jwt;
+  const { algorithms, strict, maxTokenAgeSeconds, issuers } = config.jwt;
+  const jwtVerifier = (
+    configured: ReadonlyMap<string, VerificationKey>,
+    source: KeySource | undefined,
+    claims: ClaimChecks | undefined,
+  ) => {
+    const keys = new KeyStore(configured, {
+      source,
+      policy: { maxAgeMs: config.jwt.keyMaxAgeSeconds * 1000, ...options.keyPolicy },
+      algorithms,
+      now,
+      events: options.logger,
+    });
+    if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
+    return createJwtVerifier({
+      keys,
+      clockSkewInSeconds: config.jwt.clockSkewInSeconds,
+      now,
+      cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
+      algorithms:
+        mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
+      claims: { ...claims, strict, maxTokenAgeSeconds },
+    });
+  };
   const certificates = new Map(config.certificates);
   if (mockIssuer) {
     certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
   }
-  const keys = new KeyStore(certificates, {
-    source: options.keySource,
-    policy: { maxAgeMs: config.jwt.keyMaxAgeSeconds * 1000, ...options.keyPolicy },
-    algorithms,
-    now,
-    events: options.logger,
-  });
-  if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
-  const jwt = createJwtVerifier({
-    keys,
-    clockSkewInSeconds: config.jwt.clockSkewInSeconds,
-    now,
-    cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
-    algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
-    claims: { ...options.claims, strict, maxTokenAgeSeconds },
-  });
+  const jwt = Object.keys(issuers).length
+    ? issuerVerifier(issuers, (iss, entry) =>
+        jwtVerifier(entry.certificates ?? new Map(), options.keySourceOf?.(iss), {
+          issuer: [iss],
+          audience: entry.audience,
+        }),
+      )
+    : jwtVerifier(certificates, options.keySource, options.claims);
   if (!swt) return jwt;
   return (token, request) =>
-    token.startsWith('eyJ') && token.includes('.') ? jwt(token) : swt(token, request);
+    token.startsWith('eyJ') && token.includes('.') ? jwt(token, request) : swt(token, request);
+}
+
+/**
+ * security.yml `jwt.issuers`: the verifier of the token's `iss`, and only where that issuer is
+ * accepted. An `iss` not listed is refused before any key is looked up.
+ */
+function issuerVerifier(
+  issuers: Record<string, IssuerConfig>,
+  verifierOf: (iss: string, entry: IssuerConfig) => (token: string) => Promise<VerifiedCaller>,
+): TokenVerifier {
+  const verifiers = new Map(
+    Object.entries(issuers).map(([iss, entry]) => {
+      const allowed =
+        entry.pathPrefixes && pathPrefixMatcher(entry.pathPrefixes.map((p) => [p, true]));
+      return [iss, { verify: verifierOf(iss, entry), allowed }];
+    }),
+  );
+  return (token, request) => {
+    const iss = token.length <= MAX_TOKEN_LENGTH ? unverifiedClaim(token, 'iss') : undefined;
+    const issuer = typeof iss === 'string' ? verifiers.get(iss) : undefined;
+    if (!issuer) return Promise.reject(invalidToken('iss is not an accepted issuer'));
+    if (issuer.allowed && !issuer.allowed(request.path ?? '')) {
+      return Promise.reject(invalidToken('iss is not accepted on this path (pathPrefixes)'));
+    }
+    return issuer.verify(token);
+  };
 }
 
 /** ERR10010 is the renderer's to log. */
@@ -181,9 +226,14 @@ function claimedClientId(authorization: string | string[] | undefined): string |
   if (typeof authorization !== 'string') return undefined;
   const token = authorization.trim().split(/\s+/)[1];
   if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
+  const id = unverifiedClaim(token, 'client_id');
+  return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
+}
+
+/** A claim of a token not verified yet: to choose its verifier or name it in a log line. */
+function unverifiedClaim(token: string, name: string): unknown {
   try {
-    const id = decodeJwt(token).client_id;
-    return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
+    return decodeJwt(token)[name];
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@ import {
   mapOf,
   readConfigFile,
   redisUrl,
+  text,
   z,
   type SchemaHelpers,
 } from '@chain/config';
@@ -33,15 +34,13 @@ const algorithms = listOf(
   .refine((names) => names.length > 0, 'needs at least one algorithm')
   .transform((names) => [...new Set(names)] as Algorithm[]);
 
+const pathPrefix = z.string().refine((p) => p.startsWith('/'), 'a path prefix starts with /');
+
 const skipPathPrefixes = listOf(
-  z.string().superRefine((prefix, ctx) => {
-    if (!prefix.startsWith('/')) {
-      ctx.addIssue({ code: 'custom', message: 'a path prefix starts with /' });
-    } else if (prefix.replace(/\/+$/, '') === '') {
-      const message = 'would skip verification of every path; set enableVerifyJwt: false instead';
-      ctx.addIssue({ code: 'custom', message });
-    }
-  }),
+  pathPrefix.refine(
+    (prefix) => prefix.replace(/\/+$/, '') !== '',
+    'would skip verification of every path; set enableVerifyJwt: false instead',
+  ),
 );
 
 const passThroughClaims = mapOf(
@@ -85,6 +84,33 @@ const origins = listOf(
   }),
 );
 
+/** One issuer of `jwt.issuers`: its audience, its keys, and where its tokens are accepted. */
+const issuerShape = (path: SchemaHelpers['path']) =>
+  z
+    .strictObject({
+      audience: listOf(z.string().min(1)).optional(),
+      certificate: mapOf(path()).default({}),
+      // client.yml `oauth.key`'s keys, for this issuer's key server.
+      key: z
+        .strictObject({
+          server_url: z.url({ protocol: /^https?$/ }),
+          uri: z.string().startsWith('/').default('/oauth2/key'),
+          jwk: z.boolean().default(false),
+          client_id: text().optional(),
+          client_secret: text().optional(),
+        })
+        .optional(),
+      pathPrefixes: listOf(pathPrefix).optional(),
+    })
+    .refine((i) => i.key !== undefined || Object.keys(i.certificate).length > 0, {
+      message: 'names no certificate and no key server: no token of this issuer could verify',
+    });
+
+export type IssuerConfig = z.output<ReturnType<typeof issuerShape>> & {
+  /** `certificate`'s keys, read at start. */
+  certificates?: ReadonlyMap<string, VerificationKey>;
+};
+
 function securityShape({ path }: SchemaHelpers) {
   return z.strictObject({
     enableVerifyJwt: z.boolean().default(false),
@@ -117,6 +143,7 @@ function securityShape({ path }: SchemaHelpers) {
         keyMaxAgeSeconds: z.number().int().min(1).default(600),
         strict: z.boolean().default(false),
         maxTokenAgeSeconds: z.number().int().min(1).optional(),
+        issuers: z.record(z.string().min(1), issuerShape(path)).default({}),
       })
       .prefault({}),
     dpop: z
@@ -136,7 +163,9 @@ function securityShape({ path }: SchemaHelpers) {
   });
 }
 
-export type SecurityConfig = z.output<ReturnType<typeof securityShape>> & {
+type SecurityShape = z.output<ReturnType<typeof securityShape>>;
+export type SecurityConfig = Omit<SecurityShape, 'jwt'> & {
+  jwt: Omit<SecurityShape['jwt'], 'issuers'> & { issuers: Record<string, IssuerConfig> };
   /** `jwt.certificate`'s keys, read when verification is on and keys are not from the key server. */
   certificates?: ReadonlyMap<string, VerificationKey>;
 };
@@ -157,21 +186,19 @@ export const securityConfigSchema = configFile<SecurityConfig>(
           message: 'must differ from swtClientIdHeader',
         });
       }
-      if (!cfg.enableVerifyJwt || cfg.bootstrapFromKeyService) return made(cfg);
-      const certificates = new Map<string, VerificationKey>();
-      for (const [kid, file] of Object.entries(cfg.jwt.certificate)) {
-        const key = readConfigFile(ctx, ['jwt', 'certificate', kid], file, (pem) => {
-          try {
-            return verificationKey(pem, cfg.jwt.algorithms);
-          } catch (err) {
-            const holds =
-              err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
-            throw new Error(`${file} holds ${holds}`, { cause: err });
-          }
+      if (!cfg.enableVerifyJwt) return made(cfg);
+      const read = (at: string[], files: Record<string, string>) =>
+        readCertificates(ctx, at, files, cfg.jwt.algorithms);
+      const issuers = Object.entries(cfg.jwt.issuers);
+      if (issuers.length > 0) {
+        const withKeys = issuers.map(([iss, entry]) => {
+          const certificates = read(['jwt', 'issuers', iss, 'certificate'], entry.certificate);
+          return [iss, { ...entry, certificates }];
         });
-        if (key) certificates.set(kid, key);
+        return made({ ...cfg, jwt: { ...cfg.jwt, issuers: Object.fromEntries(withKeys) } });
       }
-      return made({ ...cfg, certificates });
+      if (cfg.bootstrapFromKeyService) return made(cfg);
+      return made({ ...cfg, certificates: read(['jwt', 'certificate'], cfg.jwt.certificate) });
     }),
   {
     light4j: {
@@ -185,3 +212,26 @@ export const securityConfigSchema = configFile<SecurityConfig>(
     aliases: { enableVerifyJWTScopeToken: 'enableExtractScopeToken' },
   },
 );
+
+/** kid -> file, each read as the key of its kid. */
+function readCertificates(
+  ctx: z.RefinementCtx,
+  at: string[],
+  files: Record<string, string>,
+  algorithms: readonly Algorithm[],
+): Map<string, VerificationKey> {
+  const certificates = new Map<string, VerificationKey>();
+  for (const [kid, file] of Object.entries(files)) {
+    const key = readConfigFile(ctx, [...at, kid], file, (pem) => {
+      try {
+        return verificationKey(pem, algorithms);
+      } catch (err) {
+        const holds =
+          err instanceof TypeError ? err.message : 'not a PEM certificate or public key';
+        throw new Error(`${file} holds ${holds}`, { cause: err });
+      }
+    });
+    if (key) certificates.set(kid, key);
+  }
+  return certificates;
+}

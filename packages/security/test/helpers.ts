@@ -43,6 +43,8 @@ export function securityConfig(
       cacheMaxEntries: 100,
       algorithms: ['RS256'],
       keyMaxAgeSeconds: 600,
+      strict: false,
+      issuers: {},
       ...overrides.jwt,
     },
     swt: { cacheMaxEntries: 100, cacheMaxAgeSeconds: 60, requireTokenType: true, ...overrides.swt },

@@ -57,6 +57,8 @@ describe('security.yml', () => {
         cacheMaxEntries: 10000,
         algorithms: ['RS256'],
         keyMaxAgeSeconds: 600,
+        strict: false,
+        issuers: {},
       },
       dpop: {
         algorithms: ['ES256', 'EdDSA', 'PS256', 'RS256'],
