@@ -10,6 +10,8 @@ export interface ChallengeOptions {
   dpopAlgorithms?: readonly string[];
   /** The operation's scopes, in the challenge of `insufficient_scope`. */
   requiredScopes?: readonly string[];
+  /** RFC 9728 section 5.1: the URL of the protected resource metadata, in every challenge. */
+  resourceMetadata?: string;
 }
 
 /** A request failure with its HTTP meaning; rendered by one error renderer (never its `cause`). */
@@ -17,6 +19,8 @@ export class StatusError extends Error {
   override readonly name = 'StatusError';
   readonly body: ErrorBody;
   readonly headers: Record<string, string>;
+  /** What its `WWW-Authenticate` was built with. */
+  readonly challenge?: ChallengeOptions;
 
   constructor(
     readonly code: StatusCode,
@@ -30,6 +34,7 @@ export class StatusError extends Error {
     const body = errorBody(code, ...args);
     super(`${code} ${body.message}: ${body.description}`, { cause: options.cause });
     this.body = body;
+    this.challenge = options.challenge;
     const challenge = wwwAuthenticate(body, options.challenge);
     this.headers = { ...(challenge && { 'WWW-Authenticate': challenge }), ...options.headers };
   }
@@ -52,27 +57,32 @@ export function wwwAuthenticate(
   const error = isStatusCode(body.code) ? STATUS[body.code].challenge : undefined;
   if (error === undefined) return undefined;
   const algs = `algs="${(options.dpopAlgorithms ?? []).join(' ')}"`;
+  const meta = options.resourceMetadata;
+  // Every challenge opens with the realm, then the metadata URL when there is one.
+  const realm = `realm="api"${meta === undefined ? '' : `, resource_metadata="${meta}"`}`;
   const scopes = error === 'insufficient_scope' ? options.requiredScopes : undefined;
   if (options.scheme === 'dpop') {
     // No scope attribute for no scopes, nor for one empty scope.
     const scope = scopes?.join(' ') || undefined;
-    const dpop = errorChallenge('DPoP', error === 'bare' ? 'invalid_token' : error, body, scope);
-    return `${dpop}, ${algs}, Bearer realm="api"`;
+    const err = error === 'bare' ? 'invalid_token' : error;
+    return `${errorChallenge(`DPoP ${realm}`, err, body, scope)}, ${algs}, Bearer ${realm}`;
   }
   const scope = scopes?.length ? scopes.join(' ') : undefined;
   // RFC 6750 knows no invalid_dpop_proof.
   const bearerError = error === 'invalid_dpop_proof' ? 'invalid_token' : error;
   // A request that carried no credentials gets the bare challenge (RFC 6750 3.1).
   const bearer =
-    error === 'bare' ? 'Bearer realm="api"' : errorChallenge('Bearer', bearerError, body, scope);
-  return options.dpopBound ? `${bearer}, DPoP realm="api", ${algs}` : bearer;
+    error === 'bare'
+      ? `Bearer ${realm}`
+      : errorChallenge(`Bearer ${realm}`, bearerError, body, scope);
+  return options.dpopBound ? `${bearer}, DPoP ${realm}, ${algs}` : bearer;
 }
 
-/** One challenge of `scheme` with its error; `scope` undefined: no scope attribute. */
-function errorChallenge(scheme: string, error: string, body: ErrorBody, scope?: string) {
+/** One challenge (its scheme and realm) with its error; `scope` undefined: no scope attribute. */
+function errorChallenge(opening: string, error: string, body: ErrorBody, scope?: string) {
   const description = body.description.replace(/["\\]/g, '');
   const scoped = scope === undefined ? '' : `, scope="${scope}"`;
-  return `${scheme} realm="api", error="${error}", error_description="${description}"${scoped}`;
+  return `${opening}, error="${error}", error_description="${description}"${scoped}`;
 }
 
 /** Any thrown value as a StatusError: unknown errors become ERR10010 with nothing leaked. */

@@ -10,7 +10,12 @@ import {
   type ClientEvents,
 } from '@chain/oauth-client';
 import { HttpClient } from '@chain/http';
-import { createVerifier, type IntrospectionSource, type KeySource } from '@chain/security';
+import {
+  createVerifier,
+  resourceIdentifier,
+  type IntrospectionSource,
+  type KeySource,
+} from '@chain/security';
 import { createMetrics, type Metrics } from '@chain/metrics';
 import { clientFiles, createServiceClient, type ServiceClient } from './service-client.js';
 import { createErrorRenderer } from './error-renderer.js';
@@ -21,7 +26,13 @@ import type { Framework } from './server-config.js';
 import type { ServiceConfig } from './service-config.js';
 import { createReadiness, type ReadinessCheck } from './readiness.js';
 import { dispatchStage, notFoundStage, routingStage, validationStage } from './stages/routing.js';
-import { metricsStage, mockTokenStage, probesStage, tracingStage } from './stages/outer.js';
+import {
+  metricsStage,
+  mockTokenStage,
+  probesStage,
+  resourceMetadataStage,
+  tracingStage,
+} from './stages/outer.js';
 import { securityStage } from './stages/security.js';
 import { overloadStage } from './limits/overload.js';
 import { countsBeforeSecurity, memoryCounter, rateLimitStage } from './limits/rate-limit.js';
@@ -144,6 +155,10 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   }
   if (exporter) outer.push(tracingStage(exporter, metrics.now));
   if (verifier.mockIssuer) outer.push(mockTokenStage(verifier.mockIssuer));
+  if (config.security.resourceMetadata.enabled) {
+    const resource = resourceIdentifier(config.security, () => ownOrigins);
+    outer.push(resourceMetadataStage(resource, (at) => protectedResource(config, at)));
+  }
   const spec: Stage[] = [routingStage(config.spec)];
   // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
   if (verifier.verifies || Object.keys(passThroughClaims).length) {
@@ -197,6 +212,24 @@ function registerRoutes(
   };
   routes(Object.fromEntries(METHODS.map((m) => [m, add(m)])) as Routes);
   return handlers;
+}
+
+/** RFC 9728 section 2: what a client needs to get a token this service takes. */
+function protectedResource(config: ServiceConfig, resource: string) {
+  const { security, client, server } = config;
+  const issuers = Object.keys(security.jwt.issuers);
+  const servers =
+    security.resourceMetadata.authorizationServers ??
+    (issuers.length ? issuers : (client.oauth.key.issuer ?? []));
+  const scopes = [...new Set(config.spec.operations().flatMap((o) => o.scopes))].sort();
+  return {
+    resource,
+    ...(servers.length && { authorization_servers: servers }),
+    ...(scopes.length && { scopes_supported: scopes }),
+    bearer_methods_supported: ['header'],
+    dpop_signing_alg_values_supported: security.dpop.algorithms,
+    ...(server.enableTwoWayTls && { tls_client_certificate_bound_access_tokens: true }),
+  };
 }
 
 /** Unknown kids go to client.yml `oauth.key`'s server: a JWKS, or light-oauth2's PEM by kid. */

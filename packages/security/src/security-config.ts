@@ -156,6 +156,16 @@ function securityShape({ path }: SchemaHelpers) {
         redis: redisUrl().optional(),
       })
       .prefault({}),
+    resourceMetadata: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        resource: z
+          .url({ protocol: /^https$/ })
+          .refine((u) => !u.includes('#'), 'has no fragment')
+          .optional(),
+        authorizationServers: listOf(z.url({ protocol: /^https$/ })).optional(),
+      })
+      .prefault({}),
     logJwtToken: z.boolean().default(true),
     logClientUserScope: z.boolean().default(false),
     oauthHttp2Support: z.boolean().default(true),
@@ -184,6 +194,13 @@ export const securityConfigSchema = configFile<SecurityConfig>(
           code: 'custom',
           path: ['swtClientSecretHeader'],
           message: 'must differ from swtClientIdHeader',
+        });
+      }
+      if (cfg.resourceMetadata.enabled && !cfg.enableVerifyJwt && !cfg.enableVerifySwt) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['resourceMetadata', 'enabled'],
+          message: 'needs enableVerifyJwt or enableVerifySwt (a service that verifies no token)',
         });
       }
       if (!cfg.enableVerifyJwt) return made(cfg);

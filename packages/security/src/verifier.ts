@@ -3,11 +3,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { loadConfigSource } from '@chain/config';
-import { toStatusError, type StatusError } from '@chain/errors';
+import { toStatusError, wwwAuthenticate, type StatusError } from '@chain/errors';
 import { verifiedCallerOf, type AuthInfo } from './authorizer.js';
 import type { Logger } from './key-source.js';
 import type { MockTokenIssuer } from './mock-jwt.js';
 import { createRequestGuard, type RequestGuardOptions } from './request-guard.js';
+import { resourceIdentifier, resourceMetadataUrl } from './resource-metadata.js';
 import { applyPassThrough } from './request-rules.js';
 import { isCheckedConfig, securityConfigSchema, type SecurityConfig } from './security-config.js';
 
@@ -67,6 +68,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const { passThroughClaims: mapping, enableVerifySwt } = config;
   const idHeader = enableVerifySwt ? config.swtClientIdHeader.toLowerCase() : undefined;
   const secretHeader = enableVerifySwt ? config.swtClientSecretHeader.toLowerCase() : undefined;
+  const resource = resourceIdentifier(config, options.ownOrigins);
 
   const verify = async (request: VerifyRequest): Promise<Verdict> => {
     const { headers, path } = request;
@@ -98,7 +100,14 @@ export function createVerifier(options: VerifierOptions): Verifier {
       if (auth) applyPassThrough(headers, mapping, auth.passThrough);
       return { ok: true, auth };
     } catch (err) {
-      return { ok: false, refusal: refusalOf(toStatusError(err)), auth: verifiedCallerOf(err) };
+      const error = toStatusError(err);
+      const at = resource();
+      // Every challenge names the metadata (RFC 9728 section 5.1), whatever made the refusal.
+      if (at !== undefined && error.headers['WWW-Authenticate'] !== undefined) {
+        const challenge = { ...error.challenge, resourceMetadata: resourceMetadataUrl(at) };
+        error.headers['WWW-Authenticate'] = wwwAuthenticate(error.body, challenge)!;
+      }
+      return { ok: false, refusal: refusalOf(error), auth: verifiedCallerOf(err) };
     }
   };
   return { config, verify, verifies: check !== undefined, mockIssuer };

@@ -30,6 +30,7 @@ export function securityConfig(
     oauthHttp2Support: true,
     enableJwtCache: true,
     ...overrides,
+    resourceMetadata: { enabled: false, ...overrides.resourceMetadata },
     dpop: {
       algorithms: ['ES256', 'EdDSA', 'PS256', 'RS256'],
       iatWindowSeconds: 60,

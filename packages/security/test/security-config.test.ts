@@ -66,6 +66,7 @@ describe('security.yml', () => {
         replayCacheMaxEntries: 100000,
         origins: [],
       },
+      resourceMetadata: { enabled: false },
       logJwtToken: true,
       logClientUserScope: false,
       oauthHttp2Support: true,

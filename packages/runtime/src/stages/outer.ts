@@ -1,6 +1,6 @@
 import type { Metrics } from '@chain/metrics';
 import { StatusError } from '@chain/errors';
-import { mockTokenResponse, type MockTokenIssuer } from '@chain/security';
+import { mockTokenResponse, resourceMetadataUrl, type MockTokenIssuer } from '@chain/security';
 import type { Stage } from '../exchange.js';
 import type { ReadinessState } from '../readiness.js';
 import { JSON_TYPE, readBody, send, sendEmpty, sendJson } from '../respond.js';
@@ -38,6 +38,22 @@ export function probesStage(
       default:
         throw new StatusError('ERR10008', [x.method, x.path], { headers: { Allow: ALLOW } });
     }
+  };
+}
+
+/** RFC 9728 protected-resource metadata, at the path `resourceMetadataUrl` names; no token needed. */
+export function resourceMetadataStage(
+  at: () => string | undefined,
+  document: (resource: string) => object,
+): Stage {
+  return (x) => {
+    const resource = at();
+    if (resource === undefined || x.path !== new URL(resourceMetadataUrl(resource)).pathname)
+      return;
+    if (x.method !== 'GET' && x.method !== 'HEAD') {
+      throw new StatusError('ERR10008', [x.method, x.path], { headers: { Allow: 'GET, HEAD' } });
+    }
+    sendJson(x.res, 200, document(resource));
   };
 }
 
