@@ -1,3 +1,4 @@
+import { ConfigError } from '@chain/errors';
 import type { SecurityConfig } from './security-config.js';
 
 /** RFC 9728 section 3: where a resource's metadata is, from its origin. */
@@ -10,11 +11,17 @@ export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
  */
 export function resourceIdentifier(
   config: SecurityConfig,
-  ownOrigins: () => readonly string[] = () => [],
+  ownOrigins: (() => readonly string[]) | undefined,
 ): () => string | undefined {
   const { enabled, resource } = config.resourceMetadata;
   if (!enabled) return () => undefined;
-  return () => resource ?? config.dpop.origins[0] ?? ownOrigins()[0];
+  const known = resource ?? config.dpop.origins[0];
+  if (known !== undefined) return () => known;
+  if (!ownOrigins) {
+    const why = 'is required (or dpop.origins) where the verifier is not told where it listens';
+    throw new ConfigError('security.yml', 'resourceMetadata.resource', why);
+  }
+  return () => ownOrigins()[0];
 }
 
 /** The metadata's URL: the well-known path between the identifier's host and its path. */
