@@ -17,10 +17,14 @@ import { invalidToken, refusalOf, TokenError } from './token-error.js';
 
 export interface VerifiedToken extends VerifiedCaller {
   exp: number;
-  /** A cached token is served only while this key is current. */
+  /** A cached token is served only while this key is current in its store. */
   kid: string;
   key: VerificationKey;
+  keys: KeyStore;
 }
+
+/** security.yml `jwt.issuers`: the keys and claim checks of a token's `iss`; undefined: refused. */
+export type IssuerKeys = (iss: unknown) => { keys: KeyStore; claims: ClaimChecks } | undefined;
 
 export const MAX_TOKEN_LENGTH = 8192;
 
@@ -38,9 +42,12 @@ const KEY_LENGTH = 64;
 const cacheKey = (token: string) =>
   token.length > KEY_LENGTH ? token.slice(token.length - KEY_LENGTH) : token;
 
-/** A fetched key that fails is fetched again once (a reused kid). Throws a TokenError or ERR20005. */
+/**
+ * A fetched key that fails is fetched again once (a reused kid). Throws a TokenError or ERR20005.
+ * With `IssuerKeys`, an `iss` it does not know is refused before any key is looked up.
+ */
 export function createJwtVerifier(options: {
-  keys: KeyStore;
+  keys: KeyStore | IssuerKeys;
   clockSkewInSeconds: number;
   now: Clock;
   cacheMaxEntries?: number;
@@ -48,6 +55,8 @@ export function createJwtVerifier(options: {
   claims?: ClaimChecks;
 }): (token: string) => Promise<VerifiedToken> {
   const { keys, clockSkewInSeconds: skew, now, cacheMaxEntries } = options;
+  const issuerKeys: IssuerKeys =
+    typeof keys === 'function' ? keys : () => ({ keys, claims: options.claims ?? {} });
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const joseOptions = { algorithms: [...algorithms] };
   const cache = cacheMaxEntries
@@ -59,8 +68,8 @@ export function createJwtVerifier(options: {
     const hit = cache?.get(cacheKey(token));
     if (hit !== undefined && hit.token === token) {
       const { verified } = hit;
-      if (!isExpired(verified.exp, nowSeconds, skew) && keys.current(verified.kid) === verified.key)
-        return verified;
+      const { exp, kid, key, keys: store } = verified;
+      if (!isExpired(exp, nowSeconds, skew) && store.current(kid) === key) return verified;
     }
     if (token.length > MAX_TOKEN_LENGTH) {
       throw invalidToken(`token longer than ${MAX_TOKEN_LENGTH} characters`);
@@ -73,6 +82,7 @@ export function createJwtVerifier(options: {
     let claims: JwtClaims = {};
     let exp = 0;
     let key: VerificationKey | undefined;
+    let store: KeyStore | undefined;
     const fitting = (k: VerificationKey, { alg }: JWSHeaderParameters) => {
       key = k;
       if (!k.algorithms.includes(alg as Algorithm)) throw invalidToken(MISFIT);
@@ -88,8 +98,11 @@ export function createJwtVerifier(options: {
         throw invalidToken('typ is not at+jwt (jwt.strict)');
       }
       claims = decodeJwt(token);
-      exp = checkClaims(claims, nowSeconds, skew, options.claims);
-      return fitting(await keys.resolve(kid), header);
+      const issuer = issuerKeys(claims.iss);
+      if (!issuer) throw invalidToken('iss is not an accepted issuer');
+      store = issuer.keys;
+      exp = checkClaims(claims, nowSeconds, skew, issuer.claims);
+      return fitting(await store.resolve(kid), header);
     };
     const verifyWith = (getKey: CompactVerifyGetKey) =>
       compactVerify(token, getKey, joseOptions).catch((err: unknown) => {
@@ -100,11 +113,11 @@ export function createJwtVerifier(options: {
     } catch (refusal) {
       const keyFailed =
         refusal instanceof TokenError && [MISFIT, BAD_SIGNATURE].includes(refusal.message);
-      const fresh = keyFailed ? await keys.refetch(kid, key!) : undefined;
+      const fresh = keyFailed ? await store!.refetch(kid, key!) : undefined;
       if (!fresh) throw refusal;
       await verifyWith((header) => fitting(fresh, header));
     }
-    const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key! };
+    const verified: VerifiedToken = { ...callerOf(claims), exp, kid, key: key!, keys: store! };
     cache?.set(cacheKey(token), { token, verified });
     return verified;
   };

@@ -121,11 +121,7 @@ function tokenVerifier(
     );
   }
   const { algorithms, strict, maxTokenAgeSeconds, issuers } = config.jwt;
-  const jwtVerifier = (
-    configured: ReadonlyMap<string, VerificationKey>,
-    source: KeySource | undefined,
-    claims: ClaimChecks | undefined,
-  ) => {
+  const storeOf = (configured: ReadonlyMap<string, VerificationKey>, source?: KeySource) => {
     const keys = new KeyStore(configured, {
       source,
       policy: { maxAgeMs: config.jwt.keyMaxAgeSeconds * 1000, ...options.keyPolicy },
@@ -134,56 +130,56 @@ function tokenVerifier(
       events: options.logger,
     });
     if (config.bootstrapFromKeyService) keys.preload().catch(() => undefined);
-    return createJwtVerifier({
-      keys,
-      clockSkewInSeconds: config.jwt.clockSkewInSeconds,
-      now,
-      cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
-      algorithms:
-        mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
-      claims: { ...claims, strict, maxTokenAgeSeconds },
-    });
+    return keys;
   };
   const certificates = new Map(config.certificates);
   if (mockIssuer) {
     certificates.set(mockIssuer.kid, verificationKey(mockIssuer.publicKey, ['RS256']));
   }
-  const jwt = Object.keys(issuers).length
-    ? issuerVerifier(issuers, (iss, entry) =>
-        jwtVerifier(entry.certificates ?? new Map(), options.keySourceOf?.(iss), {
-          issuer: [iss],
-          audience: entry.audience,
-        }),
-      )
-    : jwtVerifier(certificates, options.keySource, options.claims);
+  const strictness = { strict, maxTokenAgeSeconds };
+  const listed = Object.entries(issuers);
+  const byIssuer = new Map(
+    listed.map(([iss, entry]) => [
+      iss,
+      {
+        keys: storeOf(entry.certificates ?? new Map(), options.keySourceOf?.(iss)),
+        claims: { issuer: [iss], audience: entry.audience, ...strictness },
+      },
+    ]),
+  );
+  const verify = createJwtVerifier({
+    keys: listed.length
+      ? (iss) => (typeof iss === 'string' ? byIssuer.get(iss) : undefined)
+      : storeOf(certificates, options.keySource),
+    clockSkewInSeconds: config.jwt.clockSkewInSeconds,
+    now,
+    cacheMaxEntries: config.enableJwtCache ? config.jwt.cacheMaxEntries : 0,
+    algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
+    claims: { ...options.claims, ...strictness },
+  });
+  const jwt = listed.length ? withinPaths(verify, listed) : verify;
   if (!swt) return jwt;
   return (token, request) =>
     token.startsWith('eyJ') && token.includes('.') ? jwt(token, request) : swt(token, request);
 }
 
-/**
- * security.yml `jwt.issuers`: the verifier of the token's `iss`, and only where that issuer is
- * accepted. An `iss` not listed is refused before any key is looked up.
- */
-function issuerVerifier(
-  issuers: Record<string, IssuerConfig>,
-  verifierOf: (iss: string, entry: IssuerConfig) => (token: string) => Promise<VerifiedCaller>,
+/** security.yml `jwt.issuers.<iss>.pathPrefixes`: an issuer's tokens elsewhere are refused. */
+function withinPaths(
+  verify: (token: string) => Promise<VerifiedCaller>,
+  issuers: [string, IssuerConfig][],
 ): TokenVerifier {
-  const verifiers = new Map(
-    Object.entries(issuers).map(([iss, entry]) => {
-      const allowed =
-        entry.pathPrefixes && pathPrefixMatcher(entry.pathPrefixes.map((p) => [p, true]));
-      return [iss, { verify: verifierOf(iss, entry), allowed }];
-    }),
+  const paths = new Map(
+    issuers.flatMap(([iss, { pathPrefixes }]) =>
+      pathPrefixes ? [[iss, pathPrefixMatcher(pathPrefixes.map((p) => [p, true]))] as const] : [],
+    ),
   );
-  return (token, request) => {
-    const iss = token.length <= MAX_TOKEN_LENGTH ? unverifiedClaim(token, 'iss') : undefined;
-    const issuer = typeof iss === 'string' ? verifiers.get(iss) : undefined;
-    if (!issuer) return Promise.reject(invalidToken('iss is not an accepted issuer'));
-    if (issuer.allowed && !issuer.allowed(request.path ?? '')) {
-      return Promise.reject(invalidToken('iss is not accepted on this path (pathPrefixes)'));
+  return async (token, request) => {
+    const verified = await verify(token);
+    const allowed = paths.get(verified.claims.iss as string);
+    if (allowed && !allowed(request.path ?? '')) {
+      throw invalidToken('iss is not accepted on this path (pathPrefixes)');
     }
-    return issuer.verify(token);
+    return verified;
   };
 }
 
@@ -226,14 +222,9 @@ function claimedClientId(authorization: string | string[] | undefined): string |
   if (typeof authorization !== 'string') return undefined;
   const token = authorization.trim().split(/\s+/)[1];
   if (!token || token.length > MAX_TOKEN_LENGTH) return undefined;
-  const id = unverifiedClaim(token, 'client_id');
-  return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
-}
-
-/** A claim of a token not verified yet: to choose its verifier or name it in a log line. */
-function unverifiedClaim(token: string, name: string): unknown {
   try {
-    return decodeJwt(token)[name];
+    const id = decodeJwt(token).client_id;
+    return typeof id === 'string' && PRINTABLE_ID.test(id) ? id : undefined;
   } catch {
     return undefined;
   }
