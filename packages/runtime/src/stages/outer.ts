@@ -1,6 +1,11 @@
 import type { Metrics } from '@chain/metrics';
 import { StatusError } from '@chain/errors';
-import { mockTokenResponse, resourceMetadataUrl, type MockTokenIssuer } from '@chain/security';
+import {
+  mockTokenResponse,
+  RESOURCE_METADATA_PATH,
+  resourceMetadataUrl,
+  type MockTokenIssuer,
+} from '@chain/security';
 import type { Stage } from '../exchange.js';
 import type { ReadinessState } from '../readiness.js';
 import { JSON_TYPE, readBody, send, sendEmpty, sendJson } from '../respond.js';
@@ -47,6 +52,7 @@ export function resourceMetadataStage(
   document: (resource: string) => object,
 ): Stage {
   return (x) => {
+    if (!x.path.startsWith(RESOURCE_METADATA_PATH)) return;
     const resource = at();
     if (resource === undefined || x.path !== new URL(resourceMetadataUrl(resource)).pathname)
       return;
