@@ -25,11 +25,12 @@ export class MockTokenIssuer {
       nbf: iat - 120,
       jti: crypto.randomUUID(),
       client_id: request.clientId ?? 'mock-client',
+      sub: request.userId ?? request.clientId ?? 'mock-client',
       scope: request.scopes ?? [],
     };
     if (request.userId) claims.user_id = request.userId;
     const access_token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.kid })
+      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: this.kid }) // RFC 9068
       .sign(this.pair.privateKey);
     const scope = request.scopes?.length ? { scope: request.scopes.join(' ') } : {};
     return { access_token, token_type: 'bearer' as const, expires_in: EXPIRES_IN, ...scope };

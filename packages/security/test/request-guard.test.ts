@@ -274,7 +274,7 @@ describe('createRequestGuard: what security.yml builds', () => {
     const { access_token } = await guard.mockIssuer!.issue({ scopes: ['a'] });
     expect(jose.decodeProtectedHeader(access_token)).toEqual({
       alg: 'RS256',
-      typ: 'JWT',
+      typ: 'at+jwt',
       kid: 'mock-jwt',
     });
     expect(jose.decodeJwt(access_token)).toMatchObject({
@@ -285,6 +285,17 @@ describe('createRequestGuard: what security.yml builds', () => {
     expect(authorized!.scopes).toEqual(['a']);
     const claims = { aud: 'urn:chain:api', iss: 'https://issuer' };
     await expect(authorize(guard, mintToken(primary, { claims }))).resolves.toBeDefined();
+  });
+
+  it('mock tokens are RFC 9068 access tokens: jwt.strict takes them', async () => {
+    const config = securityConfig(certificate, { enableMockJwt: true });
+    const guard = createRequestGuard({
+      config: { ...config, jwt: { ...config.jwt, strict: true, maxTokenAgeSeconds: 60 } },
+      env: {},
+    });
+    const { access_token } = await guard.mockIssuer!.issue({ clientId: 'c', scopes: ['a'] });
+    expect(jose.decodeJwt(access_token)).toMatchObject({ sub: 'c', client_id: 'c' });
+    await expect(authorize(guard, access_token, ['a'])).resolves.toBeDefined();
   });
 
   it('accepts mock tokens (RS256) even when jwt.algorithms lists only others', async () => {
