@@ -19,6 +19,7 @@ import {
   type Letter,
   type RunningChain,
   type TokenServerProcess,
+  waitFor,
 } from '@chain/testkit';
 
 // RFC 8693 along the chain, over real processes and sockets: each hop exchanges the token it
@@ -112,11 +113,18 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   const url = (letter: Letter) => `https://localhost:${chain.services[letter].port}/v1/data`;
   /** The user's certificate with two-way TLS. */
   const userCert = mode === 'mtls' ? certificate('client') : undefined;
-  /** The tokens a hop verified, in the order it logged them. */
-  const received = (letter: Letter) =>
-    jsonLines(chain.services[letter])
-      .filter((l) => l.msg === 'jwt verified')
-      .map((l) => l.jwt as string);
+  /** The tokens a hop verified, in the order it logged them, once it logged at least `count`. */
+  const received = (letter: Letter, count = 1) =>
+    waitFor(
+      `api-${letter} logged ${count} verified token(s)`,
+      () => {
+        const tokens = jsonLines(chain.services[letter])
+          .filter((l) => l.msg === 'jwt verified')
+          .map((l) => l.jwt as string);
+        return Promise.resolve(tokens.length >= count ? tokens : undefined);
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
 
   beforeAll(async () => {
     const clients = LETTERS.map((l) => {
@@ -186,8 +194,8 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
     });
   });
 
-  it('api-d received a token for api-d only: the user kept, the act chain naming api-c, api-b, api-a', () => {
-    const [token] = received('d');
+  it('api-d received a token for api-d only: the user kept, the act chain naming api-c, api-b, api-a', async () => {
+    const [token] = await received('d');
     const claims = claimsOf(token);
     expect(claims).toMatchObject({
       aud: 'api-d',
@@ -201,7 +209,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
     else expect(Object.keys(binding as object)).toEqual([mode === 'mtls' ? 'x5t#S256' : 'jkt']);
     // Every hop saw one token per call, each for itself: no X-Scope-Token beside it.
     for (const letter of LETTERS) {
-      const tokens = received(letter);
+      const tokens = await received(letter, 2);
       expect(tokens.map((t) => claimsOf(t).aud)).toEqual([AUDIENCE[letter], AUDIENCE[letter]]);
     }
   });
@@ -235,7 +243,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   it('a token taken from one hop’s traffic is refused at every other hop (401 ERR10000)', async () => {
     // The user's token into api-a (a Bearer token for the chain), and each exchanged one.
     for (const from of LETTERS) {
-      const lifted = received(from)[0];
+      const [lifted] = await received(from);
       expect(claimsOf(lifted).aud).toBe(AUDIENCE[from]);
       const dpop = mode === 'dpop' && from !== 'a';
       for (const at of LETTERS.filter((l) => l !== from)) {
@@ -259,7 +267,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       ? 'unbound, a token taken from a hop’s traffic still works at that hop (what binding prevents)'
       : 'bound, a token taken from a hop’s traffic is refused at that hop from any other client (401 ERR20012)',
     async () => {
-      const lifted = received('c')[0];
+      const [lifted] = await received('c');
       expect(claimsOf(lifted).aud).toBe('api-c');
       if (mode === 'plain') {
         const answer = await request(url('c'), { headers: { Authorization: `Bearer ${lifted}` } });
@@ -284,7 +292,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   );
 
   it('the token server refuses an exchange outside its policy with the RFC 8693 error', async () => {
-    const lifted = received('b')[0];
+    const [lifted] = await received('b');
     expect(claimsOf(lifted).aud).toBe('api-b');
     const answer = await exchangeAs('b', lifted, 'api-d');
     expect([answer.status, answer.body]).toEqual([
