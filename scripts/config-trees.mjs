@@ -141,7 +141,7 @@ const KUBERNETES = {
     'jwt-signing-key; the certificates served to the services the Secret jwt-certificates; the ' +
     'clients and their secrets clients.yml, the Secret oauth2-clients. Nothing secret is ' +
     'written here. signing.kid names the certificate of jwt-certificates that matches the ' +
-    'signing key: change both together (docs/kubernetes.md, "Rotate the signing key").',
+    'signing key: change both together (docs/kubernetes.md, "Rotate the signing key and the secrets").',
 };
 
 const MTLS = '`pnpm start -- --mtls` (scripts/start.mjs)';

@@ -197,7 +197,8 @@ async function main() {
   }
   const relative = (file) => path.relative(process.cwd(), file) || file;
   // With --mtls every curl line presents the user's client certificate (key and certificate
-  // in one PEM file); the token server does not ask for one and ignores it.
+  // in one PEM file). The token server asks for one without requiring it; chain-user
+  // authenticates by its secret and gets a Bearer token, not bound to the certificate.
   const cacert = `--cacert ${relative(path.join(certs, 'ca.crt'))}`;
   const tls = mtls
     ? `${cacert} --cert ${relative(path.join(certs, 'clients', 'client.pem'))}`

@@ -71,6 +71,18 @@ describe('the repository’s documents', () => {
     expect(missing).toEqual([]);
   });
 
+  it('names, in the text of any file, only sections its document has: a document, a comma and the quoted heading', () => {
+    const missing: string[] = [];
+    for (const file of tracked) {
+      for (const [, ref, heading] of text(file).matchAll(/([A-Za-z0-9_./-]+\.md),? "([^"]+)"/g)) {
+        const doc = [ref, path.join(path.dirname(file), ref)].find((f) => inClone.has(f));
+        if (!doc || !anchors(text(doc)).has(slug(heading)))
+          missing.push(`${file}: ${ref} ${heading}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('links only to files the repository has, and to headings those files have', () => {
     expect(markdown).toEqual(expect.arrayContaining(['README.md', 'docs/benchmarks.md']));
     expect(markdown.flatMap(brokenLinks)).toEqual([]);

@@ -4,6 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import * as YAML from 'yaml';
 import { ConfigLoader } from '@chain/config';
 import { loadDownstreamConfig, type ChainLetter } from '@chain/chain';
 import { loadServiceConfig } from '@chain/runtime';
@@ -105,6 +106,24 @@ describe('docker-compose-infra.yml', () => {
     expect(token.dockerfile).toBe('services/token-server/Dockerfile');
     expect(key.dockerfile).toBe(token.dockerfile);
     expect(configFolder(key)).toBe(configFolder(token));
+  });
+});
+
+describe('InfluxDB is (healthy) when ps shows it, as the docs ask to wait for', () => {
+  // influxdb:1.8 has no HEALTHCHECK of its own; its image is buildpack-deps' curl variant.
+  it('has a healthcheck that asks /ping (204 without credentials) with curl, as docker-compose reads it', () => {
+    const raw = YAML.parse(
+      execFileSync('docker-compose', ['-f', COMPOSE_FILES.infra, 'config'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    expect(raw.services.influxdb.healthcheck).toEqual({
+      test: ['CMD', 'curl', '--fail', '--silent', 'http://localhost:8086/ping'],
+      interval: '5s',
+      timeout: '3s',
+      retries: 12,
+    });
   });
 });
 

@@ -44,6 +44,15 @@ describe('Node 24, one major everywhere', () => {
     expect(workspace).toMatch(/^preferSymlinkedExecutables: true$/m);
   });
 
+  it('an install runs no build script and ignores none: pnpm refuses a dependency that brings one', () => {
+    const workspace = fs.readFileSync(path.join(ROOT, 'pnpm-workspace.yaml'), 'utf8');
+    expect(workspace).toMatch(/^strictDepBuilds: true$/m);
+    expect(workspace).not.toMatch(/^(onlyBuiltDependencies|ignoredBuiltDependencies):/m);
+    // What pnpm recorded at the last install: no build it skipped (the box it would print).
+    const modules = fs.readFileSync(path.join(ROOT, 'node_modules', '.modules.yaml'), 'utf8');
+    expect(JSON.parse(modules).ignoredBuilds ?? []).toEqual([]);
+  });
+
   it('every image is built and run on node:24-slim, the base the stand-ins are made for', () => {
     for (const service of fs.readdirSync(path.join(ROOT, 'services'))) {
       const { instructions } = readDockerfile(path.join(ROOT, 'services', service, 'Dockerfile'));

@@ -1,4 +1,5 @@
 import { X509Certificate, createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigLoader } from '@chain/config';
@@ -186,6 +187,38 @@ describe('sender-constrained tokens (a real process over HTTPS)', () => {
         error: 'invalid_grant',
         error_description: 'grant request is invalid',
       });
+    });
+
+    it('the handshake asks every client for a certificate of the client CA and requires none', () => {
+      const { port } = new URL(ts.tokenUrl);
+      // TLS 1.2: OpenSSL prints the CertificateRequest's CA names (sent in the clear there).
+      const out = execFileSync(
+        'openssl',
+        [
+          's_client',
+          '-connect',
+          `127.0.0.1:${port}`,
+          '-CAfile',
+          path.join(CERTS, 'ca.crt'),
+          '-tls1_2',
+        ],
+        { input: '', encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'] },
+      );
+      const asked = /Acceptable client certificate CA names\n(.*)\n/.exec(out)?.[1];
+      expect(asked).toBe('O = secured-rest-chain dev, CN = secured-rest-chain dev client CA');
+      expect(out).toMatch(/Verify return code: 0 \(ok\)/);
+    });
+
+    it("a secret client presenting a certificate (the local run's curl lines) gets a Bearer token, unbound", async () => {
+      const answer = await postForm(
+        endpoint,
+        { grant_type: 'client_credentials' },
+        { Authorization: basic('plain', 'plain-secret') },
+        certificate('client'),
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.body.token_type).toBe('Bearer');
+      expect(claimsOf(answer.body.access_token as string).cnf).toBeUndefined();
     });
 
     it('a client without a certificate and not registered for one is served as before: a Bearer token, no cnf', async () => {
