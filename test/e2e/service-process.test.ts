@@ -1,9 +1,13 @@
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import {
   httpsRequest,
   rawRequest,
   CERTS,
   configDir,
+  ROOT,
   startExpectingFailure,
   startService,
   type ServiceProcess,
@@ -102,5 +106,53 @@ describe('a start that fails says why in one line', () => {
     expect(stderr).toBe(
       `Cannot start: Config error in ${path.join(dir, 'server.yml')} at key "framework": Invalid option: expected one of "native"|"express"\n`,
     );
+  });
+});
+
+describe('a token server that does not answer', () => {
+  it('is said at start, before any request or /ready asks, in one line without a stack', async () => {
+    const closed = net.createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as net.AddressInfo;
+    closed.close();
+    const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+    const client = read('services/api-c/config/client.yml').replace(
+      'server_url: https://localhost:6882',
+      `server_url: https://127.0.0.1:${port}`,
+    );
+    const apiC = await startService('api-c', {
+      configDir: configDir({
+        'server.yml': serverYml(),
+        'security.yml': read('config/local/api-c/security.yml'),
+        'client.yml': client,
+      }),
+    });
+    try {
+      const refused = `connect ECONNREFUSED 127.0.0.1:${port}`;
+      const url = `https://127.0.0.1:${port}`;
+      const atStart = await apiC.waitForLine((l) => l.includes('cannot be reached'));
+      expect(JSON.parse(atStart)).toEqual({
+        level: 40,
+        time: expect.any(String),
+        service: 'e2e',
+        url,
+        cause: refused,
+        msg: `token server ${url} cannot be reached: ${refused}`,
+      });
+      // /ready says it too, in one line with the causes and without a stack.
+      const ready = await httpsRequest(`https://localhost:${apiC.port}/ready`);
+      expect(ready.status).toBe(503);
+      const line = await apiC.waitForLine((l) => l.includes('not ready'));
+      expect(JSON.parse(line)).toEqual({
+        level: 40,
+        time: expect.any(String),
+        service: 'e2e',
+        check: 'token',
+        cause: `Token for client api-c-client from ${url}/oauth2/token: the token server could not be reached: ${refused}`,
+        msg: 'not ready: token ERR10009 CLIENT_CREDENTIALS_TOKEN_NOT_AVAILABLE',
+      });
+    } finally {
+      await apiC.stop();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -51,6 +52,8 @@ export class ConfigLoader {
   /** Names asked for; values.yml is read by every `${…}` expansion. */
   private readonly read = new Set<string>(['values']);
   private valuesMap?: Record<string, unknown>;
+  /** Every file read, by path: what `digest` hashes. */
+  private readonly texts = new Map<string, string>();
 
   constructor(options: ConfigLoaderOptions) {
     this.env = options.env ?? process.env;
@@ -93,6 +96,13 @@ export class ConfigLoader {
       .map((f) => path.join(this.overrideDir!, f));
   }
 
+  /** The SHA-256 of the files read so far, with their paths (16 hex digits): which config this is. */
+  digest(): string {
+    const hash = createHash('sha256');
+    for (const [file, text] of [...this.texts].sort()) hash.update(`${file}\0${text}\0`);
+    return hash.digest('hex').slice(0, 16);
+  }
+
   private values(): Readonly<Record<string, unknown>> {
     if (this.valuesMap) return this.valuesMap;
     const source = this.locate('values');
@@ -119,6 +129,7 @@ export class ConfigLoader {
     } catch (err) {
       throw new ConfigError(file, undefined, `cannot be read (${(err as Error).message})`);
     }
+    this.texts.set(file, text);
     const doc = parseYamlDocument(text);
     const [first] = doc.errors;
     if (first) {

@@ -249,6 +249,17 @@ const ROWS = {
     message: 'SHARED_STORE_UNAVAILABLE',
     description: (what = 'The shared store') => `${what} could not be reached`,
   },
+  ERR20017: {
+    statusCode: 404,
+    message: 'ENDPOINT_NOT_ENABLED',
+    description: (path = '', how = '') =>
+      `Request path ${path} is served by this service but not enabled${how && `: ${how}`}`,
+  },
+  ERR20018: {
+    statusCode: 400,
+    message: 'CONFIG_RELOAD_REFUSED',
+    description: (reason = '') => `The configuration in use stays, a file is refused: ${reason}`,
+  },
 } as const satisfies Record<string, StatusRow>;
 
 export type StatusCode = keyof typeof ROWS;

@@ -22,6 +22,12 @@ describe('the catalogue', () => {
     ['ERR20003', ['api-b', '3000'], 'Downstream service api-b did not answer within 3000 ms'],
     ['ERR20004', ['api-b', 'HTTP 500'], 'Downstream service api-b answered HTTP 500'],
     ['ERR20007', ['No Host header'], 'No Host header'],
+    ['ERR20017', ['/metrics'], 'Request path /metrics is served by this service but not enabled'],
+    [
+      'ERR20018',
+      ['security.yml: not valid YAML'],
+      'The configuration in use stays, a file is refused: security.yml: not valid YAML',
+    ],
     ['ERR20008', ['131072'], 'The request headers are larger than the limit of 131072 bytes'],
     [
       'ERR20012',

@@ -21,7 +21,8 @@ export function reasonOf(err: unknown): string {
       parts.push(typeof e === 'string' ? e.slice(0, 200) : 'a non-Error value');
       break;
     }
-    if (e.message) parts.push(e.message);
+    // A wrapper that repeats its cause's message (a socket error's) says it once.
+    if (e.message && !parts.at(-1)?.endsWith(e.message)) parts.push(e.message);
     e = e.cause;
   }
   return parts.join(': ');

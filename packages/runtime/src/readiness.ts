@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
+import { reasonOf } from './error-renderer.js';
 
 /** Asked on every probe, so it must be cheap when all is well. */
 export interface ReadinessCheck {
@@ -21,9 +22,14 @@ export function createReadiness(
   checks: readonly ReadinessCheck[],
   logger: Logger,
   timeoutMs = 2000,
+  /** More of the answer (the configuration's generation and hash), asked on every probe. */
+  details: () => object = () => ({}),
 ): () => Promise<ReadinessState> {
-  const up: ReadinessState = { ready: true, body: JSON.stringify({ status: 'UP', serviceId }) };
-  if (checks.length === 0) return () => Promise.resolve(up);
+  const up = (): ReadinessState => ({
+    ready: true,
+    body: JSON.stringify({ status: 'UP', serviceId, ...details() }),
+  });
+  if (checks.length === 0) return () => Promise.resolve(up());
   const run = async ({ name, check }: ReadinessCheck) => {
     const settled = new AbortController();
     try {
@@ -47,14 +53,17 @@ export function createReadiness(
     if (ready !== wasReady) {
       if (ready) logger.info('ready');
       for (const { name, reason, error } of results) {
-        if (reason) logger.warn({ check: name, err: error }, `not ready: ${name} ${reason}`);
+        // One line, no stack: a catalogue error's causes are ours and the network's.
+        const cause = error instanceof StatusError ? reasonOf(error.cause) : undefined;
+        if (reason) logger.warn({ check: name, cause }, `not ready: ${name} ${reason}`);
       }
       wasReady = ready;
     }
-    if (ready) return up;
+    if (ready) return up();
     const body = {
       status: 'DOWN',
       serviceId,
+      ...details(),
       checks: results.map(({ name, reason }) =>
         reason === undefined ? { name, status: 'UP' } : { name, status: 'DOWN', reason },
       ),

@@ -25,6 +25,7 @@ import { nativeListener } from './hosts/native.js';
 import type { Framework } from './server-config.js';
 import type { ServiceConfig } from './service-config.js';
 import { createReadiness, type ReadinessCheck } from './readiness.js';
+import { configReloadStage } from './config-reload.js';
 import { dispatchStage, notFoundStage, routingStage, validationStage } from './stages/routing.js';
 import {
   metricsStage,
@@ -40,6 +41,8 @@ import { connectRedis, redisCounter, redisReplayStore } from './limits/redis-sto
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 
+const RELOAD_NEEDS =
+  'needs security.yml enableVerifyJwt: true (a reload is asked for with a token holding configReload.yml scope)';
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 
 /** Handlers by the spec's path templates (`/v2/pet/{petId}`). */
@@ -132,12 +135,27 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     keyPolicy: { timeoutMs: config.client.request.timeout },
     claims: { audience: key.audience, issuer: key.issuer },
   });
+  if (config.configReload.enabled && !verifier.verifies) {
+    const { file } = config.loader.locate('configReload');
+    throw new ConfigError(file ?? 'configReload.yml', 'enabled', RELOAD_NEEDS);
+  }
   const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.
   const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   const checks = [...client.readinessChecks(), ...readiness];
+  const revision = () => config.revision;
+  const inUse = () => {
+    const r = config.revision;
+    return r ? { config: { generation: r.generation, hash: r.hash } } : {};
+  };
   const outer: Stage[] = [
-    probesStage(serviceId, metrics, createReadiness(serviceId, checks, logger)),
+    probesStage(
+      serviceId,
+      metrics,
+      createReadiness(serviceId, checks, logger, 2000, inUse),
+      revision,
+    ),
+    configReloadStage(config.configReload, verifier, revision),
   ];
   if (metrics.enabled) outer.push(metricsStage(metrics));
   const { limit } = config;

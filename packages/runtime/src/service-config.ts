@@ -7,6 +7,7 @@ import { securityConfigSchema } from '@chain/security';
 import { serverConfigSchema } from './server-config.js';
 import { telemetryConfigSchema } from './telemetry/telemetry-config.js';
 import { limitConfigSchema } from './limits/limit-config.js';
+import { configReloadSchema, type ConfigRevision } from './config-reload.js';
 
 export type ServiceConfig = ReturnType<typeof loadServiceConfig>;
 
@@ -21,10 +22,16 @@ export function loadServiceConfig(options: ConfigLoaderOptions) {
   const prometheus = loader.load('prometheus', prometheusConfigSchema);
   const telemetry = loader.load('telemetry', telemetryConfigSchema);
   const limit = loader.load('limit', limitConfigSchema);
+  const configReload = loader.load('configReload', configReloadSchema);
   const { source, value } = loader.raw('openapi');
   if (value === undefined) {
     throw new ConfigError(`${loader.bundledDir}/openapi.yaml`, undefined, 'file not found');
   }
   const spec = new OpenApiSpec(value, source.file);
-  return { server, security, client, secret, metrics, prometheus, telemetry, limit, spec, loader };
+  // Set by startService: what /ready and /metrics report, and the reload.
+  const revision = undefined as ConfigRevision | undefined;
+  return {
+    ...{ server, security, client, secret, metrics, prometheus, telemetry, limit, configReload },
+    ...{ spec, loader, revision },
+  };
 }

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { DestinationStream, Logger } from 'pino';
 import { type ConfigLoaderOptions } from '@chain/config';
 import { ConfigError } from '@chain/errors';
@@ -7,6 +7,7 @@ import { createHttpServer, probesOnly, ShutdownGate } from './http-server.js';
 import { logConfigWarnings } from '@chain/config';
 import { createLogger, exitOnFatalError, flushLogger } from './logger.js';
 import { ownOrigins } from './own-origins.js';
+import type { ConfigRevision } from './config-reload.js';
 import type { ServiceApp } from './service-app.js';
 import { loadServiceConfig, type ServiceConfig } from './service-config.js';
 import {
@@ -65,7 +66,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
         logger.warn({ file }, `${file}: not read by this service`);
       }
     }
-    return await listen(config, app, logger, worker);
+    return await listen(definition, config, app, logger, worker);
   } catch (err) {
     return cannotStart(err, logger, worker);
   }
@@ -86,6 +87,7 @@ async function cannotStart(err: unknown, logger?: Logger, worker?: number): Prom
 }
 
 async function listen(
+  definition: ServiceDefinition,
   config: ServiceConfig,
   app: ServiceApp,
   log: Logger,
@@ -96,6 +98,7 @@ async function listen(
   const gate = new ShutdownGate();
   // The Express host's request and response objects are HTTP/1.1's: it serves HTTP/1.1 only.
   const served = { listener: app.listener, gate, http2: app.framework === 'native' };
+  let current = app;
   const servers: ReturnType<typeof createHttpServer>[] = [];
   const ports: RunningService['ports'] = {};
   const listening: ListeningPort[] = [];
@@ -139,12 +142,59 @@ async function listen(
   const main = settings.enableHttps ? 'https' : 'http';
   const origins = ownOrigins(main, ports[main]!, settings.ip, tlsOptions);
   app.setOwnOrigins(origins);
+  // The reloadable files read again, checked as at start; the listeners and TLS stay.
+  const revision: ConfigRevision = (config.revision = {
+    generation: 1,
+    hash: config.loader.digest(),
+    reload: async () => {
+      let next: ServiceApp;
+      let fresh: ServiceConfig;
+      try {
+        fresh = loadServiceConfig({
+          bundledDir: definition.bundledDir,
+          ...definition.loaderOptions,
+        });
+        fresh.revision = revision;
+        if (JSON.stringify(fresh.server) !== JSON.stringify(settings)) {
+          log.warn(
+            { file: fresh.loader.locate('server').file },
+            'server.yml: changes take effect at a restart only',
+          );
+        }
+        fresh.server = settings;
+        next = definition.createApp(fresh, log);
+      } catch (err) {
+        const { file, key, reason } =
+          err instanceof ConfigError
+            ? err
+            : { file: undefined, key: undefined, reason: (err as Error).message };
+        const why = `${file ?? 'config'}${key ? ` ${key}` : ''}: ${reason}`;
+        log.error(
+          { file, key, reason },
+          `configuration not reloaded, the one in use stays: ${why}`,
+        );
+        return why;
+      }
+      next.setOwnOrigins(origins);
+      next.metrics.start();
+      next.exporter?.start();
+      const old = current;
+      served.listener = (current = next).listener;
+      revision.generation++;
+      revision.hash = fresh.loader.digest();
+      logConfigWarnings(log, fresh.loader.warnings);
+      log.info({ generation: revision.generation, hash: revision.hash }, 'configuration reloaded');
+      await Promise.all([old.metrics.stop(), old.exporter?.stop()]);
+      return undefined;
+    },
+  });
   const { enableVerifyJwt, enableVerifySwt, dpop } = config.security;
   if ((enableVerifyJwt || enableVerifySwt) && dpop.origins.length === 0 && worker === undefined) {
     log.info({ origins }, 'DPoP proofs name these origins (security.yml dpop.origins sets others)');
   }
   app.metrics.start();
   app.exporter?.start();
+  if (worker === undefined || worker === 1) checkTokenServer(config, log);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -154,14 +204,20 @@ async function listen(
       const force = setTimeout(() => gate.closeAll(), settings.shutdownTimeoutMs).unref();
       await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
       clearTimeout(force);
-      await Promise.all([app.metrics.stop(), app.exporter?.stop()]);
+      await Promise.all([current.metrics.stop(), current.exporter?.stop()]);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      process.off('SIGHUP', onReload);
     })());
   function onSignal(signal: NodeJS.Signals) {
     log.info({ signal }, 'signal received');
     void close().then(() => stopped(log));
   }
+  function onReload(signal: NodeJS.Signals) {
+    log.info({ signal }, 'signal received: reloading the configuration');
+    void revision.reload();
+  }
+  process.on('SIGHUP', onReload);
   if (worker === undefined) {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
@@ -183,6 +239,20 @@ async function listen(
     await sendToPrimary({ chain: 'listening', ports: listening });
   }
   return { config, logger: log, app, ports, close };
+}
+
+/** Said at start, not at the first request that needs a token: asks for a connection only. */
+function checkTokenServer({ client, security }: ServiceConfig, log: Logger): void {
+  const url = client.oauth.token.server_url;
+  if (!url || !security.enableVerifyJwt) return;
+  const { hostname, port, protocol } = new URL(url);
+  const socket = net.connect(Number(port) || (protocol === 'https:' ? 443 : 80), hostname);
+  const ms = client.request.timeout;
+  socket.setTimeout(ms, () => socket.destroy(new Error(`no connection within ${ms} ms`)));
+  socket.once('connect', () => socket.destroy());
+  socket.once('error', ({ message }) =>
+    log.warn({ url, cause: message }, `token server ${url} cannot be reached: ${message}`),
+  );
 }
 
 function stopped(log: Logger): void {

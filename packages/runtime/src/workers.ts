@@ -64,9 +64,15 @@ export function onStopRequest(stop: () => void): void {
 }
 
 let prometheusRequests = 0;
+let link: WorkerLink | undefined;
 
+/** One a process, whatever number of reloads builds its metrics again. */
 export function workerMetricsLink(): WorkerLink | undefined {
   if (workerNumber() === undefined) return undefined;
+  return (link ??= createLink());
+}
+
+function createLink(): WorkerLink {
   const waiting = new Map<number, (message: ToWorker & { chain: 'prometheus' }) => void>();
   process.on('message', (message: ToWorker) => {
     if (message?.chain === 'prometheus') waiting.get(message.id)?.(message);
@@ -234,5 +240,10 @@ export function runPrimary(config: ServiceConfig, logger: Logger): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Each worker reloads its own configuration.
+  process.on('SIGHUP', (signal) => {
+    logger.info({ signal }, 'signal received: passed on to the workers');
+    for (const worker of numbers.keys()) worker.process.kill('SIGHUP');
+  });
   for (let i = 0; i < count; i++) fork();
 }

@@ -142,8 +142,19 @@ describe.each(FRAMEWORKS)('the service pipeline on the %s host', (framework) => 
       );
     });
 
-    it('answers /metrics only when prometheus.yml enables it', async () => {
-      expect((await request(open().app.listener).get('/metrics')).status).toBe(404);
+    it('answers /metrics only when prometheus.yml enables it, and says so otherwise', async () => {
+      const off = await request(open().app.listener).get('/metrics');
+      expect({ status: off.status, type: off.headers['content-type'], body: off.body }).toEqual({
+        status: 404,
+        type: 'application/json',
+        body: {
+          statusCode: 404,
+          code: 'ERR20017',
+          message: 'ENDPOINT_NOT_ENABLED',
+          description:
+            'Request path /metrics is served by this service but not enabled: prometheus.yml enabled: true turns it on',
+        },
+      });
       const app = fixtureService(
         fixtureConfig(framework, { 'prometheus.yml': 'enabled: true\n' }),
       ).app;

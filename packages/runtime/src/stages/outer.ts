@@ -7,6 +7,7 @@ import {
   type MockTokenIssuer,
 } from '@chain/security';
 import type { Stage } from '../exchange.js';
+import type { ConfigRevision } from '../config-reload.js';
 import type { ReadinessState } from '../readiness.js';
 import { JSON_TYPE, readBody, send, sendEmpty, sendJson } from '../respond.js';
 import type { SpanExporter } from '../telemetry/span-exporter.js';
@@ -19,12 +20,14 @@ export function probesStage(
   serviceId: string,
   metrics: Metrics,
   readiness: () => Promise<ReadinessState>,
+  revision: () => ConfigRevision | undefined = () => undefined,
 ): Stage {
   const health = JSON.stringify({ status: 'UP', serviceId });
   return (x) => {
     const { path } = x;
-    if (path !== '/health' && path !== '/ready' && (path !== '/metrics' || !metrics.enabled)) {
-      return;
+    if (path !== '/health' && path !== '/ready' && path !== '/metrics') return;
+    if (path === '/metrics' && !metrics.enabled) {
+      throw new StatusError('ERR20017', [path, 'prometheus.yml enabled: true turns it on']);
     }
     switch (x.method) {
       case 'GET':
@@ -36,7 +39,11 @@ export function probesStage(
           });
         }
         return metrics.prometheus().then(({ contentType, body }) => {
-          send(x.res, 200, contentType, body);
+          const r = revision();
+          const gauge = r
+            ? `# HELP config_generation The configuration in use: 1 at start, +1 a reload; hash: of its files\n# TYPE config_generation gauge\nconfig_generation{hash="${r.hash}"} ${r.generation}\n`
+            : '';
+          send(x.res, 200, contentType, body + gauge);
         });
       case 'OPTIONS':
         return sendEmpty(x.res, 204, { Allow: ALLOW });
