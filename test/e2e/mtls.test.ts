@@ -353,12 +353,16 @@ describe('a service with two-way TLS, two workers, HTTP/2 and a probe port', () 
     expect(await get(`https://localhost:${svc.port}/health`)).toEqual({
       error: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED',
     });
-    for (const p of ['/health', '/ready']) {
-      expect(await get(`https://localhost:${probe}${p}`)).toEqual({
-        status: 200,
-        body: JSON.stringify({ status: 'UP', serviceId: 'com.networknt.apid-1.0.0' }),
-      });
-    }
+    const up = { status: 'UP', serviceId: 'com.networknt.apid-1.0.0' };
+    expect(await get(`https://localhost:${probe}/health`)).toEqual({
+      status: 200,
+      body: JSON.stringify(up),
+    });
+    const ready = (await get(`https://localhost:${probe}/ready`)) as { body: string };
+    expect({ ...ready, body: JSON.parse(ready.body) as unknown }).toEqual({
+      status: 200,
+      body: { ...up, config: { generation: 1, hash: expect.stringMatching(/^[0-9a-f]{16}$/) } },
+    });
     expect((await get(`https://localhost:${probe}/v1/data`, USER)).status).toBe(404);
   });
 
