@@ -281,7 +281,7 @@ describe('configuration reload off (the default)', () => {
 });
 
 describe('configuration reloaded with two workers', () => {
-  it('the primary passes SIGHUP on: each worker reloads, and every next request has the change', async () => {
+  it('SIGHUP to the primary, or the endpoint at one worker: every worker reloads, every next request has the change', async () => {
     const s = await start(2);
     try {
       expect(summary(await pet(s))).toMatchObject({ status: 401 });
@@ -296,6 +296,14 @@ describe('configuration reloaded with two workers', () => {
       );
       const after = await Promise.all(Array.from({ length: 8 }, () => pet(s)));
       expect(after.map((a) => a.status)).toEqual(Array(8).fill(200));
+      // At the endpoint, which one worker answers: that one reloads, then the other.
+      write(s, 'security.yml', security());
+      expect(await reload(s)).toMatchObject({ status: 200, body: { generation: 3 } });
+      await s.petstore.waitForLine(
+        (l) => l.includes('"msg":"configuration reloaded"') && reloaded() === 4,
+      );
+      const closed = await Promise.all(Array.from({ length: 8 }, () => pet(s)));
+      expect(closed.map((a) => a.status)).toEqual(Array(8).fill(401));
       expect((await running.stop()).filter((st) => st !== 200)).toEqual([]);
     } finally {
       await s.petstore.stop();

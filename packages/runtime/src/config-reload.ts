@@ -21,8 +21,11 @@ export const configReloadSchema = configFile(
 export interface ConfigRevision {
   generation: number;
   hash: string;
-  /** Re-reads the files: undefined once the next request gets them, else why not (one line). */
-  reload(): Promise<string | undefined>;
+  /**
+   * Re-reads the files: undefined once the next request gets them, else why not (one line).
+   * `everywhere`: the other workers too (asked at the endpoint, which one worker answers).
+   */
+  reload(everywhere?: boolean): Promise<string | undefined>;
 }
 
 /** An admin endpoint: a verified token with configReload.yml `scope`, as light-4j's /adm paths. */
@@ -60,7 +63,7 @@ export function configReloadStage(
     if (!scopes.includes(scope)) {
       throw new StatusError('ERR10005', [`[${scopes.join(', ')}]`, `[${scope}]`]);
     }
-    const refused = await reloads.reload();
+    const refused = await reloads.reload(true);
     if (refused !== undefined) throw new StatusError('ERR20018', [refused]);
     sendJson(x.res, 200, { generation: reloads.generation, hash: reloads.hash });
   };

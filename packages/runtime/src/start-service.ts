@@ -146,7 +146,7 @@ async function listen(
   const revision: ConfigRevision = (config.revision = {
     generation: 1,
     hash: config.loader.digest(),
-    reload: async () => {
+    reload: async (everywhere) => {
       let next: ServiceApp;
       let fresh: ServiceConfig;
       try {
@@ -184,6 +184,7 @@ async function listen(
       revision.hash = fresh.loader.digest();
       logConfigWarnings(log, fresh.loader.warnings);
       log.info({ generation: revision.generation, hash: revision.hash }, 'configuration reloaded');
+      if (everywhere && worker !== undefined) void sendToPrimary({ chain: 'reload' });
       await Promise.all([old.metrics.stop(), old.exporter?.stop()]);
       return undefined;
     },

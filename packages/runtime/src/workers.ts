@@ -30,7 +30,8 @@ type ToPrimary =
   | { chain: 'listening'; ports: ListeningPort[] }
   | { chain: 'cannot-start'; message: string; file?: string; key?: string }
   | { chain: 'metrics'; snapshot: WorkerSnapshot }
-  | { chain: 'prometheus'; id: number };
+  | { chain: 'prometheus'; id: number }
+  | { chain: 'reload' };
 
 type ToWorker =
   | { chain: 'stop' }
@@ -151,6 +152,9 @@ export function runPrimary(config: ServiceConfig, logger: Logger): void {
         return;
       case 'metrics':
         metrics.add(message.snapshot);
+        return;
+      case 'reload': // one worker reloaded at the endpoint: the others read the files too
+        for (const other of numbers.keys()) if (other !== worker) other.process.kill('SIGHUP');
         return;
       case 'prometheus':
         metrics.prometheus().then(
