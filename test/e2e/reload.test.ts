@@ -206,7 +206,7 @@ describe('configuration reloaded (one process)', () => {
     },
   );
 
-  it('on SIGHUP too: a broken file is named in one line, a fixed one is applied', async () => {
+  it('on SIGHUP too: a broken file is named in one line, a fixed one is applied, server.yml waits for a restart', async () => {
     write(s, 'security.yml', 'enableVerifyJwt: [true\n');
     const refused = nextLine(s.petstore, (l) => l.includes('configuration not reloaded'));
     process.kill(s.petstore.pid, 'SIGHUP');
@@ -214,8 +214,16 @@ describe('configuration reloaded (one process)', () => {
     expect(line).toContain('not valid YAML');
     expect(JSON.parse(line)).toMatchObject({ level: 50, file: path.join(s.dir, 'security.yml') });
     write(s, 'security.yml', security());
+    // server.yml is read and checked, not applied: the listeners stay until a restart.
+    write(s, 'server.yml', serverYml('reload', { shutdownTimeoutMs: 4000 }));
+    const serverLine = nextLine(s.petstore, (l) => l.includes('server.yml'));
     process.kill(s.petstore.pid, 'SIGHUP');
     await s.petstore.waitForLine((l) => l.includes('"generation":3'));
+    expect(JSON.parse(await serverLine)).toMatchObject({
+      level: 40,
+      file: path.join(s.dir, 'server.yml'),
+      msg: 'server.yml: changes take effect at a restart only',
+    });
     // security.yml as at start: no token is 401 again.
     expect(summary(await pet(s))).toMatchObject({ status: 401, body: { code: 'ERR10002' } });
   });
