@@ -24,8 +24,10 @@
 #                            NPM_CONFIG_CAFILE), and corepack skips its signature check
 #                            (COREPACK_INTEGRITY_KEYS=0; the metadata served here has none).
 #                            A stand-in of another Node version than the pin is made again.
-#   influxdb:1.8             the same root file system with Debian's influxdb 1.6 and its
-#                            client, and an entrypoint doing what the official image's does for
+#   influxdb:1.8             the same root file system with Debian's influxdb 1.6, its client
+#                            and curl (the official image has it; the compose healthcheck
+#                            calls it; an earlier stand-in without it is made again), and an
+#                            entrypoint doing what the official image's does for
 #                            this project: on first start, create INFLUXDB_DB and the admin user
 #                            INFLUXDB_ADMIN_USER / INFLUXDB_ADMIN_PASSWORD; then run influxd
 #                            (INFLUXDB_* variables configure it, as they do the official one)
@@ -183,7 +185,7 @@ EOF
 FROM $STANDIN_BASE
 RUN printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d \\
  && apt-get update -qq \\
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends influxdb influxdb-client >/dev/null \\
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends influxdb influxdb-client curl >/dev/null \\
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 COPY entrypoint.sh /entrypoint.sh
 ENV INFLUXDB_REPORTING_DISABLED=true \\
@@ -192,7 +194,7 @@ ENV INFLUXDB_REPORTING_DISABLED=true \\
     INFLUXDB_DATA_WAL_DIR=/var/lib/influxdb/wal
 VOLUME /var/lib/influxdb
 EXPOSE 8086
-LABEL $LABEL="influxdb:1.8: Debian's influxdb on debootstrap bookworm"
+LABEL $LABEL="influxdb:1.8: Debian's influxdb and curl on debootstrap bookworm"
 ENTRYPOINT ["/entrypoint.sh"]
 CMD ["influxd"]
 EOF
@@ -206,11 +208,12 @@ for image in "${IMAGES[@]}"; do
     if [ -z "$standin" ]; then
       log "$image: present"
       continue
-    elif [[ "$image" != "$NODE_IMAGE" || "$standin" == *"node v$(node_pin) "* ]]; then
+    elif [[ "$image" == "$NODE_IMAGE" && "$standin" == *"node v$(node_pin) "* ]] ||
+      [[ "$image" == influxdb:* && "$standin" == *" and curl "* ]]; then
       log "$image: the stand-in made earlier"
       continue
     fi
-    log "$image: a stand-in of another Node ($standin): making it again"
+    log "$image: a stand-in made for other needs ($standin): making it again"
     docker image rm -f "$image" >/dev/null
   fi
   if timeout 300 docker pull -q "$image" >/dev/null 2>&1; then
