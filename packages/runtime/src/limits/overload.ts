@@ -13,6 +13,10 @@ import type { LimitConfig } from './limit-config.js';
  * once (light-4j's first LimitHandler, without its queue). Mounted after the probes: `/health`
  * still answers. Off when no bound is set.
  */
+/** One sampler a process: the newest pipeline's (a reloaded one replaces the one before it,
+ * whose requests in progress are past this stage), so reloads leave no timer behind. */
+let sampler: NodeJS.Timeout | undefined;
+
 export function overloadStage(
   config: LimitConfig['overload'],
   metrics: Metrics,
@@ -40,7 +44,8 @@ export function overloadStage(
     if (pressure && !was) logger.warn({ pressure }, `overloaded, shedding requests: ${pressure}`);
     if (!pressure && was) logger.info('no longer overloaded');
   };
-  setInterval(sample, sampleInterval).unref();
+  clearInterval(sampler);
+  sampler = setInterval(sample, sampleInterval).unref();
   const headers = { 'Retry-After': String(retryAfter) };
   let inFlight = 0;
   const ended = () => void inFlight--;
