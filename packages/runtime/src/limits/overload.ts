@@ -5,6 +5,10 @@ import type { Metrics } from '@chain/metrics';
 import type { Stage } from '../exchange.js';
 import type { LimitConfig } from './limit-config.js';
 
+/** One sampler a process: the newest pipeline's (a reloaded one replaces the one before it,
+ * whose requests in progress are past this stage), so reloads leave no timer behind. */
+let sampler: NodeJS.Timeout | undefined;
+
 /**
  * Fastify's under-pressure: every `sampleInterval` ms the event loop's delay and the memory are
  * sampled; past a bound, a request gets 503 ERR20015 with `Retry-After` before any token work.
@@ -13,10 +17,6 @@ import type { LimitConfig } from './limit-config.js';
  * once (light-4j's first LimitHandler, without its queue). Mounted after the probes: `/health`
  * still answers. Off when no bound is set.
  */
-/** One sampler a process: the newest pipeline's (a reloaded one replaces the one before it,
- * whose requests in progress are past this stage), so reloads leave no timer behind. */
-let sampler: NodeJS.Timeout | undefined;
-
 export function overloadStage(
   config: LimitConfig['overload'],
   metrics: Metrics,
