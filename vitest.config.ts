@@ -55,10 +55,11 @@ const project = (
  * whole chains of processes, InfluxDB and Prometheus, and spend most of their time waiting on
  * them, so two files run at a time. The files that load a chain or time what it does (and those
  * that take the chain's fixed ports or rebuild a package) run last, one at a time: two at once
- * on two cores would starve each other's time-outs.
+ * on two cores would starve each other's time-outs. scripts/test.sh runs them after the
+ * container test, which publishes the same fixed ports.
  */
 const alone = ['bench', 'bench-options', 'key-rotation', 'metrics-outage', 'workers']
-  .concat('resilience', 'local-run', 'mtls', 'chain')
+  .concat('resilience', 'local-run', 'mtls', 'chain', 'compose-topology')
   // pnpm pack builds the public packages' dist afresh, which the services of others load.
   .concat('pack')
   .map((f) => `test/e2e/${f}.test.ts`);
