@@ -15,17 +15,12 @@ step() { echo; echo "== $* ($(( $(date +%s) - start ))s)"; }
 
 step "certificates"
 bash scripts/gen-certs.sh
-step "build (tsc -b)"
-pnpm -s build
-step "lint (eslint, prettier, generated files, copies, module cycles)"
-pnpm -s lint
-step "type-check the tests (tsc -p tsconfig.test.json)"
-pnpm -s exec tsc -p tsconfig.test.json
 step "test infrastructure"
 bash scripts/test-infra.sh
-# The container test runs beside the Vitest suites that do not run alone: it spends most of its
-# time building images and waiting on containers, and takes the chain's fixed ports, which only
-# the files of "e2e (alone)" take too; those run after it, by themselves.
+# The container test runs beside the build, the lint and the Vitest suites that do not run alone:
+# it builds its images from the sources (not from dist/), spends most of its time waiting on the
+# engine and its containers, and takes the chain's fixed ports, which only the files of
+# "e2e (alone)" take too; those run after it, by themselves.
 # CHAIN_SKIP_CONTAINERS=1 leaves it out.
 containers_log=.run/containers.log
 containers=""
@@ -39,6 +34,12 @@ else
   # A failed step below waits for it: it stops the engine it started when it ends.
   trap '[ -z "$containers" ] || wait "$containers"' EXIT
 fi
+step "build (tsc -b)"
+pnpm -s build
+step "lint (eslint, prettier, generated files, copies, module cycles)"
+pnpm -s lint
+step "type-check the tests (tsc -p tsconfig.test.json)"
+pnpm -s exec tsc -p tsconfig.test.json
 # Extra arguments (a file, a project) go to both runs; either may then find none of its files.
 some=()
 [ $# -gt 0 ] && some=(--passWithNoTests)
