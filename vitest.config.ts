@@ -55,8 +55,7 @@ const project = (
  * whole chains of processes, InfluxDB and Prometheus, and spend most of their time waiting on
  * them, so two files run at a time. The files that load a chain or time what it does (and those
  * that take the chain's fixed ports or rebuild a package) run last, one at a time: two at once
- * on two cores would starve each other's time-outs. scripts/test.sh runs them after the
- * container test, which publishes the same fixed ports.
+ * on two cores would starve each other's time-outs.
  */
 const alone = ['bench', 'bench-options', 'key-rotation', 'metrics-outage', 'workers']
   .concat('resilience', 'local-run', 'mtls', 'chain', 'compose-topology')

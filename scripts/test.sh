@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test run: certificates, build, lint, every Vitest suite (unit, service, e2e) with
-# coverage thresholds and, beside them, the container test on a real Docker engine. Real servers
+# coverage thresholds, and the container test on a real Docker engine. Real servers
 # the tests need (InfluxDB, docker-compose and the Docker engine) are installed and started by
 # scripts/test-infra.sh and scripts/test-containers.sh, which stop only what they started.
 # CHAIN_SKIP_CONTAINERS=1 leaves the container test out (a machine without Docker or root).
@@ -17,17 +17,17 @@ step "certificates"
 bash scripts/gen-certs.sh
 step "test infrastructure"
 bash scripts/test-infra.sh
-# The container test runs beside the build, the lint and the Vitest suites that do not run alone:
-# it builds its images from the sources (not from dist/), spends most of its time waiting on the
-# engine and its containers, and takes the chain's fixed ports, which only the files of
-# "e2e (alone)" take too; those run after it, by themselves.
+# The container test runs beside the build, the lint and the type-check: it builds its images
+# from the sources (not from dist/) and then mostly waits on the engine and its containers.
+# The Vitest suites wait for it: beside it, a loaded machine made their time-outs, and it
+# publishes the chain's fixed ports, which some of them take too.
 # CHAIN_SKIP_CONTAINERS=1 leaves it out.
 containers_log=.run/containers.log
 containers=""
 if [ "${CHAIN_SKIP_CONTAINERS:-0}" = 1 ]; then
   step "containers: SKIPPED (CHAIN_SKIP_CONTAINERS=1): the images were not built nor run"
 else
-  step "containers (scripts/test-containers.sh, beside the tests; its output: $containers_log)"
+  step "containers (scripts/test-containers.sh, in the background; its output: $containers_log)"
   mkdir -p .run
   bash scripts/test-containers.sh >"$containers_log" 2>&1 &
   containers=$!
@@ -40,21 +40,14 @@ step "lint (eslint, prettier, generated files, copies, module cycles)"
 pnpm -s lint
 step "type-check the tests (tsc -p tsconfig.test.json)"
 pnpm -s exec tsc -p tsconfig.test.json
-# Extra arguments (a file, a project) go to both runs; either may then find none of its files.
-some=()
-[ $# -gt 0 ] && some=(--passWithNoTests)
-step "tests (vitest: every project but e2e (alone), with coverage)"
-rc=0
-pnpm -s exec vitest run --coverage --project '!e2e (alone)' "${some[@]}" "$@" || rc=$?
 if [ -n "$containers" ]; then
   step "containers: waiting for the container test"
   crc=0
   wait "$containers" || crc=$?
   containers=""
   cat "$containers_log"
-  [ "$crc" = 0 ] || { echo "containers: FAILED (exit $crc)"; rc=1; }
+  [ "$crc" = 0 ] || { echo "containers: FAILED (exit $crc)"; exit 1; }
 fi
-[ "$rc" = 0 ] || exit "$rc"
-step "tests (vitest: e2e (alone), one file at a time)"
-pnpm -s exec vitest run --project 'e2e (alone)' "${some[@]}" "$@"
+step "tests (vitest)"
+pnpm -s exec vitest run --coverage "$@"
 step "done"
