@@ -48,3 +48,23 @@ describe('overload maxInFlight', () => {
     ).toBeUndefined();
   });
 });
+
+describe('overload sampling', () => {
+  it('past maxHeapUsedBytes: refused from the next sample on, said once in a warn line; under it again, said once', async () => {
+    const log = captureLogger();
+    const bounds = { ...settings, maxInFlight: 0, sampleInterval: 10 };
+    const stage = overloadStage({ ...bounds, maxHeapUsedBytes: 1 }, metrics, log.logger)!;
+    await vi.waitFor(() =>
+      expect(log.lines().some((l) => String(l.msg).startsWith('overloaded'))).toBe(true),
+    );
+    expect(() => stage(exchange())).toThrow(StatusError);
+    const warned = log.lines().filter((l) => String(l.msg).startsWith('overloaded'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0].msg).toMatch(
+      /^overloaded, shedding requests: heap used \d+ bytes \(maxHeapUsedBytes 1\)$/,
+    );
+    // A new stage replaces the sampler: a bound no process reaches is never past.
+    const relaxed = overloadStage({ ...bounds, maxRssBytes: 2 ** 50 }, metrics, log.logger)!;
+    expect(relaxed(exchange())).toBeUndefined();
+  });
+});

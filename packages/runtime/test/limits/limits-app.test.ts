@@ -1,0 +1,86 @@
+import request from 'supertest';
+import { startRedis, waitFor, type Redis } from '@chain/testkit';
+import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from '../support.js';
+
+// limit.yml in the request pipeline, in process on both hosts (test/e2e/limits.test.ts runs
+// the same through real processes): the rate limit before security (key server, address),
+// its headers and its 503 form, and the counters on a real redis-server.
+
+const RATE_LIMITED = {
+  statusCode: 429,
+  code: 'ERR10088',
+  message: 'RATE_LIMIT_EXCEEDED',
+  description: 'Rate limit exceeded.',
+};
+
+const appWith = (framework: (typeof FRAMEWORKS)[number], limit: string) =>
+  fixtureService(fixtureConfig(framework, { 'limit.yml': limit })).app;
+
+describe.each(FRAMEWORKS)('limit.yml on the %s host', (framework) => {
+  it('key server, 2/h: two requests pass with the RateLimit headers, the third is 429 ERR10088 with Retry-After', async () => {
+    const app = appWith(
+      framework,
+      'enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\n',
+    );
+    const first = await request(app.listener).get('/v1/open');
+    expect(first.status).toBe(200);
+    expect(first.headers['ratelimit-limit']).toBe('2');
+    expect(first.headers['ratelimit-remaining']).toBe('1');
+    expect((await request(app.listener).get('/v1/open')).status).toBe(200);
+    const over = await request(app.listener).get('/v1/open');
+    expect(over.status).toBe(429);
+    expect(over.body).toEqual(RATE_LIMITED);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect(over.headers['ratelimit-remaining']).toBe('0');
+    // /health is not limited.
+    expect((await request(app.listener).get('/health')).status).toBe(200);
+  });
+
+  it('key address with its own quota by path prefix; errorCode 503 answers ERR20015', async () => {
+    const app = appWith(
+      framework,
+      'enabled: true\nkey: address\nrateLimit: 100/h\nerrorCode: 503\naddress:\n  "::ffff:127.0.0.1":\n    /v1/open: 1/h\n  "127.0.0.1":\n    /v1/open: 1/h\n  "::1":\n    /v1/open: 1/h\n',
+    );
+    expect((await request(app.listener).get('/v1/open')).status).toBe(200);
+    const over = await request(app.listener).get('/v1/open');
+    expect(over.status).toBe(503);
+    expect(over.body.code).toBe('ERR20015');
+    expect(over.headers['retry-after']).toBeDefined();
+    // Another path of the same address falls under rateLimit.
+    expect((await request(app.listener).get('/v1/items/1')).status).toBe(200);
+  });
+});
+
+describe('limit.yml redis: the counters on a real redis-server', () => {
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it('2/h holds across two apps sharing the server; with Redis gone, requests pass (fail open)', async () => {
+    const limit = `enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\nredis: ${redis.url}\n`;
+    const log = captureLogger();
+    const one = fixtureService(fixtureConfig('native', { 'limit.yml': limit }), undefined, log).app;
+    const two = fixtureService(fixtureConfig('native', { 'limit.yml': limit })).app;
+    // Until the connection is up a request is not counted (fail open, no RateLimit headers):
+    // the first one counted is the first with them.
+    await waitFor(
+      'a request counted on Redis',
+      async () => {
+        const res = await request(one.listener).get('/v1/open');
+        expect(res.status).toBe(200);
+        return res.headers['ratelimit-limit'] === '2' ? res : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    const second = await request(two.listener).get('/v1/open');
+    expect([second.status, second.headers['ratelimit-remaining']]).toEqual([200, '0']);
+    const over = await request(one.listener).get('/v1/open');
+    expect(over.status).toBe(429);
+    expect(over.body).toEqual(RATE_LIMITED);
+    await redis.stop();
+    const open = await request(two.listener).get('/v1/open');
+    expect(open.status).toBe(200);
+  });
+});
