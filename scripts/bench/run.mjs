@@ -148,8 +148,9 @@ const failed = (name, err) => {
   });
 };
 // In quick mode, where figures mean nothing, the cases other than the chain comparison run beside
-// it (the whole quick run takes the longest case's time, not the sum); in a full run every case
-// runs alone on the machine, one after another.
+// one another once it is done (the chain's one-second rounds alone on the machine: beside the
+// others on two cores a round could end before its first request came back); in a full run every
+// case runs alone on the machine, one after another.
 const runCase = async (name) => {
   log(`== ${name}`);
   try {
@@ -162,7 +163,6 @@ const settle = (result) => {
   if (result?.error) failed(result.name, result.error);
   else record(result);
 };
-const early = opts.quick ? opts.only.filter((c) => RUNNERS[c]).map((name) => runCase(name)) : [];
 const chainNames = chainCases.CHAIN_CASES.filter((c) => opts.only.includes(c));
 if (chainNames.length) {
   log(
@@ -175,10 +175,9 @@ if (chainNames.length) {
     failed(chainNames.join(', '), err);
   }
 }
-for (const name of opts.only.filter((c) => RUNNERS[c] && !opts.quick)) {
-  settle(await runCase(name));
-}
-for (const result of await Promise.all(early)) settle(result);
+const others = opts.only.filter((c) => RUNNERS[c]);
+if (opts.quick) for (const result of await Promise.all(others.map(runCase))) settle(result);
+else for (const name of others) settle(await runCase(name));
 await stopShared();
 
 const table = withRatios(rows);
