@@ -17,6 +17,11 @@ import {
   type RunningChain,
   type ServiceProcess,
   type TokenServerProcess,
+  CLIENT_CERTS,
+  OWN_SCOPES,
+  clientCertificate,
+  clientDn,
+  twoWayTlsServerYml,
 } from '@chain/testkit';
 
 // Bound tokens along the chain, over real processes and sockets: every hop obtains its own
@@ -29,15 +34,7 @@ import {
 // hop sends), which this test uses too.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
-const CLIENT_CERTS = path.join(CERTS, 'clients');
 const CA = fs.readFileSync(path.join(CERTS, 'ca.crt'));
-const OWN_SCOPES: Record<Letter, string> = {
-  a: '[api_b.r, api_b.w]',
-  b: '[api_c.r, api_c.w]',
-  c: '[api_d.r, api_d.w]',
-  d: '[]',
-};
-const DN = (name: string) => `CN=${name},O=secured-rest-chain dev`;
 const SECURITY = `enableVerifyJwt: true
 enableVerifyScope: true
 logJwtToken: false
@@ -57,10 +54,6 @@ interface Answer {
 }
 
 type Pem = { key: Buffer; cert: Buffer };
-const certificate = (name: string): Pem => {
-  const pem = fs.readFileSync(path.join(CLIENT_CERTS, `${name}.pem`));
-  return { key: pem, cert: pem };
-};
 
 /** One HTTPS request on a fresh connection, with a client certificate when given. */
 function request(
@@ -139,7 +132,7 @@ ${mtls ? `  loadKeyStore: true\n  keyStore: ${CLIENT_CERTS}/api-${letter}.pem\n`
       uri: /oauth2/token
       client_id: api-${letter}-client
       tokenBinding: ${binding}
-${mtls ? '      token_endpoint_auth_method: tls_client_auth\n' : ''}      scope: ${OWN_SCOPES[letter]}
+${mtls ? '      token_endpoint_auth_method: tls_client_auth\n' : ''}      scope: [${OWN_SCOPES[letter].join(', ')}]
   key:
     server_url: ${ts.keyUrl}
     uri: /oauth2/key
@@ -162,9 +155,9 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
       (l) => `  api-${l}-client:
     secret: api-${l}-secret
     tokenEndpointAuthMethod: tls_client_auth
-    tlsClientAuthSubjectDn: ${DN(`api-${l}`)}
+    tlsClientAuthSubjectDn: ${clientDn(`api-${l}`)}
     certificateBoundAccessTokens: true
-    scope: ${OWN_SCOPES[l]}
+    scope: [${OWN_SCOPES[l].join(', ')}]
 `,
     ).join('');
     ts = await startTokenServer({
@@ -176,7 +169,7 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
     chain = await startChain({
       ts,
       files: (letter) => ({
-        'server.yml': `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`,
+        'server.yml': twoWayTlsServerYml(letter),
         'security.yml': SECURITY,
         'client.yml': hopClientYml(ts, letter, 'mtls'),
         'secret.yml': `keyClientSecret: api-${letter}-secret\n`,
@@ -200,7 +193,7 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
   it('answers the 8 messages: each hop authenticated by its certificate, its token bound to it', async () => {
     const answer = await request(url(chain.services.a.port), {
       headers: { Authorization: `Bearer ${user}` },
-      cert: certificate('client'),
+      cert: clientCertificate('client'),
     });
     expect([answer.status, answer.body]).toEqual([200, EIGHT]);
     // Each hop asked with tls_client_auth (client_id in the form: no secret in the chain). The
@@ -219,28 +212,29 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
       await token(ts, 'bound-user', {
         secret: 'bound-user-secret',
         scope: 'api_a.r',
-        cert: certificate('client'),
+        cert: clientCertificate('client'),
       })
     ).access_token;
     const a = url(chain.services.a.port);
     const headers = { Authorization: `Bearer ${bound}` };
-    const answer = await request(a, { headers, cert: certificate('client') });
+    const answer = await request(a, { headers, cert: clientCertificate('client') });
     expect([answer.status, answer.body]).toEqual([200, EIGHT]);
-    expect(refusal(await request(a, { headers, cert: certificate('api-a') }))).toEqual({
+    expect(refusal(await request(a, { headers, cert: clientCertificate('api-a') }))).toEqual({
       status: 401,
       code: 'ERR20012',
     });
   });
 
   it('a hop token at the first hop: refused from any certificate but its own (which then meets the scope check)', async () => {
-    const lifted = (await token(ts, 'api-b-client', { cert: certificate('api-b') })).access_token;
+    const lifted = (await token(ts, 'api-b-client', { cert: clientCertificate('api-b') }))
+      .access_token;
     expect(claimsOf(lifted).cnf).toEqual({ 'x5t#S256': expect.any(String) });
     const a = url(chain.services.a.port);
     const headers = { Authorization: `Bearer ${lifted}` };
     for (const other of ['client', 'api-a', 'api-c']) {
       expect({
         other,
-        ...refusal(await request(a, { headers, cert: certificate(other) })),
+        ...refusal(await request(a, { headers, cert: clientCertificate(other) })),
       }).toEqual({
         other,
         status: 401,
@@ -248,23 +242,24 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
       });
     }
     // Its own certificate: the binding holds, and its scopes (api_c.*) are not api-a's.
-    expect(refusal(await request(a, { headers, cert: certificate('api-b') }))).toEqual({
+    expect(refusal(await request(a, { headers, cert: clientCertificate('api-b') }))).toEqual({
       status: 403,
       code: 'ERR10005',
     });
   });
 
   it('a hop token lifted from api-b’s traffic, at a middle hop called directly: only from api-b’s certificate', async () => {
-    const lifted = (await token(ts, 'api-b-client', { cert: certificate('api-b') })).access_token;
+    const lifted = (await token(ts, 'api-b-client', { cert: clientCertificate('api-b') }))
+      .access_token;
     const headers = credentialHeaders(`Bearer ${user}`, lifted);
     const c = url(chain.services.c.port);
     // api-b's own certificate: the call api-b makes.
-    const ok = await request(c, { headers, cert: certificate('api-b') });
+    const ok = await request(c, { headers, cert: clientCertificate('api-b') });
     expect([ok.status, ok.body]).toEqual([200, EIGHT.slice(0, 4)]);
     for (const other of ['api-a', 'api-c', 'client']) {
       expect({
         other,
-        ...refusal(await request(c, { headers, cert: certificate(other) })),
+        ...refusal(await request(c, { headers, cert: clientCertificate(other) })),
       }).toEqual({
         other,
         status: 401,
@@ -278,18 +273,19 @@ describe('every hop on two-way TLS with certificate-bound tokens (RFC 8705)', ()
   });
 
   it('a hop token in Authorization at the last hop: its own certificate only; a service that sees none refuses it', async () => {
-    const lifted = (await token(ts, 'api-c-client', { cert: certificate('api-c') })).access_token;
+    const lifted = (await token(ts, 'api-c-client', { cert: clientCertificate('api-c') }))
+      .access_token;
     const headers = { Authorization: `Bearer ${lifted}` };
     const d = url(chain.services.d.port);
-    const ok = await request(d, { headers, cert: certificate('api-c') });
+    const ok = await request(d, { headers, cert: clientCertificate('api-c') });
     expect([ok.status, ok.body]).toEqual([200, EIGHT.slice(0, 2)]);
-    expect(refusal(await request(d, { headers, cert: certificate('client') }))).toEqual({
+    expect(refusal(await request(d, { headers, cert: clientCertificate('client') }))).toEqual({
       status: 401,
       code: 'ERR20012',
     });
     // api-d on one-way TLS: no certificate to check the binding against.
     expect(
-      refusal(await request(url(oneWay.port), { headers, cert: certificate('api-c') })),
+      refusal(await request(url(oneWay.port), { headers, cert: clientCertificate('api-c') })),
     ).toEqual({ status: 401, code: 'ERR20012' });
   });
 });
@@ -304,7 +300,7 @@ describe('every hop with DPoP-bound tokens (RFC 9449)', () => {
       (l) => `  api-${l}-client:
     secret: api-${l}-secret
     dpopBoundAccessTokens: true
-    scope: ${OWN_SCOPES[l]}
+    scope: [${OWN_SCOPES[l].join(', ')}]
 `,
     ).join('');
     ts = await startTokenServer({

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Transport } from '@chain/http';
 import { DpopKey, TokenManager } from '@chain/oauth-client';
@@ -20,6 +19,11 @@ import {
   type RunningChain,
   type TokenServerProcess,
   waitFor,
+  CLIENT_CERTS,
+  OWN_SCOPES,
+  clientCertificate,
+  clientDn,
+  twoWayTlsServerYml,
 } from '@chain/testkit';
 
 // RFC 8693 along the chain, over real processes and sockets: each hop exchanges the token it
@@ -29,17 +33,9 @@ import {
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 type Mode = 'plain' | 'mtls' | 'dpop';
-const CLIENT_CERTS = path.join(CERTS, 'clients');
 const NEXT: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: undefined };
 /** The audience each hop accepts: the chain's for api-a (the user's token), its own name after. */
 const AUDIENCE: Record<Letter, string> = { a: 'urn:chain:api', b: 'api-b', c: 'api-c', d: 'api-d' };
-const OWN_SCOPES: Record<Letter, string> = {
-  a: '[api_b.r, api_b.w]',
-  b: '[api_c.r, api_c.w]',
-  c: '[api_d.r, api_d.w]',
-  d: '[]',
-};
-const DN = (name: string) => `CN=${name},O=secured-rest-chain dev`;
 const SECURITY = `enableVerifyJwt: true
 enableVerifyScope: true
 logJwtToken: true
@@ -62,12 +58,6 @@ ${(['a', 'b', 'c'] as const)
   )
   .join('')}`;
 
-type Pem = { key: Buffer; cert: Buffer };
-const certificate = (name: string): Pem => {
-  const pem = fs.readFileSync(path.join(CLIENT_CERTS, `${name}.pem`));
-  return { key: pem, cert: pem };
-};
-
 /** client.yml of a hop: its own token as before, and the exchange for the next hop. */
 function hopClientYml(ts: TokenServerProcess, letter: Letter, mode: Mode): string {
   const bound =
@@ -83,7 +73,7 @@ ${mode === 'mtls' ? `  loadKeyStore: true\n  keyStore: ${CLIENT_CERTS}/api-${let
     client_credentials:
       uri: /oauth2/token
       client_id: api-${letter}-client
-${bound}      scope: ${OWN_SCOPES[letter]}
+${bound}      scope: [${OWN_SCOPES[letter].join(', ')}]
 ${
   next
     ? `    token_exchange:
@@ -112,7 +102,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
   let user: string;
   const url = (letter: Letter) => `https://localhost:${chain.services[letter].port}/v1/data`;
   /** The user's certificate with two-way TLS. */
-  const userCert = mode === 'mtls' ? certificate('client') : undefined;
+  const userCert = mode === 'mtls' ? clientCertificate('client') : undefined;
   /** The tokens a hop verified, in the order it logged them, once it logged at least `count`. */
   const received = (letter: Letter, count = 1) =>
     waitFor(
@@ -130,11 +120,11 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
     const clients = LETTERS.map((l) => {
       const auth =
         mode === 'mtls'
-          ? `    tokenEndpointAuthMethod: tls_client_auth\n    tlsClientAuthSubjectDn: ${DN(`api-${l}`)}\n    certificateBoundAccessTokens: true\n`
+          ? `    tokenEndpointAuthMethod: tls_client_auth\n    tlsClientAuthSubjectDn: ${clientDn(`api-${l}`)}\n    certificateBoundAccessTokens: true\n`
           : mode === 'dpop'
             ? '    dpopBoundAccessTokens: true\n'
             : '';
-      return `  api-${l}-client:\n    secret: api-${l}-secret\n${auth}    scope: ${OWN_SCOPES[l]}\n`;
+      return `  api-${l}-client:\n    secret: api-${l}-secret\n${auth}    scope: [${OWN_SCOPES[l].join(', ')}]\n`;
     }).join('');
     const features =
       mode === 'mtls'
@@ -152,7 +142,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       ts,
       files: (letter) => ({
         ...(mode === 'mtls' && {
-          'server.yml': `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`,
+          'server.yml': twoWayTlsServerYml(letter),
         }),
         // api-d takes only the chain's delegation path.
         'security.yml':
@@ -227,7 +217,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       : { Authorization: `Bearer ${direct}` };
     const refused = await request(url('d'), {
       headers,
-      client: mode === 'mtls' ? certificate('api-d') : undefined,
+      client: mode === 'mtls' ? clientCertificate('api-d') : undefined,
     });
     expect([refused.status, refused.body]).toEqual([
       403,
@@ -284,7 +274,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       for (const other of mode === 'mtls' ? ['client', 'api-a', 'api-c'] : ['client']) {
         const answer = await request(url('c'), {
           headers,
-          client: mode === 'mtls' ? certificate(other) : undefined,
+          client: mode === 'mtls' ? clientCertificate(other) : undefined,
         });
         expect({ other, ...refusal(answer) }).toEqual({ other, status: 401, code: 'ERR20012' });
       }
@@ -325,7 +315,7 @@ describe.each<Mode>(['plain', 'mtls', 'dpop'])('token exchange at every hop (%s)
       method: 'POST',
       headers,
       body: form.toString(),
-      client: mode === 'mtls' ? certificate(`api-${letter}`) : undefined,
+      client: mode === 'mtls' ? clientCertificate(`api-${letter}`) : undefined,
     });
   }
 });

@@ -12,12 +12,25 @@ export type Letter = 'a' | 'b' | 'c' | 'd';
 export const LETTERS: readonly Letter[] = ['a', 'b', 'c', 'd'];
 const NEXT: Record<Letter, Letter | undefined> = { a: 'b', b: 'c', c: 'd', d: undefined };
 /** The scopes each service's own token is asked with (what its downstream requires). */
-const OWN_SCOPES: Record<Letter, string[]> = {
+export const OWN_SCOPES: Record<Letter, string[]> = {
   a: ['api_b.r', 'api_b.w'],
   b: ['api_c.r', 'api_c.w'],
   c: ['api_d.r', 'api_d.w'],
   d: [],
 };
+
+/** The client certificates of scripts/gen-certs.sh (`<name>.pem`: key and certificate) and their CA. */
+export const CLIENT_CERTS = path.join(CERTS, 'clients');
+/** The subject DN of a client certificate of scripts/gen-certs.sh. */
+export const clientDn = (name: string): string => `CN=${name},O=secured-rest-chain dev`;
+/** A client certificate of scripts/gen-certs.sh as TLS options (`key` and `cert`). */
+export const clientCertificate = (name: string): { key: Buffer; cert: Buffer } => {
+  const pem = fs.readFileSync(path.join(CLIENT_CERTS, `${name}.pem`));
+  return { key: pem, cert: pem };
+};
+/** server.yml of a chain hop that asks every caller for a certificate of the client CA. */
+export const twoWayTlsServerYml = (letter: Letter): string =>
+  `serviceId: com.networknt.api${letter}-1.0.0\nip: 127.0.0.1\nhttpsPort: 0\nkeyFile: ${CERTS}/server.key\ncertFile: ${CERTS}/server.crt\nshutdownTimeoutMs: 1000\nenableTwoWayTls: true\ntruststoreName: ${CLIENT_CERTS}/ca.crt\n`;
 
 /** D1 D2 C1 C2 B1 B2 A1 A2: what api-a answers. */
 export const EIGHT = ['D', 'C', 'B', 'A'].flatMap((l) => [
