@@ -14,12 +14,13 @@ export interface Redis {
 }
 
 /**
- * A real redis-server (scripts/test-infra.sh installs it) on a free loopback port, with its own
- * folder and nothing saved; resolves once it accepts connections.
+ * A real redis-server (scripts/test-infra.sh installs it) on a free loopback port (or `port`: one
+ * that was stopped, to bring it back empty), with its own folder and nothing saved; resolves once
+ * it accepts connections.
  */
-export async function startRedis(): Promise<Redis> {
+export async function startRedis({ port: given }: { port?: number } = {}): Promise<Redis> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-e2e-'));
-  const port = await freePort();
+  const port = given ?? (await freePort());
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
   const child = spawn('redis-server', [...args, '--appendonly', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -83,4 +83,43 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
     const open = await request(two.listener).get('/v1/open');
     expect(open.status).toBe(200);
   });
+
+  it('counts again once Redis is back: one warning for the outage, one line when it answers', async () => {
+    const own = await startRedis();
+    const limit = `enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\nredis: ${own.url}\n`;
+    const log = captureLogger();
+    const app = fixtureService(fixtureConfig('native', { 'limit.yml': limit }), undefined, log).app;
+    const counted = () =>
+      waitFor(
+        'a request counted on Redis',
+        async () => {
+          const res = await request(app.listener).get('/v1/open');
+          expect(res.status).toBe(200);
+          return res.headers['ratelimit-limit'] === '2' ? res : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
+    const at = (message: RegExp) => log.lines().filter((l) => message.test(String(l.msg)));
+    await counted();
+    await own.stop();
+    for (let i = 0; i < 3; i++) {
+      expect((await request(app.listener).get('/v1/open')).status).toBe(200);
+    }
+    await waitFor('the outage said', () => at(/cannot be reached/).length > 0 || undefined);
+    const back = await startRedis({ port: own.port });
+    try {
+      // Back empty (nothing saved): the first request counted again leaves one of the two.
+      const first = await counted();
+      expect(first.headers['ratelimit-remaining']).toBe('1');
+      expect((await request(app.listener).get('/v1/open')).status).toBe(200);
+      const over = await request(app.listener).get('/v1/open');
+      expect([over.status, over.body]).toEqual([429, RATE_LIMITED]);
+      expect(at(/cannot be reached/).length).toBe(1);
+      expect(at(/answers again/).map((l) => [l.level, l.msg])).toEqual([
+        [30, `Redis at 127.0.0.1:${own.port} answers again`],
+      ]);
+    } finally {
+      await back.stop();
+    }
+  });
 });
