@@ -294,17 +294,22 @@ function clientRules(cfg: ClientShape, ctx: z.RefinementCtx): void {
   }
 }
 
-const secretShape = () =>
-  z.strictObject({
-    clientCredentialsClientSecret: text().optional(),
-    authorizationCodeClientSecret: text().optional(),
-    refreshTokenClientSecret: text().optional(),
-    tokenExchangeClientSecret: text().optional(),
-    keyClientSecret: text().optional(),
-    introspectionClientSecret: text().optional(),
-  });
+/** secret.yml's key of the secret of each client in client.yml. */
+const SECRET_KEY = {
+  client_credentials: 'clientCredentialsClientSecret',
+  authorization_code: 'authorizationCodeClientSecret',
+  refresh_token: 'refreshTokenClientSecret',
+  token_exchange: 'tokenExchangeClientSecret',
+  key: 'keyClientSecret',
+  introspection: 'introspectionClientSecret',
+} as const;
 
-export type SecretConfig = z.output<ReturnType<typeof secretShape>>;
+export type SecretConfig = { [key in (typeof SECRET_KEY)[keyof typeof SECRET_KEY]]?: string };
+
+const secretShape = () =>
+  z.strictObject(
+    Object.fromEntries(Object.values(SECRET_KEY).map((key) => [key, text().optional()])),
+  );
 
 export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
   light4j: Object.fromEntries(
@@ -324,17 +329,11 @@ export const secretConfigSchema = configFile<SecretConfig>(secretShape, {
 /** secret.yml's, else light-4j's `client_secret` of client.yml. */
 export function clientSecrets(client: ClientConfig, secret: SecretConfig): SecretConfig {
   const { token, key, introspection } = client.oauth;
-  return {
-    clientCredentialsClientSecret:
-      secret.clientCredentialsClientSecret ?? token.client_credentials?.client_secret,
-    authorizationCodeClientSecret:
-      secret.authorizationCodeClientSecret ?? token.authorization_code?.client_secret,
-    refreshTokenClientSecret: secret.refreshTokenClientSecret ?? token.refresh_token?.client_secret,
-    tokenExchangeClientSecret:
-      secret.tokenExchangeClientSecret ?? token.token_exchange?.client_secret,
-    keyClientSecret: secret.keyClientSecret ?? key.client_secret,
-    introspectionClientSecret: secret.introspectionClientSecret ?? introspection?.client_secret,
-  };
+  const sections = { ...token, key, introspection };
+  const secrets = Object.entries(SECRET_KEY) as [keyof typeof SECRET_KEY, keyof SecretConfig][];
+  return Object.fromEntries(
+    secrets.map(([at, name]) => [name, secret[name] ?? sections[at]?.client_secret]),
+  );
 }
 
 export type GrantName =
@@ -354,13 +353,6 @@ export interface GrantSettings {
   authMethod: 'client_secret_basic' | 'tls_client_auth';
   clientSecret?: string;
 }
-
-const SECRET_KEY = {
-  client_credentials: 'clientCredentialsClientSecret',
-  authorization_code: 'authorizationCodeClientSecret',
-  refresh_token: 'refreshTokenClientSecret',
-  token_exchange: 'tokenExchangeClientSecret',
-} as const;
 
 /** Checked when used: light-4j's client.yml lists grants without `server_url` (service discovery). */
 export function grantSettings(

@@ -10,7 +10,7 @@ import {
 import type { ClientEvents } from './client-events.js';
 import { DpopKey } from './dpop-key.js';
 import { RenewableToken, TokenSource, UserToken } from './renewable-token.js';
-import { TokenRequester, type AccessToken } from './token-request.js';
+import { TokenRequester, type AccessToken, type Grant } from './token-request.js';
 import type { Transport } from '@chain/http';
 
 export interface TokenManagerOptions extends Omit<ClientFiles, 'clientFile' | 'secretFile'> {
@@ -52,7 +52,8 @@ export class TokenManager {
     if (!oauth.multipleAuthServers) {
       // Scopes sorted and once each, as a token server names them.
       const scope = [...new Set(oauth.token.client_credentials?.scope)].sort();
-      return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), scope));
+      const grant = { grant_type: 'client_credentials', scope } as const;
+      return (this.ownSource ??= this.makeSource(this.requester('client_credentials'), grant));
     }
     const servers = oauth.token.client_credentials?.serviceIdAuthServers ?? {};
     if (serviceId === undefined || !Object.hasOwn(servers, serviceId)) {
@@ -77,7 +78,8 @@ export class TokenManager {
       },
       oauth.token.client_credentials?.tokenBinding === 'dpop' ? this.dpopKey : undefined,
     );
-    const source = this.makeSource(requester, server.scope ?? []);
+    const grant = { grant_type: 'client_credentials', scope: server.scope } as const;
+    const source = this.makeSource(requester, grant);
     this.sources.set(serviceId, source);
     return source;
   }
@@ -91,21 +93,13 @@ export class TokenManager {
     if (made) return made;
     const requester = this.requester('token_exchange');
     const { audience, scope, subjectTokenType } = this.options.client.oauth.token.token_exchange!;
-    const renewable = new RenewableToken({
-      ...this.renewal(requester),
-      fetch: (_trigger, trace) =>
-        requester.request(
-          {
-            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-            subject_token: subjectToken,
-            subject_token_type: subjectTokenType,
-            audience: audience!,
-            scope,
-          },
-          trace?.childHeaders(),
-        ),
+    const source = this.makeSource(requester, {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: subjectToken,
+      subject_token_type: subjectTokenType,
+      audience: audience!,
+      scope,
     });
-    const source = new TokenSource(renewable, requester.dpop);
     this.exchanged.set(subjectToken, source);
     return source;
   }
@@ -142,11 +136,10 @@ export class TokenManager {
     });
   }
 
-  private makeSource(requester: TokenRequester, scope: readonly string[]): TokenSource {
+  private makeSource(requester: TokenRequester, grant: Grant): TokenSource {
     const renewable = new RenewableToken({
       ...this.renewal(requester),
-      fetch: (_trigger, trace) =>
-        requester.request({ grant_type: 'client_credentials', scope }, trace?.childHeaders()),
+      fetch: (_trigger, trace) => requester.request(grant, trace?.childHeaders()),
     });
     return new TokenSource(renewable, requester.dpop);
   }
