@@ -95,9 +95,9 @@ export async function codeEndpoint(
     const error = query.has('response_type') ? 'unsupported_response_type' : 'invalid_request';
     return refuse('response_type', error, 'response_type must be code');
   }
-  const challenge = query.get('code_challenge') ?? undefined;
-  const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
-  if (method !== undefined && (method !== 'S256' || !S256_CHALLENGE.test(challenge ?? ''))) {
+  const codeChallenge = query.get('code_challenge') ?? undefined;
+  const method = query.get('code_challenge_method') ?? (codeChallenge ? 'plain' : undefined);
+  if (method !== undefined && (method !== 'S256' || !S256_CHALLENGE.test(codeChallenge ?? ''))) {
     const description =
       'code_challenge must be 43 base64url characters with code_challenge_method S256';
     return refuse('code_challenge', 'invalid_request', description);
@@ -110,8 +110,7 @@ export async function codeEndpoint(
   if (scope.some((s) => !client.scope.includes(s))) {
     return refuse('scope', 'invalid_scope', 'the client may not ask for some of the scopes');
   }
-  const codeChallenge = challenge ? { codeChallenge: challenge } : {};
-  const code = await issueCode({ userId, clientId, redirectUri, scope, ...codeChallenge });
+  const code = await issueCode({ userId, clientId, redirectUri, scope, codeChallenge });
   redirect(res, redirectUri, { code }, query);
   return { clientId, userId };
 }
