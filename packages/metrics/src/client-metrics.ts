@@ -1,6 +1,6 @@
 import type { ClientEvents } from '@chain/oauth-client';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { combine, emptyTimer, observe, type Timer } from './timer.js';
+import { emptyTimer, observe, type Timer } from './timer.js';
 
 const CIRCUIT_STATE_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -49,8 +49,8 @@ export class ClientStats {
   /** Adds a worker's `take()`: counters add up, timers combine, a gauge takes the last value. */
   merge(snapshot: ClientSnapshot): void {
     for (const { name, tags, value } of snapshot.counters) this.count(name, tags, value);
-    for (const { name, tags, value } of snapshot.timers) {
-      combine(this.series(this.timers, name, tags, emptyTimer).value, value);
+    for (const { name, tags, value: t } of snapshot.timers) {
+      observe(this.series(this.timers, name, tags, emptyTimer).value, t.sum, t.count, t.min, t.max);
     }
     for (const { name, tags, value } of snapshot.gauges) this.gauge(name, tags, value);
   }

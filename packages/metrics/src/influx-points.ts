@@ -20,9 +20,7 @@ export function hostIdentity(
   return { hostname, ipAddress: found?.address ?? '127.0.0.1' };
 }
 
-export interface PointContext extends HostIdentity {
-  serviceId: string;
-}
+export type PointContext = HostIdentity & { serviceId: string };
 
 const point = (measurement: string, tags: IPoint['tags'], value: number, timestamp: number) => ({
   measurement: escape.measurement(measurement),

@@ -1,6 +1,6 @@
 import { COUNTERS, outcomeOf, zeroCounts, type CounterName } from './outcome.js';
 import { SeriesTable } from './series-table.js';
-import { combine, emptyTimer, observe } from './timer.js';
+import { emptyTimer, observe } from './timer.js';
 
 /** One series (endpoint x client) over one interval; `responseTime` in ms, if it had requests. */
 export interface SeriesSnapshot {
@@ -32,7 +32,8 @@ export class IntervalStats {
       const entry = this.table.get(endpoint, clientId);
       for (const name of COUNTERS) entry.counts[name] += counts[name] ?? 0;
       if (responseTime && responseTime.count > 0) {
-        combine(entry.timer, { ...responseTime, sum: responseTime.mean * responseTime.count });
+        const { count, min, max, mean } = responseTime;
+        observe(entry.timer, mean * count, count, min, max);
       }
     }
   }

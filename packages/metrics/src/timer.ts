@@ -8,16 +8,10 @@ export interface Timer {
 
 export const emptyTimer = (): Timer => ({ count: 0, min: Infinity, max: -Infinity, sum: 0 });
 
-export function observe(timer: Timer, ms: number): void {
-  timer.count += 1;
-  timer.sum += ms;
-  if (ms < timer.min) timer.min = ms;
-  if (ms > timer.max) timer.max = ms;
-}
-
-export function combine(timer: Timer, other: Timer): void {
-  timer.count += other.count;
-  timer.sum += other.sum;
-  if (other.min < timer.min) timer.min = other.min;
-  if (other.max > timer.max) timer.max = other.max;
+/** Adds `count` observations (one by default) of `sum` ms in all, from `min` to `max`. */
+export function observe(timer: Timer, sum: number, count = 1, min = sum, max = sum): void {
+  timer.count += count;
+  timer.sum += sum;
+  if (min < timer.min) timer.min = min;
+  if (max > timer.max) timer.max = max;
 }

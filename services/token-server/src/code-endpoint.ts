@@ -83,8 +83,16 @@ export async function codeEndpoint(
     return { clientId, reason: 'redirect_uri not registered' };
   }
   // From here on the client learns of an error by redirect, with its state.
+  const redirect = (params: Record<string, string>) => {
+    const location = new URL(redirectUri);
+    for (const [key, value] of Object.entries(params)) location.searchParams.append(key, value);
+    const state = query.get('state');
+    if (state !== null) location.searchParams.append('state', state);
+    res.writeHead(302, { Location: location.href, 'Cache-Control': 'no-store' });
+    res.end();
+  };
   const refuse = (reason: string, error: string, description: string) => {
-    redirect(res, redirectUri, { error, error_description: description }, query);
+    redirect({ error, error_description: description });
     return { clientId, reason };
   };
   const twice = PARAMS.find((name) => query.getAll(name).length > 1);
@@ -95,9 +103,9 @@ export async function codeEndpoint(
     const error = query.has('response_type') ? 'unsupported_response_type' : 'invalid_request';
     return refuse('response_type', error, 'response_type must be code');
   }
-  const challenge = query.get('code_challenge') ?? undefined;
-  const method = query.get('code_challenge_method') ?? (challenge ? 'plain' : undefined);
-  if (method !== undefined && (method !== 'S256' || !S256_CHALLENGE.test(challenge ?? ''))) {
+  const codeChallenge = query.get('code_challenge') ?? undefined;
+  const method = query.get('code_challenge_method') ?? (codeChallenge ? 'plain' : undefined);
+  if (method !== undefined && (method !== 'S256' || !S256_CHALLENGE.test(codeChallenge ?? ''))) {
     const description =
       'code_challenge must be 43 base64url characters with code_challenge_method S256';
     return refuse('code_challenge', 'invalid_request', description);
@@ -110,27 +118,12 @@ export async function codeEndpoint(
   if (scope.some((s) => !client.scope.includes(s))) {
     return refuse('scope', 'invalid_scope', 'the client may not ask for some of the scopes');
   }
-  const codeChallenge = challenge ? { codeChallenge: challenge } : {};
-  const code = await issueCode({ userId, clientId, redirectUri, scope, ...codeChallenge });
-  redirect(res, redirectUri, { code }, query);
+  const code = await issueCode({ userId, clientId, redirectUri, scope, codeChallenge });
+  redirect({ code });
   return { clientId, userId };
 }
 
 function status(res: http.ServerResponse, code: keyof typeof REFUSALS, description: string): void {
   const { statusCode, message } = REFUSALS[code];
   sendJson(res, statusCode, { statusCode, code, message, description });
-}
-
-function redirect(
-  res: http.ServerResponse,
-  redirectUri: string,
-  params: Record<string, string>,
-  query: URLSearchParams,
-): void {
-  const location = new URL(redirectUri);
-  for (const [key, value] of Object.entries(params)) location.searchParams.append(key, value);
-  const state = query.get('state');
-  if (state !== null) location.searchParams.append('state', state);
-  res.writeHead(302, { Location: location.href, 'Cache-Control': 'no-store' });
-  res.end();
 }

@@ -10,22 +10,20 @@ import type { TokenStats } from './token-stats.js';
 export function introspectionAudit(stats: TokenStats, logger: Logger) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {
     await next();
-    const route = ctx.oidc?.route;
-    if (route !== 'introspection' && route !== 'revocation') return;
-    const answer = ctx.body as { active?: unknown; token_type?: unknown; error?: unknown };
-    if (route === 'introspection' && answer?.active === true && answer.token_type === undefined) {
+    const clientId = ctx.oidc?.client?.clientId ?? 'unknown';
+    if (ctx.oidc?.route === 'revocation') {
+      logger.info({ clientId, status: ctx.status }, 'token revocation');
+    }
+    if (ctx.oidc?.route !== 'introspection') return;
+    const answer = (ctx.body ?? {}) as { active?: unknown; token_type?: unknown; error?: unknown };
+    if (answer.active === true && answer.token_type === undefined) {
       answer.token_type = 'refresh_token';
     }
     // oidc-provider 9 answers 400 unsupported_token_type for a JWT; RFC 7662 section 2.2 says a
     // token the server does not vouch for is {"active":false}.
-    if (route === 'introspection' && answer?.error === 'unsupported_token_type') {
+    if (answer.error === 'unsupported_token_type') {
       ctx.status = 200;
       ctx.body = { active: false };
-    }
-    const clientId = ctx.oidc?.client?.clientId ?? 'unknown';
-    if (route === 'revocation') {
-      logger.info({ clientId, status: ctx.status }, 'token revocation');
-      return;
     }
     stats.count('introspectionRequests', clientId);
     const body = (ctx.body ?? {}) as { active?: unknown; client_id?: unknown };

@@ -24,8 +24,7 @@ const helpers = grantHelpers as {
  * adding itself to the `act` chain (section 4.1); bound like its client-credentials tokens.
  */
 export function tokenExchange(server: TokenServerConfig, keys: Record<string, string>) {
-  const publicKeys = new Map<string, KeyObject>();
-  for (const [kid, pem] of Object.entries(keys)) publicKeys.set(kid, createPublicKey(pem));
+  const publicKeys = new Map(Object.entries(keys).map(([kid, pem]) => [kid, createPublicKey(pem)]));
   const claimsOf = new WeakMap<object, Record<string, unknown>>();
 
   const handler = async (ctx: Ctx) => {
@@ -101,23 +100,20 @@ export function tokenExchange(server: TokenServerConfig, keys: Record<string, st
   };
 }
 
+const decode = (part: string) =>
+  JSON.parse(Buffer.from(part, 'base64url').toString()) as Record<string, unknown>;
+
 /** The claims of a JWT this server signed (RS256, one of its kids) and not expired, else undefined. */
 function verifySubject(jwt: string, issuer: string, keys: Map<string, KeyObject>) {
   const [header, payload, signature, ...rest] = jwt.split('.');
   if (signature === undefined || rest.length > 0) return undefined;
   try {
-    const { alg, kid } = JSON.parse(Buffer.from(header, 'base64url').toString()) as Record<
-      string,
-      unknown
-    >;
+    const { alg, kid } = decode(header);
     const key = typeof kid === 'string' ? keys.get(kid) : undefined;
     const signed = Buffer.from(`${header}.${payload}`);
     if (alg !== 'RS256' || !key) return undefined;
     if (!verify('sha256', signed, key, Buffer.from(signature, 'base64url'))) return undefined;
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<
-      string,
-      unknown
-    >;
+    const claims = decode(payload);
     const live = typeof claims.exp === 'number' && claims.exp > Date.now() / 1000;
     return live && claims.iss === issuer && typeof claims.sub === 'string' ? claims : undefined;
   } catch {

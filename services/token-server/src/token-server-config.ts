@@ -125,15 +125,10 @@ export function loadTokenServerConfig(loader: ConfigLoader) {
   const server = loader.load('token-server', serverSchema, { required: true });
   const { clients } = loader.load('clients', clientsSchema, { required: true });
   featureRules(server, clients, loader.locate('clients').file!);
-  for (const id of Object.keys(server.tokenExchange)) {
-    if (!Object.hasOwn(clients, id)) {
-      const file = loader.locate('token-server').file!;
-      throw new ConfigError(
-        file,
-        `tokenExchange.${id}`,
-        'names a client clients.yml does not have',
-      );
-    }
+  const id = Object.keys(server.tokenExchange).find((name) => !Object.hasOwn(clients, name));
+  if (id !== undefined) {
+    const file = loader.locate('token-server').file!;
+    throw new ConfigError(file, `tokenExchange.${id}`, 'names a client clients.yml does not have');
   }
   return { server, clients, users: loader.load('users', usersSchema).users };
 }

@@ -105,8 +105,7 @@ export async function startTokenServer(options: ConfigLoaderOptions) {
     https.createServer(tls, listener('oauth2-key', stats, keyRoutes)),
   ];
   const listen = async (server: https.Server, port: number) => {
-    server.listen(port, config.ip);
-    await once(server, 'listening');
+    await once(server.listen(port, config.ip), 'listening');
     return (server.address() as AddressInfo).port;
   };
   const tokenPort = await listen(servers[0], config.tokenPort);
