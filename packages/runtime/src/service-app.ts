@@ -131,7 +131,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     const { file } = config.loader.locate('configReload');
     throw new ConfigError(file ?? 'configReload.yml', 'enabled', RELOAD_NEEDS);
   }
-  const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.
   const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   const checks = [...client.readinessChecks(), ...readiness];
@@ -170,7 +169,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   }
   const spec: Stage[] = [routingStage(config.spec)];
   // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
-  if (verifier.verifies || Object.keys(passThroughClaims).length) {
+  if (verifier.verifies || Object.keys(config.security.passThroughClaims).length) {
     spec.push(securityStage(verifier));
   }
   if (rateLimit && !countsBeforeSecurity(limit.key)) spec.push(rateLimit);

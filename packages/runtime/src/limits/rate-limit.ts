@@ -43,12 +43,9 @@ export function verdict(quotas: readonly Quota[], fills: readonly number[]): Ver
 }
 
 /** Per process: each quota's theoretical arrival time per key (kept in Redis, there). */
-export function memoryCounter(
-  maxKeys: number,
-  now = Date.now,
-): (key: string, quotas: readonly Quota[]) => Verdict {
+export function memoryCounter(maxKeys: number, now = Date.now) {
   const arrivals = new BoundedMap<string, number[]>(maxKeys);
-  return (key, quotas) => {
+  return (key: string, quotas: readonly Quota[]) => {
     const t = now();
     const booked = arrivals.get(key) ?? [];
     const next = quotas.map((q, i) => Math.max(booked[i] ?? 0, t) + q.windowMs / q.limit);
