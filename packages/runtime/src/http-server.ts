@@ -145,9 +145,7 @@ export function probesOnly(app: ServedApp): ServedApp {
     gate: app.gate,
     http2: false,
     listener: (req, res) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = q < 0 ? url : url.slice(0, q);
+      const path = (req.url ?? '/').split('?', 1)[0];
       if (PROBE_PATHS.has(path)) return app.listener(req, res);
       res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
       sendError(res, new StatusError('ERR20001', [`Path ${echoPath(path)} on the probe port`]));
