@@ -85,9 +85,7 @@ function isLowerHex(text: string, from: number, to: number): boolean {
 }
 
 /** A later version than 00 may carry more after a `-` (3.2.4); `ff` is invalid. */
-export function parseTraceparent(
-  header: string | string[] | undefined,
-): { traceId: string; parentId: string; sampled: boolean } | undefined {
+export function parseTraceparent(header: string | string[] | undefined) {
   if (typeof header !== 'string') return undefined;
   const h = header.length === 55 ? header : header.trim();
   if (

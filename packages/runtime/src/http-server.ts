@@ -19,18 +19,14 @@ export class ShutdownGate {
   private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   /** One `close` listener for all responses (a closure per request costs more). */
-  private readonly closed: (this: http.ServerResponse) => void;
+  private readonly closed = ((gate: ShutdownGate) =>
+    function (this: http.ServerResponse) {
+      gate.inFlight.delete(this);
+      if (gate.stopping) gate.closeIdle();
+    })(this);
 
-  constructor() {
-    const release = (res: http.ServerResponse) => {
-      this.inFlight.delete(res);
-      if (this.stopping) {
-        for (const server of this.servers) (server as http.Server).closeIdleConnections();
-      }
-    };
-    this.closed = function (this: http.ServerResponse) {
-      release(this);
-    };
+  private closeIdle(): void {
+    for (const server of this.servers) (server as http.Server).closeIdleConnections();
   }
 
   watch(server: http.Server | http2.Http2SecureServer): void {
@@ -69,7 +65,7 @@ export class ShutdownGate {
     for (const res of this.inFlight) {
       if (!res.headersSent && !isHttp2(res)) res.setHeader('Connection', 'close');
     }
-    for (const server of this.servers) (server as http.Server).closeIdleConnections();
+    this.closeIdle();
     for (const session of this.sessions) session.close();
   }
 }
@@ -149,9 +145,7 @@ export function probesOnly(app: ServedApp): ServedApp {
     gate: app.gate,
     http2: false,
     listener: (req, res) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = q < 0 ? url : url.slice(0, q);
+      const path = (req.url ?? '/').split('?', 1)[0];
       if (PROBE_PATHS.has(path)) return app.listener(req, res);
       res.setHeader('X-Correlation-Id', readTrace(req.headers).correlationId);
       sendError(res, new StatusError('ERR20001', [`Path ${echoPath(path)} on the probe port`]));

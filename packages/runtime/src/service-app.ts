@@ -37,7 +37,7 @@ import {
 import { securityStage } from './stages/security.js';
 import { overloadStage } from './limits/overload.js';
 import { countsBeforeSecurity, memoryCounter, rateLimitStage } from './limits/rate-limit.js';
-import { connectRedis, redisCounter, redisReplayStore } from './limits/redis-store.js';
+import { redisCounter, redisReplayStore } from './limits/redis-store.js';
 import { SpanExporter } from './telemetry/span-exporter.js';
 import { workerMetricsLink } from './workers.js';
 
@@ -108,28 +108,20 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
       })
     : undefined;
   const client = createServiceClient({ config, logger, http, events, exporter });
+  const keyClient = (options: KeyOptions) =>
+    createKeyClient({ ...options, http: http(), timeoutMs: config.client.request.timeout, events });
   const { key } = config.client.oauth;
   let ownOrigins: readonly string[] = [];
   const { dpop } = config.security;
-  if (dpop.redis) connectRedis(dpop.redis, logger);
   const verifier = createVerifier({
     replayStore: dpop.redis ? redisReplayStore(dpop.redis, logger) : undefined,
     ownOrigins: () => ownOrigins,
     config: config.security,
     logger,
-    keySource: keySource(config, http, events),
+    keySource: keySource(config, keyClient),
     keySourceOf: (issuer) => {
       const key = config.security.jwt.issuers[issuer]?.key;
-      if (!key) return undefined;
-      const { timeout: timeoutMs } = config.client.request;
-      return createKeyClient({
-        key,
-        secret: key.client_secret,
-        jwks: key.jwk,
-        http: http(),
-        timeoutMs,
-        events,
-      });
+      return key && keyClient({ key, secret: key.client_secret, jwks: key.jwk });
     },
     introspection: introspectionSource(config, http),
     keyPolicy: { timeoutMs: config.client.request.timeout },
@@ -139,7 +131,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
     const { file } = config.loader.locate('configReload');
     throw new ConfigError(file ?? 'configReload.yml', 'enabled', RELOAD_NEEDS);
   }
-  const { passThroughClaims } = config.security;
   // The handlers first: the downstreams they make decide what readiness checks.
   const handlers = registerRoutes(config, (r) => routes(r, { client, metrics }));
   const checks = [...client.readinessChecks(), ...readiness];
@@ -163,7 +154,6 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   if (shedding) outer.push(shedding);
   let rateLimit: Stage | undefined;
   if (limit.enabled) {
-    if (limit.redis) connectRedis(limit.redis, logger);
     const counter = limit.redis
       ? redisCounter(limit.redis, serviceId, logger)
       : memoryCounter(limit.maxKeys);
@@ -179,7 +169,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   }
   const spec: Stage[] = [routingStage(config.spec)];
   // Without verification a caller's own pass-through headers still go (no `X-User-Id: admin`).
-  if (verifier.verifies || Object.keys(passThroughClaims).length) {
+  if (verifier.verifies || Object.keys(config.security.passThroughClaims).length) {
     spec.push(securityStage(verifier));
   }
   if (rateLimit && !countsBeforeSecurity(limit.key)) spec.push(rateLimit);
@@ -250,11 +240,12 @@ function protectedResource(config: ServiceConfig, resource: string) {
   };
 }
 
+type KeyOptions = Pick<Parameters<typeof createKeyClient>[0], 'key' | 'secret' | 'jwks'>;
+
 /** Unknown kids go to client.yml `oauth.key`'s server: a JWKS, or light-oauth2's PEM by kid. */
 function keySource(
   config: ServiceConfig,
-  http: () => HttpClient,
-  events: ClientEvents,
+  keyClient: (options: KeyOptions) => KeySource,
 ): KeySource | undefined {
   const { key } = config.client.oauth;
   const { enableVerifyJwt, bootstrapFromKeyService, jwt } = config.security;
@@ -268,13 +259,10 @@ function keySource(
       'is required when security.yml bootstrapFromKeyService is true (keys come only from the key server)',
     );
   }
-  return createKeyClient({
+  return keyClient({
     key: { ...key, server_url: serverUrl },
     secret: clientSecrets(config.client, config.secret).keyClientSecret,
     jwks: jwt.keyResolver ? jwt.keyResolver === 'JsonWebKeySet' : key.jwk,
-    http: http(),
-    timeoutMs: config.client.request.timeout,
-    events,
   });
 }
 

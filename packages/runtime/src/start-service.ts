@@ -42,10 +42,7 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
   const worker = workerNumber();
   if (worker !== undefined) watchForStop();
   try {
-    const config = loadServiceConfig({
-      bundledDir: definition.bundledDir,
-      ...definition.loaderOptions,
-    });
+    const config = load(definition);
     logger = createLogger(config.server.serviceId, undefined, definition.logDestination);
     exitOnFatalError(logger);
     // Said once per service: by the primary, or by the first worker for what only it sees.
@@ -71,6 +68,9 @@ export async function startService(definition: ServiceDefinition): Promise<Runni
     return cannotStart(err, logger, worker);
   }
 }
+
+const load = ({ bundledDir, loaderOptions }: ServiceDefinition) =>
+  loadServiceConfig({ bundledDir, ...loaderOptions });
 
 /** A worker's message is said by the primary, once for the service. */
 async function cannotStart(err: unknown, logger?: Logger, worker?: number): Promise<never> {
@@ -107,9 +107,8 @@ async function listen(
   const probeTls = twoWayTls ? { ...tlsOptions, requestCert: false, ca: undefined } : tlsOptions;
 
   const open = async (protocol: 'https' | 'http', port: number, probes = false) => {
-    const server = probes
-      ? createHttpServer(protocol, settings, probesOnly(served), log, probeTls)
-      : createHttpServer(protocol, settings, served, log, tlsOptions);
+    const [target, tls] = probes ? [probesOnly(served), probeTls] : [served, tlsOptions];
+    const server = createHttpServer(protocol, settings, target, log, tls);
     server.listen(port, settings.ip);
     await once(server, 'listening');
     const bound = (server.address() as AddressInfo).port;
@@ -129,17 +128,15 @@ async function listen(
     if (worker === undefined) log.info(where, listeningMessage(where));
   };
 
+  const main = settings.enableHttps ? 'https' : 'http';
   try {
     if (settings.enableHttps) await open('https', settings.httpsPort);
     if (settings.enableHttp) await open('http', settings.httpPort);
-    if (settings.probePort !== undefined) {
-      await open(settings.enableHttps ? 'https' : 'http', settings.probePort, true);
-    }
+    if (settings.probePort !== undefined) await open(main, settings.probePort, true);
   } catch (err) {
     for (const s of servers) s.close();
     throw err;
   }
-  const main = settings.enableHttps ? 'https' : 'http';
   const origins = ownOrigins(main, ports[main]!, settings.ip, tlsOptions);
   app.setOwnOrigins(origins);
   // The reloadable files read again, checked as at start; the listeners and TLS stay.
@@ -150,10 +147,7 @@ async function listen(
       let next: ServiceApp;
       let fresh: ServiceConfig;
       try {
-        fresh = loadServiceConfig({
-          bundledDir: definition.bundledDir,
-          ...definition.loaderOptions,
-        });
+        fresh = load(definition);
         fresh.revision = revision;
         if (JSON.stringify(fresh.server) !== JSON.stringify(settings)) {
           log.warn(

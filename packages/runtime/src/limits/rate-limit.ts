@@ -43,12 +43,9 @@ export function verdict(quotas: readonly Quota[], fills: readonly number[]): Ver
 }
 
 /** Per process: each quota's theoretical arrival time per key (kept in Redis, there). */
-export function memoryCounter(
-  maxKeys: number,
-  now = Date.now,
-): (key: string, quotas: readonly Quota[]) => Verdict {
+export function memoryCounter(maxKeys: number, now = Date.now) {
   const arrivals = new BoundedMap<string, number[]>(maxKeys);
-  return (key, quotas) => {
+  return (key: string, quotas: readonly Quota[]) => {
     const t = now();
     const booked = arrivals.get(key) ?? [];
     const next = quotas.map((q, i) => Math.max(booked[i] ?? 0, t) + q.windowMs / q.limit);
@@ -73,23 +70,14 @@ const KEY_OF: Record<Key, (x: Exchange) => string> = {
 /** Keys of the address and the server are counted before security: no token work when over. */
 export const countsBeforeSecurity = (key: Key): boolean => key === 'server' || key === 'address';
 
-const longestPrefix = (map: Record<string, unknown>, path: string) => {
-  let best: string | undefined;
-  for (const prefix in map) {
-    if (path.startsWith(prefix) && (best === undefined || prefix.length > best.length)) {
-      best = prefix;
-    }
-  }
-  return best;
-};
-
 /** light-4j's look-up: the key's own quotas (by path prefix, if so written), else `rateLimit`. */
 function quotasOf(config: LimitConfig, id: string, path: string) {
   const own = config.key === 'server' ? config.server : config[config.key][id];
-  if (own !== undefined && Array.isArray(own)) return { bucket: id, quotas: own };
-  const prefix = own && longestPrefix(own, path);
-  if (prefix === undefined || own === undefined) return { bucket: id, quotas: config.rateLimit };
-  return { bucket: `${id} ${prefix}`, quotas: own[prefix] as Quota[] };
+  if (Array.isArray(own)) return { bucket: id, quotas: own };
+  let prefix: string | undefined;
+  for (const p in own) if (path.startsWith(p) && p.length > (prefix?.length ?? -1)) prefix = p;
+  if (prefix === undefined) return { bucket: id, quotas: config.rateLimit };
+  return { bucket: `${id} ${prefix}`, quotas: own![prefix] };
 }
 
 /**

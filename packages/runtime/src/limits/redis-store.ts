@@ -10,8 +10,10 @@ const COMMAND_TIMEOUT_MS = 500;
 type Client = ReturnType<typeof import('@redis/client').createClient>;
 
 /**
- * One connection per URL in a process, loaded only when a file names Redis. Commands fail at
- * once while it is down (no offline queue); it reconnects by itself. Said once per outage.
+ * One connection per URL in a process, loaded only when a file names Redis; it starts connecting
+ * when the pipeline is built, so an unreachable Redis is said at start, not at the first request.
+ * Commands fail at once while it is down (no offline queue); it reconnects by itself. Said once
+ * per outage.
  */
 const links = new Map<string, Promise<Client>>();
 function redisLink(url: string, logger: Logger): Promise<Client> {
@@ -43,9 +45,6 @@ function redisLink(url: string, logger: Logger): Promise<Client> {
   links.set(url, link);
   return link;
 }
-
-/** Starts connecting now, so an unreachable Redis is said at start, not at the first request. */
-export const connectRedis = (url: string, logger: Logger): void => void redisLink(url, logger);
 
 // rate-limit.ts's GCRA on Redis's clock: every quota's arrival time moves, or none. Returns
 // each quota's fill (ms), this request included.

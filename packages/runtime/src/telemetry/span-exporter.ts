@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Transport } from '@chain/http';
+import { jsonObject, type Transport } from '@chain/http';
 import { encodeSpan, exportTraceBody, type SpanRecord } from './otlp-json.js';
 import type { TelemetryConfig } from './telemetry-config.js';
 
@@ -130,13 +130,9 @@ export class SpanExporter {
 }
 
 function partialSuccess(text: string) {
-  try {
-    const { rejectedSpans, errorMessage } =
-      (JSON.parse(text) as { partialSuccess?: Record<string, unknown> }).partialSuccess ?? {};
-    if (!(Number(rejectedSpans) > 0)) return undefined;
-    const message = typeof errorMessage === 'string' && errorMessage.slice(0, 200);
-    return { rejectedSpans: Number(rejectedSpans), ...(message ? { errorMessage: message } : {}) };
-  } catch {
-    return undefined;
-  }
+  const { rejectedSpans, errorMessage } =
+    (jsonObject(text)?.partialSuccess as Record<string, unknown> | undefined) ?? {};
+  if (!(Number(rejectedSpans) > 0)) return undefined;
+  const message = typeof errorMessage === 'string' && errorMessage.slice(0, 200);
+  return { rejectedSpans: Number(rejectedSpans), ...(message ? { errorMessage: message } : {}) };
 }
