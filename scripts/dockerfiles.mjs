@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeGenerated } from './lib/generated-files.mjs';
+import { SERVICE_NODE_FLAGS } from './lib/service-node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -101,7 +102,7 @@ EXPOSE ${ports.join(' ')}
 # certificate is not checked (the CA is in /config, not in the image): this is liveness only.${twoWay}
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \\
   CMD ["node", "-e", "${probe}"]
-CMD ["node", "${pkg.main}"]
+CMD ${JSON.stringify(['node', ...SERVICE_NODE_FLAGS, pkg.main]).replaceAll(',', ', ')}
 `;
 }
 

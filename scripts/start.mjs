@@ -22,6 +22,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from './lib/service-node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const certs = process.env.CERTS_DIR ?? path.join(root, 'certs');
@@ -136,6 +137,7 @@ async function start({ name }) {
       CERTS_DIR: certs,
       CONFIG_DIR: configDirOf(name),
     },
+    nodeArgs: SERVICE_NODE_FLAGS,
     // Read by line until the service listens, then piped into the file unread: a service logs
     // a line per verified request, which the runner has no reason to look at.
     logFile,

@@ -367,7 +367,8 @@ describe('Dockerfiles', () => {
         folder === 'token-server' ? exposed[0] : `process.env.SERVER_PROBEPORT||${exposed[0]}`;
       expect(health).toContain(`port:${port},path:'/health'`);
       const cmd = JSON.parse(args(final, 'CMD')[0]) as string[];
-      expect(cmd).toEqual(['node', pkg.main]);
+      // Node with the services' V8 flags, as pnpm start and the bench run them.
+      expect(cmd).toEqual(['node', '--max-semi-space-size=8', pkg.main]);
       // `pnpm -r build` emitted that very file (deploy copies the package folder to /app).
       expect(fs.existsSync(path.join(ROOT, 'services', folder, pkg.main))).toBe(true);
     },

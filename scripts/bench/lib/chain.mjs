@@ -18,6 +18,7 @@ import {
   tokenServerYml,
 } from '@chain/testkit';
 import { BENCH_DIR } from './paths.mjs';
+import { SERVICE_NODE_FLAGS } from '../../lib/service-node-flags.mjs';
 
 const LETTERS = ['d', 'c', 'b', 'a'];
 const NEXT = { a: 'b', b: 'c', c: 'd' };
@@ -300,7 +301,12 @@ export function startServiceChain({
       files[`api_${letter}.yml`] =
         `api_${NEXT[letter]}_host: https://localhost:${downstreamPort}\napi_${NEXT[letter]}_path: /v1/data\n`;
     }
-    return startBenchService(name, files, { nodeArgs, logDir, root, node });
+    return startBenchService(name, files, {
+      nodeArgs: [...SERVICE_NODE_FLAGS, ...nodeArgs],
+      logDir,
+      root,
+      node,
+    });
   };
   if (only) {
     return startOne(only).then((proc) => ({ processes: [proc], url: url(proc.port) }));
