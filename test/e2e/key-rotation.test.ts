@@ -22,16 +22,16 @@ import {
 /**
  * Key rotation against the real local token and key server while the chain runs: the server
  * starts signing with a new kid (a reload on SIGHUP, no restart of anything), later stops
- * publishing the old one, and a flood of made-up kids (about 40 a second for a minute) hits
+ * publishing the old one, and a flood of made-up kids (about 40 a second for 36 s) hits
  * api-a the whole time. Measured: how long until the new kid is accepted through the whole
  * chain, how long until the retired kid is refused, the key server's requests per second, and
  * that every made-up kid got 401 ERR10000.
  */
-const FLOOD_MS = 60_000;
-const ROTATE_AT_MS = 10_000;
-const RETIRE_AT_MS = 35_000;
+const FLOOD_MS = 36_000;
+const ROTATE_AT_MS = 8_000;
+const RETIRE_AT_MS = 26_000;
 const KEY_MAX_AGE_S = 6;
-const TOKEN_LIFETIME_S = 20;
+const TOKEN_LIFETIME_S = 15;
 
 const ERR10000 = {
   statusCode: 401,
