@@ -57,7 +57,7 @@ const project = (
  * that take the chain's fixed ports or rebuild a package) run last, one at a time: two at once
  * on two cores would starve each other's time-outs.
  */
-const alone = ['bench', 'bench-options', 'key-rotation', 'metrics-outage', 'workers']
+const alone = ['bench', 'key-rotation', 'metrics-outage', 'workers']
   .concat('resilience', 'local-run', 'mtls', 'chain', 'compose-topology')
   // pnpm pack builds the public packages' dist afresh, which the services of others load.
   .concat('pack')
