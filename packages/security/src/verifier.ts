@@ -79,13 +79,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const swtClientSecret = secretHeader ? headers[secretHeader] : undefined;
     if (idHeader) delete headers[idHeader];
     if (secretHeader) delete headers[secretHeader];
-    const q = path.indexOf('?');
     try {
       const auth = await check({
         authorization: headers.authorization,
         scopeToken: headers['x-scope-token'],
         requiredScopes: request.requiredScopes,
-        path: q < 0 ? path : path.slice(0, q),
+        path: path.split('?', 1)[0],
         clientCertThumbprint:
           request.clientCertThumbprint ?? clientCertificateThumbprint(request.socket),
         method: request.method,
