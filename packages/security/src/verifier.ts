@@ -81,20 +81,16 @@ export function createVerifier(options: VerifierOptions): Verifier {
     if (secretHeader) delete headers[secretHeader];
     try {
       const auth = await check({
-        authorization: headers.authorization,
-        scopeToken: headers['x-scope-token'],
-        requiredScopes: request.requiredScopes,
+        ...request, // the method, the scopes, the ids and the address as they are
         path: path.split('?', 1)[0],
         clientCertThumbprint:
           request.clientCertThumbprint ?? clientCertificateThumbprint(request.socket),
-        method: request.method,
+        authorization: headers.authorization,
+        scopeToken: headers['x-scope-token'],
         dpop: headers.dpop,
         scopeTokenDpop: headers['x-scope-token-dpop'],
         swtClientId,
         swtClientSecret,
-        correlationId: request.correlationId,
-        traceId: request.traceId,
-        remoteAddress: request.remoteAddress,
       });
       if (auth) applyPassThrough(headers, mapping, auth.passThrough);
       return { ok: true, auth };
