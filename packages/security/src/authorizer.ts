@@ -116,8 +116,10 @@ export function createAuthorizer(verify: TokenVerifier, options: AuthorizerOptio
       auth.scopeToken = { clientId: scoped.clientId, scopes: scoped.scopes };
       checked = { code: 'ERR10006', held: scoped.scopes, scheme: presentedScope.scheme };
     }
-    if (!hasAnyScope(checked.held, requiredScopes)) {
-      const args = [formatScopes(checked.held), formatScopes(requiredScopes)];
+    // light-4j's rule: no scope listed, or the token holds one.
+    if (requiredScopes.length > 0 && !requiredScopes.some((s) => checked.held.includes(s))) {
+      // Java's List.toString, as light-4j's descriptions print scopes: `[a, b]`.
+      const args = [checked.held, requiredScopes].map((list) => `[${list.join(', ')}]`);
       const challenge = { scheme: checked.scheme, dpopAlgorithms, requiredScopes };
       const error = new StatusError(checked.code, args, { challenge });
       refusedCallers.set(error, auth);
@@ -137,14 +139,4 @@ function actChain(claims: Record<string, unknown>): string {
     act = next;
   }
   return subs.join(' ');
-}
-
-/** light-4j's rule: no scope listed, or the token holds one. */
-function hasAnyScope(held: readonly string[], required: readonly string[]): boolean {
-  return required.length === 0 || required.some((scope) => held.includes(scope));
-}
-
-/** Java's List.toString, as light-4j's descriptions print scopes: `[a, b]`. */
-function formatScopes(scopes: readonly string[]): string {
-  return `[${scopes.join(', ')}]`;
 }

@@ -7,7 +7,7 @@ import {
   type AuthRequest,
   type TokenVerifier,
 } from './authorizer.js';
-import type { ClaimChecks, VerifiedCaller } from './claims.js';
+import type { ClaimChecks } from './claims.js';
 import { createIntrospectionVerifier, type IntrospectionSource } from './introspection.js';
 import { createJwtVerifier, MAX_TOKEN_LENGTH } from './jwt-verifier.js';
 import type { KeyPolicy } from './key-policy.js';
@@ -16,7 +16,7 @@ import { KeyStore } from './key-store.js';
 import { MockTokenIssuer } from './mock-jwt.js';
 import { verificationKey, type VerificationKey } from './public-key.js';
 import { pathPrefixMatcher } from './request-rules.js';
-import type { IssuerConfig, SecurityConfig } from './security-config.js';
+import type { SecurityConfig } from './security-config.js';
 import type { ReplayStore } from './dpop-replay-cache.js';
 import { invalidToken } from './token-error.js';
 import { createTokenBinding } from './token-binding.js';
@@ -83,15 +83,13 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       const { auth, token } = authorized;
       if (logger && (logJwtToken || logClientUserScope)) {
         // light-4j's AuditHandler; an opaque token tells a reader nothing and stays valid.
-        const record: Record<string, unknown> = {};
-        if (logJwtToken && !auth.introspected) record.jwt = token;
-        if (logClientUserScope) {
-          record.client_id = auth.clientId;
-          record.user_id = auth.userId;
-          record.scope = auth.scopes.join(' ');
-        }
-        record.correlationId = request.correlationId;
-        record.traceId = request.traceId;
+        const { clientId: client_id, userId: user_id, scopes } = auth;
+        const record = {
+          ...(logJwtToken && !auth.introspected && { jwt: token }),
+          ...(logClientUserScope && { client_id, user_id, scope: scopes.join(' ') }),
+          correlationId: request.correlationId,
+          traceId: request.traceId,
+        };
         logger.info(record, 'jwt verified');
       }
       return auth;
@@ -144,6 +142,7 @@ function tokenVerifier(
       {
         keys: storeOf(entry.certificates ?? new Map(), options.keySourceOf?.(iss)),
         claims: { issuer: [iss], audience: entry.audience, ...strictness },
+        paths: entry.pathPrefixes && pathPrefixMatcher(entry.pathPrefixes.map((p) => [p, true])),
       },
     ]),
   );
@@ -157,48 +156,34 @@ function tokenVerifier(
     algorithms: mockIssuer && !algorithms.includes('RS256') ? [...algorithms, 'RS256'] : algorithms,
     claims: { ...options.claims, ...strictness },
   });
-  const jwt = listed.length ? withinPaths(verify, listed) : verify;
-  if (!swt) return jwt;
-  return (token, request) =>
-    token.startsWith('eyJ') && token.includes('.') ? jwt(token, request) : swt(token, request);
-}
-
-/** security.yml `jwt.issuers.<iss>.pathPrefixes`: an issuer's tokens elsewhere are refused. */
-function withinPaths(
-  verify: (token: string) => Promise<VerifiedCaller>,
-  issuers: [string, IssuerConfig][],
-): TokenVerifier {
-  const paths = new Map(
-    issuers.flatMap(([iss, { pathPrefixes }]) =>
-      pathPrefixes ? [[iss, pathPrefixMatcher(pathPrefixes.map((p) => [p, true]))] as const] : [],
-    ),
-  );
-  return async (token, request) => {
+  // security.yml `jwt.issuers.<iss>.pathPrefixes`: an issuer's tokens elsewhere are refused.
+  const withinPaths: TokenVerifier = async (token, request) => {
     const verified = await verify(token);
-    const allowed = paths.get(verified.claims.iss as string);
+    const allowed = byIssuer.get(verified.claims.iss as string)?.paths;
     if (allowed && !allowed(request.path ?? '')) {
       throw invalidToken('iss is not accepted on this path (pathPrefixes)');
     }
     return verified;
   };
+  const jwt = listed.length ? withinPaths : verify;
+  if (!swt) return jwt;
+  return (token, request) =>
+    token.startsWith('eyJ') && token.includes('.') ? jwt(token, request) : swt(token, request);
 }
 
 /** ERR10010 is the renderer's to log. */
 function logRefusal(logger: Logger, request: GuardRequest, err: unknown): void {
   if (!(err instanceof StatusError) || err.code === 'ERR10010') return;
   const caller = verifiedCallerOf(err);
-  const record: Record<string, unknown> = {
+  const claimed = caller ? undefined : claimedClientId(request.authorization);
+  const record = {
     code: err.code,
     reason: reasonOf(err, request),
     correlationId: request.correlationId,
     traceId: request.traceId,
     remoteAddress: request.remoteAddress,
+    ...(caller ? { clientId: caller.clientId } : claimed && { claimedClientId: claimed }),
   };
-  if (caller) record.clientId = caller.clientId;
-  else {
-    const claimed = claimedClientId(request.authorization);
-    if (claimed) record.claimedClientId = claimed;
-  }
   const { challenge } = STATUS[err.code];
   const message = challenge === 'insufficient_scope' ? 'scope refused' : 'token refused';
   logger.warn(record, challenge ? message : 'token not checked');

@@ -66,16 +66,8 @@ const swtHeader = z
 const origins = listOf(
   z.string().transform((value, ctx) => {
     const url = URL.parse(value);
-    if (
-      url &&
-      (url.protocol === 'https:' || url.protocol === 'http:') &&
-      !url.username &&
-      !url.password &&
-      url.pathname === '/' &&
-      !/[?#]/.test(value)
-    ) {
-      return `${url.protocol}//${url.host}`;
-    }
+    // Only the origin: no user info, path, query or fragment, not even an empty one.
+    if (url && /^https?:$/.test(url.protocol) && url.href === `${url.origin}/`) return url.origin;
     ctx.addIssue({
       code: 'custom',
       message: 'is not an origin: http(s)://host[:port], without a path, query or user info',
@@ -106,7 +98,7 @@ const issuerShape = (path: SchemaHelpers['path']) =>
       message: 'names no certificate and no key server: no token of this issuer could verify',
     });
 
-export type IssuerConfig = z.output<ReturnType<typeof issuerShape>> & {
+type IssuerConfig = z.output<ReturnType<typeof issuerShape>> & {
   /** `certificate`'s keys, read at start. */
   certificates?: ReadonlyMap<string, VerificationKey>;
 };
@@ -188,20 +180,15 @@ const made = <T extends object>(config: T): T => (checked.add(config), config);
 export const securityConfigSchema = configFile<SecurityConfig>(
   (helpers) =>
     securityShape(helpers).transform((cfg, ctx) => {
+      const refuse = (path: string[], message: string) =>
+        ctx.addIssue({ code: 'custom', path, message });
       const { swtClientIdHeader: id, swtClientSecretHeader: secret } = cfg;
       if (id !== '' && id.toLowerCase() === secret.toLowerCase()) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['swtClientSecretHeader'],
-          message: 'must differ from swtClientIdHeader',
-        });
+        refuse(['swtClientSecretHeader'], 'must differ from swtClientIdHeader');
       }
       if (cfg.resourceMetadata.enabled && !cfg.enableVerifyJwt && !cfg.enableVerifySwt) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['resourceMetadata', 'enabled'],
-          message: 'needs enableVerifyJwt or enableVerifySwt (a service that verifies no token)',
-        });
+        const why = 'needs enableVerifyJwt or enableVerifySwt (a service that verifies no token)';
+        refuse(['resourceMetadata', 'enabled'], why);
       }
       if (!cfg.enableVerifyJwt) return made(cfg);
       const read = (at: string[], files: Record<string, string>) =>

@@ -79,23 +79,18 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const swtClientSecret = secretHeader ? headers[secretHeader] : undefined;
     if (idHeader) delete headers[idHeader];
     if (secretHeader) delete headers[secretHeader];
-    const q = path.indexOf('?');
     try {
       const auth = await check({
-        authorization: headers.authorization,
-        scopeToken: headers['x-scope-token'],
-        requiredScopes: request.requiredScopes,
-        path: q < 0 ? path : path.slice(0, q),
+        ...request, // the method, the scopes, the ids and the address as they are
+        path: path.split('?', 1)[0],
         clientCertThumbprint:
           request.clientCertThumbprint ?? clientCertificateThumbprint(request.socket),
-        method: request.method,
+        authorization: headers.authorization,
+        scopeToken: headers['x-scope-token'],
         dpop: headers.dpop,
         scopeTokenDpop: headers['x-scope-token-dpop'],
         swtClientId,
         swtClientSecret,
-        correlationId: request.correlationId,
-        traceId: request.traceId,
-        remoteAddress: request.remoteAddress,
       });
       if (auth) applyPassThrough(headers, mapping, auth.passThrough);
       return { ok: true, auth };
