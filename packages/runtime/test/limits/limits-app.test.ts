@@ -105,7 +105,7 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
     for (let i = 0; i < 3; i++) {
       expect((await request(app.listener).get('/v1/open')).status).toBe(200);
     }
-    await waitFor('the outage said', () => at(/cannot be reached/).length > 0 || undefined);
+    await waitFor('the outage said', async () => at(/cannot be reached/).length > 0 || undefined);
     const back = await startRedis({ port: own.port });
     try {
       // Back empty (nothing saved): the first request counted again leaves one of the two.
