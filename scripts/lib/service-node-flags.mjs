@@ -6,5 +6,5 @@
 // default on a 64-bit machine lets it grow to 2 x 16 MB, and a service reaches that already while
 // it loads its configuration; the requests' objects live for milliseconds, so the smaller one
 // costs no CPU per request and lowers every hop's resident set under load
-// (docs/benchmarks.md, "Memory").
+// (docs/benchmarks.md, "Memory per hop").
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8'];
