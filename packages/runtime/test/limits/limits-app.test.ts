@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { startRedis, waitFor, type Redis } from '@chain/testkit';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from '../support.js';
+import type { ServiceApp } from '../../src/index.js';
 
 // limit.yml in the request pipeline, in process on both hosts (test/e2e/limits.test.ts runs
 // the same through real processes): the rate limit before security (key server, address),
@@ -58,22 +59,30 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
   });
   afterAll(() => redis?.stop());
 
-  it('2/h holds across two apps sharing the server; with Redis gone, requests pass (fail open)', async () => {
-    const limit = `enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\nredis: ${redis.url}\n`;
-    const log = captureLogger();
-    const one = fixtureService(fixtureConfig('native', { 'limit.yml': limit }), undefined, log).app;
-    const two = fixtureService(fixtureConfig('native', { 'limit.yml': limit })).app;
-    // Until the connection is up a request is not counted (fail open, no RateLimit headers):
-    // the first one counted is the first with them.
-    await waitFor(
+  /** limit.yml: 2 an hour for the whole server, counted on the Redis at `url`. */
+  const limitOn = (url: string) =>
+    `enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\nredis: ${url}\n`;
+  /**
+   * Until the connection is up a request is not counted (fail open, no RateLimit headers): the
+   * first one counted is the first with them.
+   */
+  const counted = (app: ServiceApp) =>
+    waitFor(
       'a request counted on Redis',
       async () => {
-        const res = await request(one.listener).get('/v1/open');
+        const res = await request(app.listener).get('/v1/open');
         expect(res.status).toBe(200);
         return res.headers['ratelimit-limit'] === '2' ? res : undefined;
       },
       { timeoutMs: 10_000, intervalMs: 50 },
     );
+
+  it('2/h holds across two apps sharing the server; with Redis gone, requests pass (fail open)', async () => {
+    const limit = limitOn(redis.url);
+    const log = captureLogger();
+    const one = fixtureService(fixtureConfig('native', { 'limit.yml': limit }), undefined, log).app;
+    const two = fixtureService(fixtureConfig('native', { 'limit.yml': limit })).app;
+    await counted(one);
     const second = await request(two.listener).get('/v1/open');
     expect([second.status, second.headers['ratelimit-remaining']]).toEqual([200, '0']);
     const over = await request(one.listener).get('/v1/open');
@@ -86,21 +95,11 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
 
   it('counts again once Redis is back: one warning for the outage, one line when it answers', async () => {
     const own = await startRedis();
-    const limit = `enabled: true\nkey: server\nrateLimit: 2/h\nheadersAlwaysSet: true\nredis: ${own.url}\n`;
     const log = captureLogger();
+    const limit = limitOn(own.url);
     const app = fixtureService(fixtureConfig('native', { 'limit.yml': limit }), undefined, log).app;
-    const counted = () =>
-      waitFor(
-        'a request counted on Redis',
-        async () => {
-          const res = await request(app.listener).get('/v1/open');
-          expect(res.status).toBe(200);
-          return res.headers['ratelimit-limit'] === '2' ? res : undefined;
-        },
-        { timeoutMs: 10_000, intervalMs: 50 },
-      );
     const at = (message: RegExp) => log.lines().filter((l) => message.test(String(l.msg)));
-    await counted();
+    await counted(app);
     await own.stop();
     for (let i = 0; i < 3; i++) {
       expect((await request(app.listener).get('/v1/open')).status).toBe(200);
@@ -109,7 +108,7 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
     const back = await startRedis({ port: own.port });
     try {
       // Back empty (nothing saved): the first request counted again leaves one of the two.
-      const first = await counted();
+      const first = await counted(app);
       expect(first.headers['ratelimit-remaining']).toBe('1');
       expect((await request(app.listener).get('/v1/open')).status).toBe(200);
       const over = await request(app.listener).get('/v1/open');
