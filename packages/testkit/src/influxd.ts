@@ -101,7 +101,8 @@ export async function startInfluxd(): Promise<Influxd> {
         resolve();
       });
     });
-    const until = Date.now() + 10_000;
+    // A loaded machine (the whole suite on two cores) can take seconds to start it.
+    const until = Date.now() + 30_000;
     for (;;) {
       if (missing) {
         throw new Error('influxd is not installed: run `bash scripts/influxdb.sh install` first');

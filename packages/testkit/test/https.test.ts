@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import {
   freePort,
@@ -12,10 +13,27 @@ import {
 describe('freePort', () => {
   it('is a loopback port nothing listens on, which a server can then take', async () => {
     const port = await freePort();
-    expect(port).toBeGreaterThan(0);
+    // Below the kernel's range for outgoing connections (Linux: 32768-60999 unless changed).
+    const [low] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/);
+    expect(port).toBeGreaterThanOrEqual(1024);
+    expect(port).toBeLessThan(Number(low));
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('is not a port a server already listens on', async () => {
+    const taken = new Set<number>();
+    const servers: net.Server[] = [];
+    for (let i = 0; i < 20; i++) {
+      const port = await freePort();
+      expect(taken.has(port)).toBe(false);
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      servers.push(server);
+      taken.add(port);
+    }
+    for (const server of servers) await new Promise((resolve) => server.close(resolve));
   });
 });
 
