@@ -9,7 +9,7 @@ import {
   introspectionEndpoint,
   type ClientEvents,
 } from '@chain/oauth-client';
-import { HttpClient } from '@chain/http';
+import { HttpClient, tlsOptions } from '@chain/http';
 import {
   createVerifier,
   resourceIdentifier,
@@ -114,7 +114,9 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   let ownOrigins: readonly string[] = [];
   const { dpop } = config.security;
   const verifier = createVerifier({
-    replayStore: dpop.redis ? redisReplayStore(dpop.redis, logger) : undefined,
+    replayStore: dpop.redis
+      ? redisReplayStore(dpop.redis, logger, tlsOptions(config.client.tls))
+      : undefined,
     ownOrigins: () => ownOrigins,
     config: config.security,
     logger,
@@ -155,7 +157,7 @@ function buildStages({ config, logger, routes, readiness = [] }: ServiceAppOptio
   let rateLimit: Stage | undefined;
   if (limit.enabled) {
     const counter = limit.redis
-      ? redisCounter(limit.redis, serviceId, logger)
+      ? redisCounter(limit.redis, serviceId, logger, tlsOptions(config.client.tls))
       : memoryCounter(limit.maxKeys);
     rateLimit = rateLimitStage(limit, counter, metrics);
     // A key of the token's claims is counted after security (light-4j: after the JWT handler).

@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
+import { CERTS } from './paths.js';
 
 export interface Redis {
-  /** `redis://127.0.0.1:<port>`. */
+  /** `redis://127.0.0.1:<port>`; with `tls`, `rediss://localhost:<port>`. */
   url: string;
   port: number;
   /** Stops it (SIGTERM) and removes its folder; it can be stopped once. */
@@ -16,12 +17,23 @@ export interface Redis {
 /**
  * A real redis-server (scripts/test-infra.sh installs it) on a free loopback port (or `port`: one
  * that was stopped, to bring it back empty), with its own folder and nothing saved; resolves once
- * it accepts connections.
+ * it accepts connections. `tls`: TLS only, with certs/server.crt (the chain's CA); `clientCertificates`
+ * too: a client must present one the CA signed.
  */
-export async function startRedis({ port: given }: { port?: number } = {}): Promise<Redis> {
+export async function startRedis({
+  port: given,
+  tls,
+}: { port?: number; tls?: { clientCertificates: boolean } } = {}): Promise<Redis> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-e2e-'));
   const port = given ?? (await freePort());
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
+  const listen = tls
+    ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', `${CERTS}/server.crt`]
+    : ['--port', String(port)];
+  if (tls) {
+    listen.push('--tls-key-file', `${CERTS}/server.key`, '--tls-ca-cert-file', `${CERTS}/ca.crt`);
+    listen.push('--tls-auth-clients', tls.clientCertificates ? 'yes' : 'no');
+  }
+  const args = [...listen, '--bind', '127.0.0.1', '--save', '', '--dir', dir];
   const child = spawn('redis-server', [...args, '--appendonly', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -39,7 +51,7 @@ export async function startRedis({ port: given }: { port?: number } = {}): Promi
   });
   let stopped: Promise<void> | undefined;
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: tls ? `rediss://localhost:${port}` : `redis://127.0.0.1:${port}`,
     port,
     stop: () =>
       (stopped ??= (async () => {

@@ -1,3 +1,4 @@
+import type tls from 'node:tls';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
 import type { ReplayStore } from '@chain/security';
@@ -13,11 +14,15 @@ type Client = ReturnType<typeof import('@redis/client').createClient>;
  * One connection per URL in a process, loaded only when a file names Redis; it starts connecting
  * when the pipeline is built, so an unreachable Redis is said at start, not at the first request.
  * Commands fail at once while it is down (no offline queue); it reconnects by itself. Said once
- * per outage.
+ * per outage. `rediss://` is TLS with client.yml's trust store and key store (`tls`), read when
+ * the link opens: a Redis with a private CA, or one that asks for client certificates.
  */
 const links = new Map<string, Promise<Client>>();
-function redisLink(url: string, logger: Logger): Promise<Client> {
-  let link = links.get(url);
+function redisLink(url: string, logger: Logger, tls: tls.ConnectionOptions): Promise<Client> {
+  const secure = url.startsWith('rediss:');
+  // Another trust store or key store (a reloaded client.yml) is another link.
+  const id = secure ? `${url} ${JSON.stringify(tls)} ${!tls.checkServerIdentity}` : url;
+  let link = links.get(id);
   if (link) return link;
   const host = URL.parse(url)?.host ?? 'redis';
   link = import('@redis/client').then(({ createClient }) => {
@@ -25,7 +30,11 @@ function redisLink(url: string, logger: Logger): Promise<Client> {
     const client = createClient({
       url,
       disableOfflineQueue: true,
-      socket: { connectTimeout: 2000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 2000) },
+      socket: {
+        connectTimeout: 2000,
+        reconnectStrategy: (n) => Math.min(100 * 2 ** n, 2000),
+        ...(secure && { tls: true, ...tls }),
+      },
     });
     client.on('error', (err: Error) => {
       if (up === false) return;
@@ -42,7 +51,7 @@ function redisLink(url: string, logger: Logger): Promise<Client> {
     client.connect().catch(() => undefined);
     return client.withCommandOptions({ timeout: COMMAND_TIMEOUT_MS }) as unknown as Client;
   });
-  links.set(url, link);
+  links.set(id, link);
   return link;
 }
 
@@ -73,8 +82,13 @@ const OPEN: Verdict = { ok: true, limit: 0, remaining: 0, resetMs: 0 };
  * The counters of every process of `serviceId` that names this Redis (other services keep their
  * own); down, every request passes (open).
  */
-export function redisCounter(url: string, serviceId: string, logger: Logger): Counter {
-  const link = redisLink(url, logger);
+export function redisCounter(
+  url: string,
+  serviceId: string,
+  logger: Logger,
+  tls: tls.ConnectionOptions,
+): Counter {
+  const link = redisLink(url, logger, tls);
   return async (key: string, quotas: readonly Quota[]) => {
     try {
       const client = await link;
@@ -91,8 +105,12 @@ export function redisCounter(url: string, serviceId: string, logger: Logger): Co
 }
 
 /** The DPoP replay cache of every process that names this Redis; down, proofs are refused. */
-export function redisReplayStore(url: string, logger: Logger): ReplayStore {
-  const link = redisLink(url, logger);
+export function redisReplayStore(
+  url: string,
+  logger: Logger,
+  tls: tls.ConnectionOptions,
+): ReplayStore {
+  const link = redisLink(url, logger, tls);
   return {
     async use(jti, expiresAt) {
       let set: string | null;

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startRedis, waitFor, type Redis } from '@chain/testkit';
+import { CERTS, startRedis, waitFor, type Redis } from '@chain/testkit';
 import { captureLogger, fixtureConfig, fixtureService, FRAMEWORKS } from '../support.js';
 import type { ServiceApp } from '../../src/index.js';
 
@@ -120,5 +120,51 @@ describe('limit.yml redis: the counters on a real redis-server', () => {
     } finally {
       await back.stop();
     }
+  });
+
+  describe('rediss://: TLS with client.yml tls (a redis-server that asks for client certificates)', () => {
+    let secure: Redis;
+    beforeAll(async () => {
+      secure = await startRedis({ tls: { clientCertificates: true } });
+    });
+    afterAll(() => secure?.stop());
+
+    const appWithClient = (client: string) => {
+      const log = captureLogger();
+      const files = { 'limit.yml': limitOn(secure.url), 'client.yml': client };
+      return { app: fixtureService(fixtureConfig('native', files), undefined, log).app, log };
+    };
+    const refused = async (client: string, reason: RegExp) => {
+      const { app, log } = appWithClient(client);
+      const warned = await waitFor('the Redis link refused', async () =>
+        log.lines().find((l) => /cannot be reached/.test(String(l.msg))),
+      );
+      expect(warned.reason).toMatch(reason);
+      // Never counted (fail open): no RateLimit headers, three requests past the 2/h.
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app.listener).get('/v1/open');
+        expect([res.status, res.headers['ratelimit-limit']]).toEqual([200, undefined]);
+      }
+    };
+
+    it("counts with client.yml's trust store (the chain's CA) and its key store's certificate", async () => {
+      const { app } = appWithClient(
+        `tls:\n  trustStore: ${CERTS}/ca.crt\n  loadKeyStore: true\n  keyStore: ${CERTS}/client.pem\n`,
+      );
+      expect((await counted(app)).headers['ratelimit-remaining']).toBe('1');
+      expect((await request(app.listener).get('/v1/open')).status).toBe(200);
+      expect((await request(app.listener).get('/v1/open')).status).toBe(429);
+    });
+
+    it('without the key store the server refuses the handshake: said, nothing counted', async () => {
+      await refused(`tls:\n  trustStore: ${CERTS}/ca.crt\n`, /./);
+    });
+
+    it("without the chain's CA the server's certificate is not trusted: said, nothing counted", async () => {
+      await refused(
+        `tls:\n  loadTrustStore: false\n  loadKeyStore: true\n  keyStore: ${CERTS}/client.pem\n`,
+        /certificate/i,
+      );
+    });
   });
 });
