@@ -159,6 +159,12 @@ describe('the bench scripts on a bad command line', () => {
     ],
     ['workers-scaling.mjs', ['--json'], "Option '--json <value>' argument missing"],
     ['resources.mjs', ['--quick'], "Unknown option '--quick'"],
+    ['reload-memory.mjs', ['--reloads', '0'], '--reloads must be a positive integer, got "0"'],
+    [
+      'reload-memory.mjs',
+      ['--idle', 'abc'],
+      '--idle must be a positive number of seconds, got "abc"',
+    ],
     ['profile.mjs', ['--system', 'nope'], '--system must be one of baseline, peer,'],
     [
       'profile.mjs',
@@ -205,6 +211,32 @@ describe('the bench scripts on a bad command line', () => {
         'node scripts/bench/security-route.mjs [--quick] [--duration S] [--connections N] [--rounds N] [--json FILE]\n',
       stderr: '',
     });
+  });
+});
+
+describe('scripts/bench/reload-memory.mjs, briefly', () => {
+  it('reloads the built petstore, reads its memory three times and prints the table', async () => {
+    const { code, stdout, stderr } = await runToExit(path.join(BENCH, 'reload-memory.mjs'), {
+      args: ['--reloads', '3', '--idle', '0.2'],
+      cwd: ROOT,
+      timeoutMs: 30_000,
+    });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const rows = stdout.split('\n').filter((l) => /^\| (started|right after|0\.2 s later)/.test(l));
+    expect(
+      rows.map((r) =>
+        r
+          .split('|')[1]
+          .trim()
+          .replace(/\(.*\)/, '()'),
+      ),
+    ).toEqual(['started, 20 requests', 'right after 3 reloads ()', '0.2 s later, idle']);
+    for (const row of rows) {
+      const [inUse, committed, rss] = row.split('|').slice(2, 5).map(Number);
+      expect(inUse).toBeGreaterThan(0);
+      expect(committed).toBeGreaterThanOrEqual(inUse);
+      expect(rss).toBeGreaterThan(committed / 2);
+    }
   });
 });
 
