@@ -21,6 +21,7 @@ import {
   startService,
   type ServiceProcess,
   EIGHT,
+  waitFor,
 } from '@chain/testkit';
 
 // Two-way TLS over real processes: `pnpm start -- --mtls` (scripts/start.mjs on the local run's
@@ -145,17 +146,25 @@ describe('pnpm start -- --mtls', () => {
   });
   afterAll(() => run.stop());
 
-  it('every service listens with two-way TLS', () => {
+  it('every service listens with two-way TLS', async () => {
     expect(run.stdout()).toContain(
       'starting the chain (security on, two-way TLS, certificate-bound tokens)',
     );
     for (const name of SERVICES) {
-      const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
-      const listening = log
-        .split('\n')
-        .filter((l) => l.includes('"msg":"listening on https port'))
-        .pop();
-      expect({ name, line: JSON.parse(listening ?? '{}') }).toMatchObject({
+      // This run's part of the log (it appends), once the runner has copied the line there.
+      const listening = await waitFor(
+        `${name}'s listening line in its log file`,
+        async () => {
+          const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
+          const lines = log.split('\n');
+          const started = lines.findLastIndex((l) => l.includes(`"msg":"starting ${name}`));
+          return lines
+            .slice(Math.max(0, started))
+            .find((l) => l.includes('"msg":"listening on https port'));
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
+      expect({ name, line: JSON.parse(listening) }).toMatchObject({
         name,
         line: { twoWayTls: true },
       });

@@ -389,8 +389,11 @@ describe('authorization code and refresh token grants (a real process over HTTPS
   const refresh = (rt: string, auth = basic('web-client', 'web-secret')) =>
     tokenRequest(ts, auth, { grant_type: 'refresh_token', refresh_token: rt });
   const invalidGrant = { error: 'invalid_grant', error_description: 'grant request is invalid' };
-  /** Resolves at a moment the token server logged (an expiry), not after a guessed sleep. */
-  const at = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+  /**
+   * Resolves past an expiry the token server logged, not after a guessed sleep: a second after
+   * it, as a token's `exp` is in whole seconds and a timer may fire a millisecond early.
+   */
+  const at = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t + 1000 - Date.now())));
   const lineOf = async (msg: string, nth: number) => {
     await ts.waitForLine(() => ts.lines.filter((l) => l.includes(`"msg":"${msg}"`)).length >= nth);
     return JSON.parse(ts.lines.filter((l) => l.includes(`"msg":"${msg}"`))[nth - 1]) as Record<
