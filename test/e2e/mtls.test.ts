@@ -76,13 +76,24 @@ const claims = (jwt: unknown) =>
     string,
     unknown
   >;
-const listeningOf = (name: string) =>
+/**
+ * The listening line of this run of `pnpm start` in a service's log file (it appends to the
+ * earlier runs'), once the runner has copied it there.
+ */
+const listeningOf = async (name: string) =>
   JSON.parse(
-    fs
-      .readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"msg":"listening on https port'))
-      .pop() ?? '{}',
+    await waitFor(
+      `${name}'s listening line in its log file`,
+      async () => {
+        const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
+        const lines = log.split('\n');
+        const started = lines.findLastIndex((l) => l.includes(`"msg":"starting ${name}`));
+        return lines
+          .slice(Math.max(0, started))
+          .find((l) => l.includes('"msg":"listening on https port'));
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    ),
   ) as Record<string, unknown>;
 
 describe('config/local/mtls: the bundled files with two-way TLS and certificate-bound own tokens, nothing else changed', () => {
@@ -151,20 +162,7 @@ describe('pnpm start -- --mtls', () => {
       'starting the chain (security on, two-way TLS, certificate-bound tokens)',
     );
     for (const name of SERVICES) {
-      // This run's part of the log (it appends), once the runner has copied the line there.
-      const listening = await waitFor(
-        `${name}'s listening line in its log file`,
-        async () => {
-          const log = fs.readFileSync(path.join(ROOT, '.run', 'logs', `${name}.log`), 'utf8');
-          const lines = log.split('\n');
-          const started = lines.findLastIndex((l) => l.includes(`"msg":"starting ${name}`));
-          return lines
-            .slice(Math.max(0, started))
-            .find((l) => l.includes('"msg":"listening on https port'));
-        },
-        { timeoutMs: 10_000, intervalMs: 50 },
-      );
-      expect({ name, line: JSON.parse(listening) }).toMatchObject({
+      expect({ name, line: await listeningOf(name) }).toMatchObject({
         name,
         line: { twoWayTls: true },
       });
@@ -209,7 +207,7 @@ describe('pnpm start -- --mtls', () => {
   });
 
   it('the token server authenticates each hop by its certificate and binds its tokens to it', async () => {
-    expect(listeningOf('token-server')).toMatchObject({ mtls: true, dpop: false });
+    expect(await listeningOf('token-server')).toMatchObject({ mtls: true, dpop: false });
     const bound = await tokenRequest({ client_id: 'api-b-client' }, {}, clientPem('api-b'));
     expect(bound.status).toBe(200);
     const thumbprint = Buffer.from(
@@ -262,8 +260,8 @@ describe('pnpm start -- --dpop', () => {
 
   it('the curl lines it prints answer the 8 messages, every hop with DPoP-bound tokens', async () => {
     expect(run.stdout()).toContain('starting the chain (security on, DPoP-bound tokens)');
-    expect(listeningOf('token-server')).toMatchObject({ mtls: false, dpop: true });
-    expect(listeningOf('api-a').twoWayTls).toBeUndefined(); // one-way TLS
+    expect(await listeningOf('token-server')).toMatchObject({ mtls: false, dpop: true });
+    expect((await listeningOf('api-a')).twoWayTls).toBeUndefined(); // one-way TLS
     const lines = run.stdout().split('\n');
     const from = lines.findIndex((l) => l.startsWith('  TOKEN=$(curl'));
     const chain = lines.find(

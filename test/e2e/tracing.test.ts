@@ -56,7 +56,13 @@ describe('one trace across the chain (real processes)', () => {
       expect(lines.length).toBeGreaterThan(0);
       for (const l of lines) expect(l.traceId).toBe(TRACE);
     }
-    // The services' own token requests were made for this request: the token server logged its trace.
+    // The services' own token requests were made for this request: the token server logged its trace
+    // (the three lines waited for: they may still be in its 50 ms log buffer).
+    let requests = 0;
+    await ts.waitForLine(
+      (l) =>
+        l.includes('"msg":"token request"') && l.includes('"clientId":"api-') && ++requests === 3,
+    );
     const tokenLines = jsonLines(ts).filter(
       (l) => l.msg === 'token request' && String(l.clientId).startsWith('api-'),
     );
