@@ -27,12 +27,13 @@ export async function startRedis({
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-e2e-'));
   const port = given ?? (await freePort());
   const listen = tls
-    ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', `${CERTS}/server.crt`]
+    ? [
+        ...['--port', '0', '--tls-port', String(port)],
+        ...['--tls-cert-file', `${CERTS}/server.crt`, '--tls-key-file', `${CERTS}/server.key`],
+        ...['--tls-ca-cert-file', `${CERTS}/ca.crt`],
+        ...['--tls-auth-clients', tls.clientCertificates ? 'yes' : 'no'],
+      ]
     : ['--port', String(port)];
-  if (tls) {
-    listen.push('--tls-key-file', `${CERTS}/server.key`, '--tls-ca-cert-file', `${CERTS}/ca.crt`);
-    listen.push('--tls-auth-clients', tls.clientCertificates ? 'yes' : 'no');
-  }
   const args = [...listen, '--bind', '127.0.0.1', '--save', '', '--dir', dir];
   const child = spawn('redis-server', [...args, '--appendonly', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],
