@@ -5,7 +5,14 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', 'certs/**', '.run/**'],
+    ignores: [
+      '**/dist/**',
+      'services/*/build/**',
+      '**/node_modules/**',
+      '**/coverage/**',
+      'certs/**',
+      '.run/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

