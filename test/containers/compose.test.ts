@@ -45,7 +45,6 @@ const MISSING = {
   message: 'MISSING_AUTH_TOKEN',
   description: 'No Authorization header or the token is not bearer type',
 };
-const SECURITY_D = path.join(ROOT, 'config', 'api-d', 'config', 'security.yml');
 /** The base of every image (node:24-slim), as the Dockerfiles name it. */
 const BASE = args(
   readDockerfile(path.join(ROOT, 'services', 'api-a', 'Dockerfile')).final,
@@ -101,14 +100,17 @@ let tmp: string;
 let createdNetwork = false;
 let networkWasThere = false;
 let securityD: string | undefined;
+/** The folder mounted at api-d's /config: a copy of config/api-d/config (apiDConfigCopy). */
+const API_D_CONFIG = () => path.join(tmp, 'api-d-config');
+const SECURITY_D = () => path.join(API_D_CONFIG(), 'security.yml');
 const images = new Map<string, string>(); // image name -> compose service
 let token: string;
 let infra: Record<string, ContainerState>;
 let app: Record<string, ContainerState>;
 
 /**
- * `compose build` of a stack. One of the two things added to the user's commands (the other:
- * `dnsOverride`): the builds use the host's network, because on the test machines the package
+ * `compose build` of a stack. One of the things added to the user's commands (the others:
+ * `dnsOverride`, `apiDConfigCopy`): the builds use the host's network, because on the test machines the package
  * registry is reachable from the host only (a build on the default bridge cannot reach it).
  */
 async function build(stack: Stack): Promise<void> {
@@ -152,9 +154,25 @@ function dnsOverride(stack: Stack): string {
   return file;
 }
 
+/**
+ * And one for the chain: api-d's /config is a copy of config/api-d/config (the same files, owners
+ * and modes), so the test that edits it as docs/operations.md says leaves the repository's files
+ * alone (`pnpm test` lints them while this test runs beside it).
+ */
+function apiDConfigCopy(): string {
+  execFileSync('cp', ['-a', path.join(ROOT, 'config', 'api-d', 'config'), API_D_CONFIG()]);
+  const override = {
+    version: '3.8',
+    services: { 'api-d': { volumes: [`${API_D_CONFIG()}:/config`] } },
+  };
+  const file = path.join(tmp, `${APP.project}.config.yml`);
+  fs.writeFileSync(file, JSON.stringify(override, null, 2)); // JSON is YAML
+  return file;
+}
+
 /** `up -d --build` (docs/operations.md), then waits for every built container to be healthy. */
 async function up(stack: Stack): Promise<Record<string, ContainerState>> {
-  const files = [...stack.files, dnsOverride(stack)];
+  const files = [...stack.files, dnsOverride(stack), ...(stack === APP ? [apiDConfigCopy()] : [])];
   await compose(stack.project, files, ['up', '-d', '--build'], { timeoutMs: 10 * 60_000 });
   const byService = await containersOf(stack);
   const built = builtServices(stack).map((s) => byService[s.name].id);
@@ -164,7 +182,7 @@ async function up(stack: Stack): Promise<Record<string, ContainerState>> {
 
 function restoreSecurityD(): void {
   if (securityD === undefined) return;
-  fs.writeFileSync(SECURITY_D, securityD);
+  fs.writeFileSync(SECURITY_D(), securityD);
   securityD = undefined;
 }
 
@@ -179,6 +197,7 @@ async function down(): Promise<void> {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chain-containers-'));
+  fs.chmodSync(tmp, 0o755); // api-d's /config is a folder in it, read by the user node
   for (const stack of [INFRA, APP]) {
     const left = await projectContainers(stack.project);
     if (left.length > 0) {
@@ -334,11 +353,11 @@ describe('docker compose up: the infrastructure, then the chain', () => {
 });
 
 describe('operating the running chain as docs/operations.md says', () => {
-  it('a config value changed in config/api-d/config takes effect only after a restart', async () => {
-    securityD = fs.readFileSync(SECURITY_D, 'utf8');
+  it('a config value changed in the folder mounted at /config takes effect only after a restart', async () => {
+    securityD = fs.readFileSync(SECURITY_D(), 'utf8');
     const open = securityD.replace(/^enableVerifyJwt: true$/m, 'enableVerifyJwt: false');
     expect(open).not.toBe(securityD);
-    fs.writeFileSync(SECURITY_D, open);
+    fs.writeFileSync(SECURITY_D(), open);
     try {
       // Read once at start: the running container still verifies.
       expect((await get(7444, '/v1/data')).body).toEqual(MISSING);
