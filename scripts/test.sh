@@ -34,7 +34,7 @@ else
   # A failed step below waits for it: it stops the engine it started when it ends.
   trap '[ -z "$containers" ] || wait "$containers"' EXIT
 fi
-step "build (tsc -b)"
+step "build (tsc -b, then the services bundled)"
 pnpm -s build
 step "lint (eslint, prettier, generated files, copies, module cycles)"
 pnpm -s lint
