@@ -1,12 +1,13 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { StatusError } from '@chain/errors';
 import { watchClientCertificates } from './client-certificate.js';
 import { readTrace } from './correlation.js';
-import { ERROR_TYPE, isHttp2, sendError } from './respond.js';
+import { ERROR_TYPE, sendError } from './respond.js';
 import type { ServerConfig } from './server-config.js';
 import { echoPath } from './stages/routing.js';
 
@@ -15,15 +16,19 @@ const LINGER_MS = 1000;
 /** After `stop()`: 503 ERR20006 for new requests, each connection closed once idle. */
 export class ShutdownGate {
   private stopping = false;
-  private readonly inFlight = new Set<http.ServerResponse>();
+  /**
+   * The open HTTP/1.1 connections, whose response in progress gets `Connection: close` at stop:
+   * an entry a connection, not a request. A set of the responses in flight, added to and deleted
+   * from at every request, made V8 promote about 2.4 KB a request into the old generation (the
+   * heap at 50-78 MB under load, where a hop without it stays near 30).
+   */
+  private readonly connections = new Set<Duplex>();
   private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   /** One `close` listener for all responses (a closure per request costs more). */
-  private readonly closed = ((gate: ShutdownGate) =>
-    function (this: http.ServerResponse) {
-      gate.inFlight.delete(this);
-      if (gate.stopping) gate.closeIdle();
-    })(this);
+  private readonly closed = () => {
+    if (this.stopping) this.closeIdle();
+  };
 
   private closeIdle(): void {
     for (const server of this.servers) (server as http.Server).closeIdleConnections();
@@ -31,6 +36,14 @@ export class ShutdownGate {
 
   watch(server: http.Server | http2.Http2SecureServer): void {
     this.servers.push(server);
+    // A TLS server's HTTP/1.1 parser reads the TLS socket, not the TCP one `connection` gives.
+    server.on(
+      server instanceof tls.Server ? 'secureConnection' : 'connection',
+      (socket: Duplex) => {
+        this.connections.add(socket);
+        socket.once('close', () => this.connections.delete(socket));
+      },
+    );
     server.on('session', (session: http2.ServerHttp2Session) => {
       if (this.stopping) return session.close();
       this.sessions.add(session);
@@ -54,7 +67,6 @@ export class ShutdownGate {
       );
       return false;
     }
-    this.inFlight.add(res);
     // `close` comes once per response: `on` spares the wrapper `once` makes per request.
     res.on('close', this.closed);
     return true;
@@ -62,8 +74,10 @@ export class ShutdownGate {
 
   stop(): void {
     this.stopping = true;
-    for (const res of this.inFlight) {
-      if (!res.headersSent && !isHttp2(res)) res.setHeader('Connection', 'close');
+    for (const socket of this.connections) {
+      // Node's own field, as its clientError handler reads it: the response being written.
+      const res = (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+      if (res && !res.headersSent) res.setHeader('Connection', 'close');
     }
     this.closeIdle();
     for (const session of this.sessions) session.close();
