@@ -12,8 +12,8 @@
 // rewritten (oxc's compressor changed what oidc-provider answers: a token without expires_in).
 //
 // Express stays outside (server.yml `framework: express` requires it when first used): the
-// services that can run on it depend on it, the token server on nothing. Run from a service's folder (its `build` script) it bundles that
-// service; from elsewhere, every service.
+// services that can run on it depend on it, the token server on nothing. Run from a service's
+// folder (its `build` script) it bundles that service; from elsewhere, every service.
 import fs from 'node:fs';
 import path from 'node:path';
 

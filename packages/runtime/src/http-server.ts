@@ -19,8 +19,8 @@ export class ShutdownGate {
   /**
    * The open HTTP/1.1 connections, whose response in progress gets `Connection: close` at stop:
    * an entry a connection, not a request. A set of the responses in flight, added to and deleted
-   * from at every request, made V8 promote about 2.4 KB a request into the old generation (the
-   * heap at 50-78 MB under load, where a hop without it stays near 30).
+   * from at every request, made V8 promote about 2.4 KB a request into the old generation (api-d
+   * loaded alone peaked at 168-172 MB resident with it, 120 without; docs/benchmarks.md).
    */
   private readonly connections = new Set<Duplex>();
   private readonly servers: (http.Server | http2.Http2SecureServer)[] = [];
